@@ -1,0 +1,18 @@
+"""Errors the user can fix: each names the file, the field and what was expected."""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Bad input: exit code 2, one clear line, no traceback."""
+
+    def __init__(self, file: str, field: str, expected: str) -> None:
+        self.file = file
+        self.field = field
+        self.expected = expected
+        where = f"{file}: {field}" if field else file
+        super().__init__(f"{where}: {expected}")
+
+
+class NotFoundError(Exception):
+    """A run id or other name that the store does not hold (exit code 2)."""

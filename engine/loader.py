@@ -1,0 +1,84 @@
+"""Load an experiment file (TOML or YAML) into a validated ExperimentSpec.
+
+Every problem becomes an InputError naming the file, the field path and what
+was expected, so the CLI can print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from engine.errors import InputError
+from engine.suites import load_suite
+from events.spec import ExperimentSpec
+
+_MSGSPEC_PATH = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
+MAX_FILE_BYTES = 10 << 20
+
+
+def load_experiment(path: str | Path) -> ExperimentSpec:
+    """Read, parse, validate and resolve an experiment file (suite cases are inlined)."""
+    file = Path(path)
+    raw = parse_file(file)
+    spec = convert_spec(raw, str(file))
+    if spec.suite is not None:
+        cases = load_suite(file.parent, spec.suite, str(file))
+        spec = msgspec.structs.replace(spec, cases=[*spec.cases, *cases], suite=None)
+    from engine.validate import check_spec
+
+    check_spec(spec, str(file))
+    return spec
+
+
+def parse_file(file: Path) -> dict[str, Any]:
+    name = str(file)
+    if not file.is_file():
+        raise InputError(name, "", "file not found (expected an experiment file, .toml or .yaml)")
+    if file.stat().st_size > MAX_FILE_BYTES:
+        raise InputError(name, "", f"file larger than {MAX_FILE_BYTES >> 20} MiB")
+    text = file.read_text(encoding="utf-8")
+    if file.suffix.lower() in (".yaml", ".yml"):
+        data = _parse_yaml(text, name)
+    else:
+        data = _parse_toml(text, name)
+    if not isinstance(data, dict):
+        raise InputError(name, "", "expected a table/mapping at the top level")
+    return data
+
+
+def _parse_toml(text: str, name: str) -> Any:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(name, "", f"invalid TOML: {exc}") from None
+
+
+def _parse_yaml(text: str, name: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(name, "", f"invalid YAML: {exc}".replace("\n", " ")) from None
+
+
+def convert_spec(raw: dict[str, Any], name: str) -> ExperimentSpec:
+    try:
+        return msgspec.convert(raw, ExperimentSpec, strict=True)
+    except msgspec.ValidationError as exc:
+        field, expected = split_validation_error(str(exc))
+        raise InputError(name, field, expected) from None
+
+
+def split_validation_error(message: str) -> tuple[str, str]:
+    """Split msgspec's 'Expected `int`, got `str` - at `$.budget.max_trials`' into (path, what)."""
+    match = _MSGSPEC_PATH.match(message)
+    assert match is not None
+    path = (match.group("path") or "$").removeprefix("$").lstrip(".")
+    what = match.group("what").replace("`", "")
+    what = what[0].lower() + what[1:] if what else what
+    return path or "(top level)", what

@@ -1,0 +1,96 @@
+"""Case suites kept in their own file: .jsonl, .toml, .yaml/.yml or .csv.
+
+`select` keeps cases whose id matches any glob; `tags` keeps cases carrying any
+of the tags. Errors name the suite file and the line or item.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import io
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from engine.errors import InputError
+from events.spec import CaseSpec, SuiteSpec
+
+
+def load_suite(base_dir: Path, suite: SuiteSpec, experiment_file: str) -> list[CaseSpec]:
+    path = (base_dir / suite.path).resolve()
+    if not path.is_file():
+        raise InputError(experiment_file, "suite.path", f"suite file {suite.path!r} not found")
+    records = _read_records(path)
+    cases = [_to_case(record, str(path), where) for where, record in records]
+    return [case for case in cases if _selected(case, suite)]
+
+
+def _selected(case: CaseSpec, suite: SuiteSpec) -> bool:
+    if suite.select and not any(fnmatch.fnmatchcase(case.id, glob) for glob in suite.select):
+        return False
+    return not suite.tags or any(tag in case.tags for tag in suite.tags)
+
+
+def _read_records(path: Path) -> list[tuple[str, Any]]:
+    name = str(path)
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return _jsonl(text, name)
+    if suffix == ".csv":
+        return _csv(text)
+    if suffix == ".toml":
+        try:
+            data: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(name, "", f"invalid TOML: {exc}") from None
+    elif suffix in (".yaml", ".yml"):
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InputError(name, "", f"invalid YAML: {exc}".replace("\n", " ")) from None
+    else:
+        raise InputError(name, "", "expected a suite file ending in .jsonl, .toml, .yaml, .yml or .csv")
+    items = data.get("cases") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise InputError(name, "cases", "expected a list of cases")
+    return [(f"cases[{i}]", item) for i, item in enumerate(items)]
+
+
+def _jsonl(text: str, name: str) -> list[tuple[str, Any]]:
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((f"line {number}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise InputError(name, f"line {number}", f"invalid JSON: {exc.msg}") from None
+    return out
+
+
+def _csv(text: str) -> list[tuple[str, Any]]:
+    out = []
+    for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
+        record: dict[str, Any] = {k: v for k, v in row.items() if k and v not in (None, "")}
+        if "tags" in record:
+            record["tags"] = [t.strip() for t in record["tags"].split(";") if t.strip()]
+        out.append((f"line {number}", record))
+    return out
+
+
+def _to_case(record: Any, file: str, where: str) -> CaseSpec:
+    if isinstance(record, dict) and "id" not in record and "prompt" in record:
+        record = {**record, "id": where.replace(" ", "-").replace("[", "-").rstrip("]")}
+    try:
+        return msgspec.convert(record, CaseSpec, strict=True)
+    except msgspec.ValidationError as exc:
+        from engine.loader import split_validation_error
+
+        field, expected = split_validation_error(str(exc))
+        raise InputError(file, f"{where}.{field}" if field != "(top level)" else where, expected) from None

@@ -1,0 +1,96 @@
+"""Checks msgspec's types cannot express: ranges, uniqueness, required-together fields."""
+
+from __future__ import annotations
+
+import re
+
+from engine.errors import InputError
+from events.spec import ExperimentSpec, GraderSpec
+
+
+def check_spec(spec: ExperimentSpec, file: str) -> None:
+    def fail(field: str, expected: str) -> None:
+        raise InputError(file, field, expected)
+
+    if not spec.name.strip():
+        fail("name", "expected a non-empty experiment name")
+    if not spec.cases:
+        fail("cases", "expected at least one case (inline [[cases]] or a [suite] file)")
+    _check_unique([c.id for c in spec.cases], "cases", "id", fail)
+    _check_unique([v.name for v in spec.variants], "variants", "name", fail)
+    if spec.repeat.count < 1:
+        fail("repeat.count", "expected an integer >= 1")
+    if spec.execution.concurrency < 1:
+        fail("execution.concurrency", "expected an integer >= 1")
+    if spec.execution.judge_concurrency < 1:
+        fail("execution.judge_concurrency", "expected an integer >= 1")
+    if not 0.0 <= spec.scoring.pass_threshold <= 1.0:
+        fail("scoring.pass_threshold", "expected a number between 0 and 1")
+    for name in ("max_trials", "max_wall_time_s", "max_tokens", "max_cost_usd", "judge_max_tokens"):
+        value = getattr(spec.budget, name)
+        if value is not None and value <= 0:
+            fail(f"budget.{name}", "expected a positive number")
+    for i, grader in enumerate(spec.graders):
+        _check_grader(grader, f"graders[{i}]", fail)
+    _check_target(spec, fail)
+    if spec.kind == "tune":
+        _check_tune(spec, fail)
+
+
+def _check_unique(names: list[str], section: str, key: str, fail) -> None:  # noqa: ANN001
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            fail(f"{section}[{i}].{key}", f"expected a unique {key}; {name!r} is used twice")
+        seen.add(name)
+
+
+def _check_grader(grader: GraderSpec, field: str, fail) -> None:  # noqa: ANN001
+    if grader.weight < 0:
+        fail(f"{field}.weight", "expected a weight >= 0")
+    if grader.kind == "regex":
+        if grader.pattern is None:
+            fail(f"{field}.pattern", "expected a regular expression for a regex grader")
+        try:
+            re.compile(grader.pattern or "")
+        except re.error as exc:
+            fail(f"{field}.pattern", f"expected a valid regular expression ({exc})")
+    if grader.kind == "command" and not grader.commands:
+        fail(f"{field}.commands", "expected at least one command for a command grader")
+    if grader.kind == "judge":
+        total = sum(c.weight for c in grader.rubric)
+        if grader.rubric and total <= 0:
+            fail(f"{field}.rubric", "expected rubric weights that add up to more than 0")
+
+
+def _check_target(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
+    targets = [("target", spec.target.kind, spec.target)]
+    for i, variant in enumerate(spec.variants):
+        kind = variant.target.get("kind", spec.target.kind)
+        targets.append((f"variants[{i}].target", kind, None))
+    for field, kind, target in targets:
+        if target is None:
+            continue
+        if kind == "openai" and not target.base_url:
+            fail(f"{field}.base_url", "expected the server's base URL for an openai target")
+        if kind == "command" and not target.command:
+            fail(f"{field}.command", "expected the command to run for a command target")
+        if kind == "python" and not target.callable:
+            fail(f"{field}.callable", "expected 'module:function' for a python target")
+
+
+def _check_tune(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
+    if spec.tune is None or not spec.tune.parameters:
+        fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")
+        return
+    for i, p in enumerate(spec.tune.parameters):
+        if p.min > p.max:
+            fail(f"tune.parameters[{i}].max", "expected max >= min")
+        if p.step is not None and p.step <= 0:
+            fail(f"tune.parameters[{i}].step", "expected a positive step")
+        if not p.min <= p.default <= p.max:
+            fail(f"tune.parameters[{i}].default", "expected a default within [min, max]")
+    if spec.tune.max_experiments < 1:
+        fail("tune.max_experiments", "expected an integer >= 1")
+    if spec.tune.radius <= 0:
+        fail("tune.radius", "expected a positive radius")

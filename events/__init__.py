@@ -1,0 +1,1 @@
+"""The vocabulary: experiment spec, events, report. msgspec Structs only, no I/O."""

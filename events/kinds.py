@@ -1,0 +1,184 @@
+"""Every state change of engine, as a past-tense event.
+
+Rules that keep old logs readable: tags are stable dotted names, changes are
+additive (new optional fields with defaults), and a breaking change bumps `v`
+and registers an upcaster in `events.codec`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from events.spec import ExperimentSpec, VariantSpec
+
+ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
+
+
+class Event(msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True):
+    run_id: str
+    ts: float = 0.0
+    v: int = 1
+
+
+class ExperimentDefined(Event, tag="experiment.defined"):
+    spec: ExperimentSpec
+    spec_hash: str
+    source: str = ""
+
+
+class RunStarted(Event, tag="run.started"):
+    experiment: str
+    trials_total: int
+    origin: Literal["manual", "scheduled"] = "manual"
+    pid: int = 0
+    host: str = ""
+    resumed: bool = False
+
+
+class VariantProposed(Event, tag="variant.proposed"):
+    variant: VariantSpec
+    index: int
+    parent: str | None = None
+    parameter: str | None = None
+    value: Any = None
+
+
+class TrialStarted(Event, tag="trial.started"):
+    variant: str
+    case: str
+    repeat: int
+    attempt: int = 1
+
+
+class TrialCompleted(Event, tag="trial.completed"):
+    variant: str
+    case: str
+    repeat: int
+    output_hash: str
+    latency_ms: float
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    exit_code: int | None = None
+    attempts: int = 1
+
+
+class TrialFailed(Event, tag="trial.failed"):
+    variant: str
+    case: str
+    repeat: int
+    error_kind: ErrorKind
+    message: str
+    latency_ms: float = 0.0
+    attempts: int = 1
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+
+
+class GraderResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    name: str
+    score: float | None
+    passed: bool
+    weight: float = 1.0
+    gate: bool = False
+    reason: str = ""
+    tokens: int = 0
+
+
+class TrialGraded(Event, tag="trial.graded"):
+    variant: str
+    case: str
+    repeat: int
+    score: float | None
+    passed: bool
+    grades: list[GraderResult] = []
+    grading: int = 0
+    judge_tokens: int = 0
+
+
+class TrialSkipped(Event, tag="trial.skipped"):
+    variant: str
+    case: str
+    repeat: int
+    reason: str
+
+
+class VariationAccepted(Event, tag="variation.accepted"):
+    variant: str
+    parameter: str
+    value: Any
+    baseline: str
+    baseline_score: float
+    candidate_score: float
+    delta: float
+    p_value: float | None = None
+    origin: Literal["manual", "scheduled"] = "manual"
+
+
+class VariationRejected(Event, tag="variation.rejected"):
+    variant: str
+    parameter: str
+    value: Any
+    baseline: str
+    baseline_score: float
+    candidate_score: float
+    delta: float
+    reason: str = ""
+    p_value: float | None = None
+    origin: Literal["manual", "scheduled"] = "manual"
+
+
+class BudgetExhausted(Event, tag="budget.exhausted"):
+    budget: str
+    limit: float
+    used: float
+
+
+class CancelRequested(Event, tag="cancel.requested"):
+    reason: str = ""
+    by: str = ""
+
+
+class RunCancelled(Event, tag="run.cancelled"):
+    reason: str = ""
+
+
+class RunCompleted(Event, tag="run.completed"):
+    status: Literal["completed", "partial", "cancelled", "failed"]
+    report_hash: str = ""
+    message: str = ""
+
+
+class RegradeStarted(Event, tag="regrade.started"):
+    grading: int
+    graders_hash: str
+
+
+TrialEvent = TrialStarted | TrialCompleted | TrialFailed | TrialGraded | TrialSkipped
+
+AnyEvent = (
+    ExperimentDefined
+    | RunStarted
+    | VariantProposed
+    | TrialStarted
+    | TrialCompleted
+    | TrialFailed
+    | TrialGraded
+    | TrialSkipped
+    | VariationAccepted
+    | VariationRejected
+    | BudgetExhausted
+    | CancelRequested
+    | RunCancelled
+    | RunCompleted
+    | RegradeStarted
+)
+
+EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__  # type: ignore[attr-defined]
+
+
+def tag_of(event_type: type[Event]) -> str:
+    return str(event_type.__struct_config__.tag)

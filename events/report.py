@@ -1,0 +1,96 @@
+"""The report JSON contract (`engine report --json`), as Structs.
+
+Field order here is the byte order of the JSON, which replay must reproduce
+exactly, so fields are only ever appended.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Report(msgspec.Struct, kw_only=True):
+    """Base for report parts: plain, ordered, JSON-friendly."""
+
+
+class Latency(Report):
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    mean: float | None = None
+
+
+class Tokens(Report):
+    in_: int = msgspec.field(default=0, name="in")
+    out: int = 0
+
+
+class VariantReport(Report):
+    name: str
+    trials: int
+    scored: int
+    errors: int
+    skipped: int
+    passed: int
+    mean_score: float | None
+    ci95: list[float] | None
+    pass_rate: float | None
+    pass_rate_ci95: list[float] | None
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    strategy_score: float | None
+    latency_ms: Latency
+    tokens: Tokens
+    judge_tokens: int
+    cost_usd: float
+    params: dict[str, object] = {}
+
+
+class Comparison(Report):
+    candidate: str
+    baseline: str
+    metric: str
+    delta: float | None
+    ci95: list[float] | None
+    p_value: float | None
+    p_value_adjusted: float | None
+    test: str
+    n_pairs: int
+    significant: bool
+
+
+class FlakyCase(Report):
+    variant: str
+    case: str
+    passes: int
+    runs: int
+
+
+class VariationRecord(Report):
+    variant: str
+    parameter: str
+    value: object
+    baseline_score: float
+    candidate_score: float
+    delta: float
+    accepted: bool
+    p_value: float | None = None
+    reason: str = ""
+
+
+class RunReport(Report):
+    run_id: str
+    experiment: str
+    status: str
+    is_partial: bool
+    trials_total: int
+    trials_done: int
+    baseline: str | None
+    winner: str | None
+    winner_significant: bool
+    variants: list[VariantReport]
+    comparisons: list[Comparison]
+    flaky_cases: list[FlakyCase]
+    budget_exhausted: list[str]
+    strategy: str
+    variations: list[VariationRecord] = []

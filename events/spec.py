@@ -1,0 +1,194 @@
+"""The experiment file, as typed Structs (the user-facing contract of BRIEF.md).
+
+Unknown fields are rejected so a typo in an experiment file is an error, not a
+silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+TargetKind = Literal["openai", "anthropic", "command", "python", "local"]
+RepeatStrategy = Literal["mean", "pass_at_k", "confidence_interval"]
+GraderKind = Literal["exact", "contains", "regex", "json", "command", "judge"]
+TuneStrategy = Literal["grid", "random", "neighborhood"]
+
+
+class Spec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Base for every part of an experiment file."""
+
+
+class Price(Spec):
+    """USD per million tokens, for one model."""
+
+    input_per_mtok: float = 0.0
+    output_per_mtok: float = 0.0
+
+
+class TargetSpec(Spec):
+    kind: TargetKind = "local"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    # command target: argv list or a shell string; prompt goes via stdin, an arg or a {prompt} template
+    command: list[str] | str | None = None
+    prompt_via: Literal["stdin", "arg", "template"] = "stdin"
+    env: dict[str, str] = {}
+    workdir: str | None = None
+    # python target: "package.module:function"
+    callable: str | None = None
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    concurrency: int | None = None
+    headers: dict[str, str] = {}
+    price: Price | None = None
+
+
+class VariantSpec(Spec):
+    name: str
+    description: str | None = None
+    owner: str | None = None
+    model: str | None = None
+    system: str | None = None
+    # "{prompt}" is replaced by the case prompt; lets a variant rephrase every case
+    prompt_template: str | None = None
+    overrides_tag: str = "latest"
+    params: dict[str, Any] = {}
+    flags: dict[str, Any] = {}
+    # any TargetSpec field, overriding the experiment's default target
+    target: dict[str, Any] = {}
+    setup: list[str] = []
+
+
+class CaseSpec(Spec):
+    id: str
+    prompt: str
+    expected: Any = None
+    context: str | None = None
+    reference: str | None = None
+    tags: list[str] = []
+    criteria: dict[str, Any] = {}
+    metadata: dict[str, Any] = {}
+
+
+class SuiteSpec(Spec):
+    path: str
+    select: list[str] = []
+    tags: list[str] = []
+
+
+class RubricCriterion(Spec):
+    name: str
+    weight: float
+    description: str = ""
+
+
+class GraderSpec(Spec):
+    kind: GraderKind
+    name: str | None = None
+    weight: float = 1.0
+    gate: bool = False
+    # exact / contains / regex
+    value: str | None = None
+    pattern: str | None = None
+    case_sensitive: bool = True
+    # json: fields that must match (dotted paths) and/or a JSON schema subset
+    fields: dict[str, Any] = {}
+    schema: dict[str, Any] | None = None
+    # command verifier
+    commands: list[str] = []
+    timeout_s: float = 60.0
+    # judge
+    rubric: list[RubricCriterion] = []
+    judge: dict[str, Any] = {}
+    threshold: float | None = None
+
+
+class RepeatSpec(Spec):
+    count: int = 1
+    strategy: RepeatStrategy = "mean"
+    early_exit: bool = True
+    cost_limit_usd: float | None = None
+
+
+class BudgetSpec(Spec):
+    max_trials: int | None = None
+    max_wall_time_s: float | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    judge_max_tokens: int | None = None
+
+
+class ExecutionSpec(Spec):
+    concurrency: int = 16
+    judge_concurrency: int = 3
+    trial_timeout_s: float | None = None
+
+
+class ScoringSpec(Spec):
+    pass_threshold: float = 0.5
+
+
+class GateSpec(Spec):
+    """Regression thresholds for `engine compare --gate` (seed 004's defaults)."""
+
+    alpha: float = 0.05
+    max_pass_rate_drop: float = 0.02
+    max_mean_score_drop: float = 0.02
+    max_p95_latency_increase: float = 0.20
+    max_cost_increase: float = 0.20
+
+
+class ParameterRange(Spec):
+    name: str
+    min: float
+    max: float
+    default: float
+    step: float | None = None
+    integer: bool = False
+
+
+class TuneSpec(Spec):
+    strategy: TuneStrategy = "grid"
+    parameters: list[ParameterRange] = []
+    max_experiments: int = 20
+    min_improvement: float = 0.05
+    radius: float = 1.0
+    require_significance: bool = True
+    max_extra_repeats: int = 2
+    eval_budget_tokens: int | None = None
+    auto_apply: bool = False
+    apply_to: str | None = None
+
+
+class ScheduleSpec(Spec):
+    cron: str = "0 3 * * *"
+    enabled: bool = True
+    max_experiments_per_run: int | None = None
+    max_wall_time_s: float | None = None
+
+
+class ExperimentSpec(Spec):
+    name: str
+    kind: Literal["experiment", "tune"] = "experiment"
+    description: str | None = None
+    seed: int = 0
+    target: TargetSpec = TargetSpec()
+    params: dict[str, Any] = {}
+    variants: list[VariantSpec] = []
+    # list of variant-field dicts (explicit) or dict of lists (cartesian product)
+    matrix: list[dict[str, Any]] | dict[str, list[Any]] | None = None
+    cases: list[CaseSpec] = []
+    suite: SuiteSpec | None = None
+    graders: list[GraderSpec] = []
+    repeat: RepeatSpec = RepeatSpec()
+    budget: BudgetSpec = BudgetSpec()
+    execution: ExecutionSpec = ExecutionSpec()
+    scoring: ScoringSpec = ScoringSpec()
+    gate: GateSpec = GateSpec()
+    tune: TuneSpec | None = None
+    schedule: ScheduleSpec | None = None
+    pricing: dict[str, Price] = {}
+    setup: list[str] = []

@@ -1,0 +1,44 @@
+"""Content-addressed blobs: events carry a sha256, the bytes live once in the log's `blobs` db.
+
+Large blobs are zlib-compressed; the first byte says how a blob is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+
+from store.log import EventLog
+
+_RAW = b"\x00"
+_ZLIB = b"\x01"
+COMPRESS_ABOVE = 4096
+
+
+def blob_key(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def pack_blob(data: bytes) -> tuple[str, bytes]:
+    """(key, stored bytes) ready to pass to `EventLog.append(blobs=...)`."""
+    if len(data) > COMPRESS_ABOVE:
+        packed = zlib.compress(data, 3)
+        if len(packed) < len(data):
+            return blob_key(data), _ZLIB + packed
+    return blob_key(data), _RAW + data
+
+
+def unpack_blob(stored: bytes) -> bytes:
+    if stored[:1] == _ZLIB:
+        return zlib.decompress(stored[1:])
+    return stored[1:]
+
+
+def read_blob(log: EventLog, key: str) -> bytes | None:
+    stored = log.get_blob(key)
+    return None if stored is None else unpack_blob(stored)
+
+
+def read_text(log: EventLog, key: str) -> str | None:
+    data = read_blob(log, key)
+    return None if data is None else data.decode("utf-8", errors="replace")
