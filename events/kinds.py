@@ -148,8 +148,14 @@ class RunCancelled(Event, tag="run.cancelled"):
 
 class RunCompleted(Event, tag="run.completed"):
     status: Literal["completed", "partial", "cancelled", "failed"]
-    report_hash: str = ""
     message: str = ""
+
+
+class ReportWritten(Event, tag="report.written"):
+    """The rendered report JSON was stored as a blob; replay must reproduce it byte for byte."""
+
+    report_hash: str
+    grading: int = 0
 
 
 class RegradeStarted(Event, tag="regrade.started"):
@@ -174,6 +180,7 @@ AnyEvent = (
     | CancelRequested
     | RunCancelled
     | RunCompleted
+    | ReportWritten
     | RegradeStarted
 )
 

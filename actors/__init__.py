@@ -1,0 +1,1 @@
+"""Trio actors: one async function each, talking over memory channels."""

@@ -1,0 +1,54 @@
+"""The aggregator: folds committed events into the live RunState (the same fold replay uses).
+
+It tells the scheduler when a trial reaches a final state, so scheduling
+decisions (early exit, budgets) rest on durable facts only, and it fans the
+committed events out to subscribers (progress bars, the embedding API).
+"""
+
+from __future__ import annotations
+
+import trio
+
+from actors.messages import Feedback, TrialDone, WriteBatch
+from events import kinds as k
+from store.projections.run_state import RunState, evolve
+
+
+async def aggregator(
+    *,
+    committed: trio.MemoryReceiveChannel[WriteBatch],
+    state: RunState,
+    feedback: trio.MemorySendChannel[Feedback],
+    subscribers: list[trio.MemorySendChannel[k.Event]],
+) -> None:
+    async with committed:
+        async for batch in committed:
+            for event in batch.events:
+                evolve(state, event)
+                done = _trial_done(event)
+                if done is not None:
+                    _tell(feedback, done)
+                for subscriber in list(subscribers):
+                    try:
+                        await subscriber.send(event)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        subscribers.remove(subscriber)
+            if batch.folded is not None:
+                batch.folded.set()
+    for subscriber in subscribers:
+        subscriber.close()
+
+
+def _trial_done(event: k.Event) -> TrialDone | None:
+    if isinstance(event, k.TrialGraded):
+        return TrialDone((event.variant, event.case, event.repeat), event.passed)
+    if isinstance(event, k.TrialFailed | k.TrialSkipped):
+        return TrialDone((event.variant, event.case, event.repeat), None)
+    return None
+
+
+def _tell(feedback: trio.MemorySendChannel[Feedback], message: Feedback) -> None:
+    try:
+        feedback.send_nowait(message)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the scheduler has finished; late news is already in the state

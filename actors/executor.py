@@ -1,0 +1,97 @@
+"""The executor pool: workers that call the target for each trial job.
+
+Each worker owns its targets (one HTTP client per worker; see BRIEF.md on why a
+shared client collapses under concurrency). Outputs go to the blob store with
+the completion event in the same write batch, then on to the judge pool.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+import msgspec
+import trio
+
+from actors.messages import GradeJob, TrialJob, WriteBatch
+from actors.targets.base import Target, TargetError
+from actors.targets.retry import call_with_retries
+from events import kinds as k
+from events.spec import TargetSpec
+from store.blobs import pack_blob
+
+MakeTarget = Callable[[TargetSpec], Target]
+
+
+async def executor_pool(
+    *,
+    size: int,
+    jobs: trio.MemoryReceiveChannel[TrialJob],
+    emit: trio.MemorySendChannel[WriteBatch],
+    graded: trio.MemorySendChannel[GradeJob],
+    make_target: MakeTarget,
+) -> None:
+    """`size` workers; returns (closing its channels) when `jobs` is closed and drained."""
+    async with jobs, emit, graded, trio.open_nursery() as nursery:
+        for _ in range(size):
+            nursery.start_soon(executor_worker, jobs.clone(), emit.clone(), graded.clone(), make_target)
+
+
+async def executor_worker(
+    jobs: trio.MemoryReceiveChannel[TrialJob],
+    emit: trio.MemorySendChannel[WriteBatch],
+    graded: trio.MemorySendChannel[GradeJob],
+    make_target: MakeTarget,
+) -> None:
+    targets: dict[bytes, Target] = {}
+    try:
+        async with jobs, emit, graded:
+            async for job in jobs:
+                target = _target_for(targets, job.target, make_target)
+                await run_trial(job, target, emit, graded)
+    finally:
+        with trio.CancelScope(shield=True):
+            for target in targets.values():
+                await target.aclose()
+
+
+def _target_for(cache: dict[bytes, Target], spec: TargetSpec, make_target: MakeTarget) -> Target:
+    key = msgspec.msgpack.encode(spec)
+    target = cache.get(key)
+    if target is None:
+        target = cache[key] = make_target(spec)
+    return target
+
+
+async def run_trial(
+    job: TrialJob,
+    target: Target,
+    emit: trio.MemorySendChannel[WriteBatch],
+    graded: trio.MemorySendChannel[GradeJob],
+) -> None:
+    run_id, (variant, case, repeat) = job.request.run_id, job.key
+    await emit.send(
+        WriteBatch([k.TrialStarted(run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat)])
+    )
+    started = trio.current_time()
+    rng = random.Random(job.request.seed)
+    try:
+        response = await call_with_retries(target, job.request, max_retries=job.target.max_retries, rng=rng)
+    except TargetError as exc:
+        failed = k.TrialFailed(
+            run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
+            error_kind=exc.kind, message=exc.message[:2000], attempts=exc.attempts,
+            latency_ms=round((trio.current_time() - started) * 1000, 3),
+        )  # fmt: skip
+        await emit.send(WriteBatch([failed]))
+        return
+    key, stored = pack_blob(response.text.encode())
+    completed = k.TrialCompleted(
+        run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat, output_hash=key,
+        latency_ms=round((trio.current_time() - started) * 1000, 3), tokens_in=response.tokens_in,
+        tokens_out=response.tokens_out, cost_usd=response.cost_usd, exit_code=response.exit_code,
+        attempts=response.attempts,
+    )  # fmt: skip
+    await emit.send(WriteBatch([completed], [(key, stored)]))
+    await graded.send(GradeJob(job.variant, job.case, repeat, response.text, completed))

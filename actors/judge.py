@@ -1,0 +1,55 @@
+"""The judge pool: workers that grade outputs and emit one TrialGraded per trial."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import trio
+
+from actors.graders.base import Grader, composite
+from actors.messages import GradeJob, WriteBatch
+from events import kinds as k
+
+MakeGraders = Callable[[], list[Grader]]
+
+
+async def judge_pool(
+    *,
+    size: int,
+    grade_jobs: trio.MemoryReceiveChannel[GradeJob],
+    emit: trio.MemorySendChannel[WriteBatch],
+    make_graders: MakeGraders,
+    pass_threshold: float,
+) -> None:
+    async with grade_jobs, emit, trio.open_nursery() as nursery:
+        for _ in range(size):
+            nursery.start_soon(judge_worker, grade_jobs.clone(), emit.clone(), make_graders, pass_threshold)
+
+
+async def judge_worker(
+    grade_jobs: trio.MemoryReceiveChannel[GradeJob],
+    emit: trio.MemorySendChannel[WriteBatch],
+    make_graders: MakeGraders,
+    pass_threshold: float,
+) -> None:
+    graders = make_graders()
+    try:
+        async with grade_jobs, emit:
+            async for job in grade_jobs:
+                await emit.send(WriteBatch([await grade_one(job, graders, pass_threshold)]))
+    finally:
+        with trio.CancelScope(shield=True):
+            for grader in graders:
+                await grader.aclose()
+
+
+async def grade_one(job: GradeJob, graders: list[Grader], pass_threshold: float) -> k.TrialGraded:
+    results = [await grader.grade(job.case, job.output) for grader in graders]
+    score, passed = composite(results, pass_threshold)
+    c = job.completed
+    return k.TrialGraded(
+        run_id=c.run_id, ts=time.time(), variant=c.variant, case=c.case, repeat=c.repeat,
+        score=None if score is None else round(score, 9), passed=passed, grades=results,
+        grading=job.grading, judge_tokens=sum(r.tokens for r in results),
+    )  # fmt: skip

@@ -1,0 +1,69 @@
+"""What actors pass each other over channels (not events: these are never logged as such)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import trio
+
+from actors.targets.base import TargetRequest
+from events.kinds import Event, TrialCompleted
+from events.spec import CaseSpec, TargetSpec, VariantSpec
+
+TrialKey = tuple[str, str, int]  # (variant, case, repeat)
+
+
+@dataclass(slots=True)
+class WriteBatch:
+    """Events (and the blobs they refer to) for the log writer.
+
+    `folded` is set once the batch is durable and the aggregator has folded it:
+    a barrier for the engine at the end of a run.
+    """
+
+    events: list[Event]
+    blobs: list[tuple[str, bytes]] = field(default_factory=list)
+    folded: trio.Event | None = None
+
+
+@dataclass(slots=True)
+class TrialJob:
+    variant: VariantSpec
+    case: CaseSpec
+    repeat: int
+    target: TargetSpec
+    request: TargetRequest
+
+    @property
+    def key(self) -> TrialKey:
+        return (self.variant.name, self.case.id, self.repeat)
+
+
+@dataclass(slots=True)
+class GradeJob:
+    """An output to grade: fresh from an executor, or re-read from the log on resume/regrade."""
+
+    variant: VariantSpec
+    case: CaseSpec
+    repeat: int
+    output: str
+    completed: TrialCompleted
+    grading: int = 0
+
+
+@dataclass(slots=True)
+class TrialDone:
+    """Aggregator -> scheduler: a trial reached a final state (graded, failed or skipped)."""
+
+    key: TrialKey
+    passed: bool | None  # None: errored or skipped
+
+
+@dataclass(slots=True)
+class StopRequested:
+    """Aggregator/watcher -> scheduler: stop scheduling (cancel event, signal)."""
+
+    reason: str
+
+
+Feedback = TrialDone | StopRequested

@@ -1,0 +1,76 @@
+"""The target interface every executor worker calls.
+
+A target is made per worker (so each worker owns its HTTP connection pool) and
+per resolved TargetSpec (a variant may override the experiment's target).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import msgspec
+
+from events.kinds import ErrorKind
+from events.spec import CaseSpec, TargetSpec, VariantSpec
+
+
+class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):
+    """Everything a target needs for one trial (not an event: never logged as such)."""
+
+    run_id: str
+    variant: VariantSpec
+    case: CaseSpec
+    repeat: int
+    prompt: str
+    system: str | None = None
+    context: str | None = None
+    model: str | None = None
+    params: dict[str, Any] = {}
+    flags: dict[str, Any] = {}
+    # deterministic per trial: same (run seed, variant, case, repeat) -> same seed
+    seed: int = 0
+    timeout_s: float = 60.0
+
+
+class TargetResponse(msgspec.Struct, kw_only=True):
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    exit_code: int | None = None
+    attempts: int = 1
+
+
+class TargetError(Exception):
+    """A trial that could not produce an output.
+
+    kind 'infra' (server down, 5xx, bad JSON) and 'timeout' are retryable and are
+    the system's fault; 'model' (refusal, 4xx) is the subject's.
+    """
+
+    def __init__(
+        self, kind: ErrorKind, message: str, *, retryable: bool = False, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.attempts = 1
+
+
+class Target(Protocol):
+    async def call(self, request: TargetRequest) -> TargetResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+def resolve_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:
+    """The experiment's target with the variant's overrides applied."""
+    if not variant.target and variant.model is None:
+        return default
+    merged = msgspec.to_builtins(default)
+    merged.update(variant.target)
+    if variant.model is not None:
+        merged["model"] = variant.model
+    return msgspec.convert(merged, TargetSpec)

@@ -1,0 +1,42 @@
+"""Retries with exponential backoff and jitter, honouring Retry-After, and a per-attempt timeout."""
+
+from __future__ import annotations
+
+import random
+
+import trio
+
+from actors.targets.base import Target, TargetError, TargetRequest, TargetResponse
+
+BASE_DELAY_S = 0.5
+MAX_DELAY_S = 30.0
+
+
+def backoff_delay(attempt: int, rng: random.Random, retry_after: float | None) -> float:
+    """Full jitter (AWS style) on an exponential cap; a server's Retry-After wins if longer."""
+    cap = min(MAX_DELAY_S, BASE_DELAY_S * 2 ** (attempt - 1))
+    delay = rng.uniform(0, cap)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, MAX_DELAY_S * 4))
+    return delay
+
+
+async def call_with_retries(
+    target: Target, request: TargetRequest, *, max_retries: int, rng: random.Random
+) -> TargetResponse:
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            with trio.fail_after(request.timeout_s):
+                response = await target.call(request)
+            response.attempts = attempt
+            return response
+        except trio.TooSlowError:
+            error = TargetError("timeout", f"no answer within {request.timeout_s:g} s", retryable=True)
+        except TargetError as exc:
+            error = exc
+        error.attempts = attempt
+        if not error.retryable or attempt > max_retries:
+            raise error
+        await trio.sleep(backoff_delay(attempt, rng, error.retry_after))

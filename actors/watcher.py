@@ -1,0 +1,26 @@
+"""Watches the log for a cancel request that another process (`engine cancel`) appended."""
+
+from __future__ import annotations
+
+import trio
+
+from actors.messages import Feedback, StopRequested
+from store.log import EventLog
+
+CANCEL_TAG = "cancel.requested"
+
+
+async def watch_for_cancel(
+    *, log: EventLog, run_id: str, from_seq: int, feedback: trio.MemorySendChannel[Feedback], poll_s: float
+) -> None:
+    """Poll the run's index (tags only, nothing decoded) until a cancel request shows up."""
+    seq = from_seq
+    async with feedback:
+        while True:
+            index = await trio.to_thread.run_sync(log.run_index, run_id, seq)
+            for found_seq, tag in index:
+                if tag == CANCEL_TAG:
+                    feedback.send_nowait(StopRequested("cancel requested"))
+                    return
+                seq = found_seq + 1
+            await trio.sleep(poll_s)

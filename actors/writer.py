@@ -1,0 +1,51 @@
+"""The single log writer: group-commits whatever has queued up, then hands the events on.
+
+One durable LMDB transaction per event caps at a few thousand events/s; taking
+everything waiting in the channel into one transaction is what makes the log
+fast (see BRIEF.md). The commit runs in a worker thread so the actors keep going.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from actors.messages import WriteBatch
+from events.codec import encode
+from events.kinds import tag_of
+from store.log import Append, EventLog
+
+MAX_EVENTS_PER_COMMIT = 5000
+
+
+async def log_writer(
+    *,
+    inbox: trio.MemoryReceiveChannel[WriteBatch],
+    log: EventLog,
+    committed: trio.MemorySendChannel[WriteBatch],
+) -> None:
+    """Runs until every sender of `inbox` has closed; then closes `committed`."""
+    async with inbox, committed:
+        while True:
+            try:
+                first = await inbox.receive()
+            except trio.EndOfChannel:
+                return
+            group = _drain(inbox, first)
+            appends = [Append(e.run_id, tag_of(type(e)), encode(e)) for b in group for e in b.events]
+            blobs = [blob for b in group for blob in b.blobs]
+            await trio.to_thread.run_sync(log.append, appends, blobs)
+            for batch in group:
+                await committed.send(batch)
+
+
+def _drain(inbox: trio.MemoryReceiveChannel[WriteBatch], first: WriteBatch) -> list[WriteBatch]:
+    group = [first]
+    count = len(first.events)
+    while count < MAX_EVENTS_PER_COMMIT:
+        try:
+            batch = inbox.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            break
+        group.append(batch)
+        count += len(batch.events)
+    return group

@@ -1,0 +1,89 @@
+"""`engine run`: load, run with a progress bar, stop gracefully on SIGINT/SIGTERM, print the report."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import trio
+
+from engine.errors import InputError
+from events import kinds as k
+from events.spec import ExperimentSpec
+
+
+def run_command(
+    file: Path | None, store: Path, resume: str | None, run_id: str | None, as_json: bool, quiet: bool
+) -> int:
+    from engine.loader import load_experiment
+
+    spec: ExperimentSpec | None = None
+    if resume is None:
+        if file is None:
+            raise InputError("engine run", "FILE", "expected an experiment file (or --resume RUN_ID)")
+        spec = load_experiment(file)  # bad input stops here, before the store is touched
+    return trio.run(_run, spec, store, resume or run_id, resume is not None, as_json, quiet, str(file or ""))
+
+
+async def _run(
+    spec: ExperimentSpec | None,
+    store: Path,
+    run_id: str | None,
+    resume: bool,
+    as_json: bool,
+    quiet: bool,
+    source: str,
+) -> int:
+    from cli.render import print_report
+    from engine.api import open_engine
+    from engine.queries import resolve_run
+    from engine.runner import RunControl
+    from events.codec import to_json
+
+    async with open_engine(store) as eng:
+        if run_id is not None and (resume or run_id in eng.log.run_ids()):
+            run_id, resume = resolve_run(eng.log, run_id), True
+        control = RunControl()
+        send, receive = trio.open_memory_channel[k.Event](1024)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_stop_on_signals, control, nursery.cancel_scope)
+            nursery.start_soon(_progress, receive, quiet or as_json)
+            report = await eng.run(
+                spec, run_id=run_id, resume=resume, control=control, subscribers=[send], source=source
+            )
+            nursery.cancel_scope.cancel()
+    print_report(to_json(report), as_json)
+    if not as_json:
+        print(f"run id: {report.run_id}", file=sys.stderr)
+    return 0
+
+
+async def _stop_on_signals(control: object, scope: trio.CancelScope) -> None:
+    from engine.runner import RunControl
+
+    assert isinstance(control, RunControl)
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            if control.stop_reason is None:
+                name = signal.Signals(signum).name
+                print(f"\n{name}: stopping; partial results are kept (again to force)", file=sys.stderr)
+                control.stop(f"signal {name}")
+            else:
+                scope.cancel()
+
+
+async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    final = (k.TrialGraded, k.TrialFailed, k.TrialSkipped)
+    show = not quiet and sys.stderr.isatty()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, disable=not show, transient=True) as bar:
+        task = bar.add_task("trials", total=None)
+        async with receive:
+            async for event in receive:
+                if isinstance(event, k.RunStarted):
+                    bar.update(task, total=event.trials_total, description=event.experiment)
+                elif isinstance(event, final):
+                    bar.advance(task)

@@ -1,0 +1,165 @@
+"""The embedding API: drive experiments from another Trio program.
+
+async with open_engine("./.engine", callables={"my_agent": agent}) as eng:
+    handle = eng.start(spec, events=True)
+    async for event in handle.events():
+        ...
+    report = await handle.result()
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from engine.errors import InputError
+from engine.loader import load_experiment
+from engine.queries import list_runs, replay_json, resolve_run
+from engine.runner import RunControl, RunRequest, execute_run
+from engine.targets import target_maker
+from engine.validate import check_spec
+from events import kinds as k
+from events.codec import encode
+from events.report import RunReport
+from events.spec import ExperimentSpec
+from store.log import Append, EventLog
+
+__all__ = [
+    "InputError",
+    "Engine",
+    "RunHandle",
+    "open_engine",
+    "load_experiment",
+    "spec_from_dict",
+    "new_run_id",
+]
+
+
+def new_run_id() -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def spec_from_dict(data: Mapping[str, Any]) -> ExperimentSpec:
+    from engine.loader import convert_spec
+
+    spec = convert_spec(dict(data), "<dict>")
+    check_spec(spec, "<dict>")
+    return spec
+
+
+class RunHandle:
+    """A run started in the engine's nursery."""
+
+    def __init__(
+        self, run_id: str, control: RunControl, events: trio.MemoryReceiveChannel[k.Event] | None
+    ) -> None:
+        self.run_id = run_id
+        self.control = control
+        self._events = events
+        self._done = trio.Event()
+        self._report: RunReport | None = None
+        self._error: BaseException | None = None
+
+    async def events(self) -> AsyncIterator[k.Event]:
+        """Every event of the run as it becomes durable (requires start(..., events=True))."""
+        if self._events is None:
+            raise RuntimeError("start the run with events=True to iterate its events")
+        async with self._events:
+            async for event in self._events:
+                yield event
+
+    async def result(self) -> RunReport:
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._report is not None
+        return self._report
+
+    def cancel(self, reason: str = "cancelled by caller") -> None:
+        self.control.stop(reason)
+
+
+class Engine:
+    def __init__(
+        self, log: EventLog, nursery: trio.Nursery, callables: Mapping[str, Callable[..., Any]] | None
+    ) -> None:
+        self.log = log
+        self._nursery = nursery
+        self._make_target = target_maker(callables)
+
+    async def run(
+        self,
+        spec: ExperimentSpec | None,
+        *,
+        run_id: str | None = None,
+        resume: bool = False,
+        origin: str = "manual",
+        source: str = "",
+        control: RunControl | None = None,
+        subscribers: list[trio.MemorySendChannel[k.Event]] | None = None,
+    ) -> RunReport:
+        request = RunRequest(
+            spec=spec,
+            run_id=run_id or new_run_id(),
+            make_target=self._make_target,
+            resume=resume,
+            origin=origin,
+            source=source,
+            control=control or RunControl(),
+            subscribers=subscribers if subscribers is not None else [],
+        )
+        return await execute_run(self.log, request)
+
+    def start(self, spec: ExperimentSpec, *, run_id: str | None = None, events: bool = False) -> RunHandle:
+        """Start a run in the background; events=True to iterate its events (then do iterate them)."""
+        send, receive = trio.open_memory_channel[k.Event](1024) if events else (None, None)
+        handle = RunHandle(run_id or new_run_id(), RunControl(), receive)
+
+        async def drive() -> None:
+            try:
+                handle._report = await self.run(
+                    spec, run_id=handle.run_id, control=handle.control, subscribers=[send] if send else []
+                )
+            except Exception as exc:  # surfaced through handle.result()
+                handle._error = exc
+            finally:
+                if send is not None:
+                    send.close()
+                handle._done.set()
+
+        self._nursery.start_soon(drive)
+        return handle
+
+    def replay(self, run_id: str | None = None) -> RunReport:
+        return msgspec.json.decode(replay_json(self.log, resolve_run(self.log, run_id)), type=RunReport)
+
+    def cancel(self, run_id: str, reason: str = "", by: str = "api") -> None:
+        """Append a cancel request; the live run (in any process) obeys it."""
+        cancel_run(self.log, resolve_run(self.log, run_id), reason, by)
+
+    def runs(self) -> list[Any]:
+        return list_runs(self.log)
+
+
+def cancel_run(log: EventLog, run_id: str, reason: str, by: str) -> None:
+    event = k.CancelRequested(run_id=run_id, ts=time.time(), reason=reason, by=by)
+    log.append([Append(run_id, "cancel.requested", encode(event))])
+
+
+@asynccontextmanager
+async def open_engine(
+    store: str | Path = ".engine", *, callables: Mapping[str, Callable[..., Any]] | None = None
+) -> AsyncIterator[Engine]:
+    log = EventLog(Path(store))
+    try:
+        async with trio.open_nursery() as nursery:
+            yield Engine(log, nursery, callables)
+    finally:
+        log.close()

@@ -1,0 +1,70 @@
+"""From a spec and its variants to concrete trial jobs (pure functions)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+from actors.messages import GradeJob, TrialJob
+from actors.scheduler import Plan
+from actors.targets.base import TargetRequest, resolve_target
+from events import kinds as k
+from events.spec import CaseSpec, ExperimentSpec, TargetSpec, VariantSpec
+
+
+def trial_seed(seed: int, variant: str, case: str, repeat: int) -> int:
+    """Stable across processes and runs (unlike hash()): same trial, same seed."""
+    digest = hashlib.blake2b(f"{seed}\x00{variant}\x00{case}\x00{repeat}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big") & 0x7FFFFFFF
+
+
+def render_prompt(variant: VariantSpec, case: CaseSpec) -> str:
+    if variant.prompt_template is None:
+        return case.prompt
+    return variant.prompt_template.replace("{prompt}", case.prompt)
+
+
+def build_plan(
+    spec: ExperimentSpec,
+    run_id: str,
+    variants: list[VariantSpec],
+    load_output: Callable[[str], str],
+) -> Plan:
+    targets: dict[str, TargetSpec] = {v.name: resolve_target(spec.target, v) for v in variants}
+    cases = {c.id: c for c in spec.cases}
+    by_name = {v.name: v for v in variants}
+
+    def make_job(variant: VariantSpec, case: CaseSpec, repeat: int) -> TrialJob:
+        target = targets[variant.name]
+        request = TargetRequest(
+            run_id=run_id,
+            variant=variant,
+            case=case,
+            repeat=repeat,
+            prompt=render_prompt(variant, case),
+            system=variant.system,
+            context=case.context,
+            model=target.model,
+            params={**spec.params, **variant.params},
+            flags=dict(variant.flags),
+            seed=trial_seed(spec.seed, variant.name, case.id, repeat),
+            timeout_s=spec.execution.trial_timeout_s or target.timeout_s,
+        )
+        return TrialJob(variant, case, repeat, target, request)
+
+    def load_regrade(completed: k.TrialCompleted) -> GradeJob:
+        output = load_output(completed.output_hash)
+        return GradeJob(
+            by_name[completed.variant], cases[completed.case], completed.repeat, output, completed
+        )
+
+    strategy = spec.repeat
+    return Plan(
+        run_id=run_id,
+        variants=variants,
+        cases=list(spec.cases),
+        repeats=strategy.count,
+        early_exit=strategy.strategy == "pass_at_k" and strategy.early_exit,
+        make_job=make_job,
+        load_regrade=load_regrade,
+    )

@@ -1,0 +1,102 @@
+"""Read-only questions about the store: list, status, report, replay. Safe from any process."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+
+from engine.errors import NotFoundError
+from engine.state import load_state
+from events import kinds as k
+from events.codec import to_json
+from store.blobs import read_blob
+from store.log import EventLog
+from store.projection import run_events
+from store.projections.report import build_report
+from store.projections.run_state import RunState
+
+SUMMARY_TAGS = {"run.started", "run.completed", "report.written", "cancel.requested"}
+
+
+@dataclass(slots=True)
+class RunSummary:
+    run_id: str
+    experiment: str = ""
+    status: str = "pending"
+    trials_total: int = 0
+    started_ts: float = 0.0
+    finished_ts: float = 0.0
+    origin: str = "manual"
+    pid: int = 0
+    host: str = ""
+
+
+def list_runs(log: EventLog) -> list[RunSummary]:
+    return [summarize(log, run_id) for run_id in log.run_ids()]
+
+
+def summarize(log: EventLog, run_id: str) -> RunSummary:
+    """Cheap: decodes only the run's lifecycle events, not its trials."""
+    summary = RunSummary(run_id)
+    for event in run_events(log, run_id, SUMMARY_TAGS):
+        if isinstance(event, k.RunStarted):
+            summary.experiment, summary.trials_total, summary.origin = (
+                event.experiment,
+                event.trials_total,
+                event.origin,
+            )
+            summary.status, summary.pid, summary.host = "running", event.pid, event.host
+            summary.started_ts = summary.started_ts or event.ts
+        elif isinstance(event, k.RunCompleted):
+            summary.status, summary.finished_ts = event.status, event.ts
+    if summary.status == "running" and not process_alive(summary.pid, summary.host):
+        summary.status = "interrupted"
+    return summary
+
+
+def process_alive(pid: int, host: str) -> bool:
+    """A 'running' run whose process is gone was killed: it can be resumed."""
+    if host and host != socket.gethostname():
+        return True  # cannot tell from here; trust the log
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
+
+
+def resolve_run(log: EventLog, run_id: str | None) -> str:
+    ids = log.run_ids()
+    if run_id is None:
+        if not ids:
+            raise NotFoundError("no runs in this store yet")
+        return ids[-1]
+    if run_id in ids:
+        return run_id
+    matches = [i for i in ids if i.startswith(run_id)]
+    if len(matches) == 1:
+        return matches[0]
+    raise NotFoundError(
+        f"no run {run_id!r} in this store" if not matches else f"run id {run_id!r} is ambiguous"
+    )
+
+
+def run_state(log: EventLog, run_id: str) -> RunState:
+    state = load_state(log, run_id)
+    if state.spec is None:
+        raise NotFoundError(f"run {run_id!r} has no experiment definition")
+    return state
+
+
+def replay_json(log: EventLog, run_id: str) -> bytes:
+    """Rebuild the report from the log alone."""
+    return to_json(build_report(run_state(log, run_id)))
+
+
+def stored_report(log: EventLog, run_id: str) -> bytes | None:
+    """The report written at the end of the run (the latest, after a regrade)."""
+    written = [e for e in run_events(log, run_id, {"report.written"}) if isinstance(e, k.ReportWritten)]
+    return read_blob(log, written[-1].report_hash) if written else None

@@ -1,0 +1,20 @@
+"""Rebuild a run's state and report from the log (the replay path)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from events.spec import ExperimentSpec
+from store.log import EventLog
+from store.projection import fold, run_events
+from store.projections.run_state import RunState, evolve
+
+
+def load_state(log: EventLog, run_id: str) -> RunState:
+    return fold(evolve, RunState(run_id), run_events(log, run_id))
+
+
+def spec_hash(spec: ExperimentSpec) -> str:
+    return hashlib.sha256(msgspec.msgpack.encode(spec)).hexdigest()

@@ -1,0 +1,25 @@
+"""Target construction for the engine: built-in kinds plus Python callables registered by an embedding app."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from actors.executor import MakeTarget
+from actors.targets.base import Target
+from actors.targets.python import PythonTarget, import_callable
+from events.spec import TargetSpec
+
+
+def target_maker(callables: Mapping[str, Callable[..., Any]] | None = None) -> MakeTarget:
+    registered = dict(callables or {})
+
+    def make(spec: TargetSpec) -> Target:
+        if spec.kind == "python":
+            name = spec.callable or ""
+            return PythonTarget(registered.get(name) or import_callable(name))
+        from actors.targets.factory import make_target
+
+        return make_target(spec)
+
+    return make

@@ -1,0 +1,1 @@
+"""Pure folds over the log: run state and report."""

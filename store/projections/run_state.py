@@ -1,0 +1,229 @@
+"""The run fold: everything the report, `engine status` and resume need, in O(variants x cases) memory.
+
+Per-trial facts are kept as bits in per-cell masks (cell = variant x case), so
+folding the same event twice changes nothing and memory does not grow with the
+number of repeats completed. Scores are summed in fixed point (integers) so the
+result does not depend on event order: a resumed run and an uninterrupted run
+reach exactly the same state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hdrh.histogram import HdrHistogram
+
+from events import kinds as k
+from events.spec import ExperimentSpec, VariantSpec
+
+SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
+LATENCY_MAX_US = 24 * 3600 * 1_000_000
+
+
+def to_fixed(value: float) -> int:
+    return round(value * SCALE)
+
+
+@dataclass(slots=True)
+class Cell:
+    graded: int = 0  # bit r: repeat r graded (in the current grading round)
+    passed: int = 0  # bit r: repeat r passed
+    unscored: int = 0  # bit r: graded but no score (e.g. the judge's answer was unparseable)
+    completed: int = 0  # bit r: the subject produced an output
+    failed: int = 0  # bit r: the trial errored (infrastructure or model error)
+    skipped: int = 0  # bit r: not run (pass_at_k early exit)
+    score_sum: int = 0  # fixed point, over scored repeats
+
+    def done(self) -> int:
+        return self.graded | self.failed | self.skipped
+
+
+@dataclass(slots=True)
+class VariantTotals:
+    latency_us: HdrHistogram = field(default_factory=lambda: HdrHistogram(1, LATENCY_MAX_US, 3))
+    latency_sum_us: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: int = 0  # fixed point dollars
+    judge_tokens: int = 0
+
+
+@dataclass(slots=True)
+class RunState:
+    run_id: str
+    spec: ExperimentSpec | None = None
+    status: str = "pending"
+    trials_total: int = 0
+    variants: dict[str, VariantSpec] = field(default_factory=dict)
+    proposals: dict[str, k.VariantProposed] = field(default_factory=dict)
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    totals: dict[str, VariantTotals] = field(default_factory=dict)
+    awaiting_grade: dict[tuple[str, str, int], k.TrialCompleted] = field(default_factory=dict)
+    in_flight: set[tuple[str, str, int]] = field(default_factory=set)
+    budget_exhausted: list[str] = field(default_factory=list)
+    cancel_requested: bool = False
+    variations: list[k.VariationAccepted | k.VariationRejected] = field(default_factory=list)
+    grading: int = 0
+    started_ts: float = 0.0
+    finished_ts: float = 0.0
+    pid: int = 0
+    host: str = ""
+    origin: str = "manual"
+    report_hash: str = ""
+    tokens_used: int = 0
+    cost_used: int = 0
+
+    def cell(self, variant: str, case: str) -> Cell:
+        key = (variant, case)
+        found = self.cells.get(key)
+        if found is None:
+            found = self.cells[key] = Cell()
+        return found
+
+    def totals_for(self, variant: str) -> VariantTotals:
+        found = self.totals.get(variant)
+        if found is None:
+            found = self.totals[variant] = VariantTotals()
+        return found
+
+    def trials_done(self) -> int:
+        return sum(c.done().bit_count() for c in self.cells.values())
+
+
+def evolve(state: RunState, event: k.AnyEvent) -> RunState:
+    handler = _HANDLERS.get(type(event))
+    if handler is not None:
+        handler(state, event)
+    return state
+
+
+def _defined(s: RunState, e: k.ExperimentDefined) -> None:
+    s.spec = e.spec
+
+
+def _started(s: RunState, e: k.RunStarted) -> None:
+    s.status = "running"
+    s.trials_total = max(s.trials_total, e.trials_total)
+    s.started_ts = s.started_ts or e.ts
+    s.pid, s.host, s.origin = e.pid, e.host, e.origin
+    s.in_flight.clear()  # a restarted run re-runs whatever was in flight
+
+
+def _proposed(s: RunState, e: k.VariantProposed) -> None:
+    s.variants[e.variant.name] = e.variant
+    s.proposals[e.variant.name] = e
+
+
+def _trial_started(s: RunState, e: k.TrialStarted) -> None:
+    s.in_flight.add((e.variant, e.case, e.repeat))
+
+
+def _completed(s: RunState, e: k.TrialCompleted) -> None:
+    cell, bit = s.cell(e.variant, e.case), 1 << e.repeat
+    s.in_flight.discard((e.variant, e.case, e.repeat))
+    if cell.completed & bit:
+        return
+    cell.completed |= bit
+    if not cell.graded & bit:
+        s.awaiting_grade[(e.variant, e.case, e.repeat)] = e
+    t = s.totals_for(e.variant)
+    latency_us = max(1, round(e.latency_ms * 1000))
+    t.latency_us.record_value(min(latency_us, LATENCY_MAX_US))
+    t.latency_sum_us += latency_us
+    _spend(s, t, e.tokens_in, e.tokens_out, e.cost_usd)
+
+
+def _spend(s: RunState, t: VariantTotals, tokens_in: int, tokens_out: int, cost: float) -> None:
+    t.tokens_in += tokens_in
+    t.tokens_out += tokens_out
+    t.cost += to_fixed(cost)
+    s.tokens_used += tokens_in + tokens_out
+    s.cost_used += to_fixed(cost)
+
+
+def _failed(s: RunState, e: k.TrialFailed) -> None:
+    cell, bit = s.cell(e.variant, e.case), 1 << e.repeat
+    s.in_flight.discard((e.variant, e.case, e.repeat))
+    if cell.failed & bit or cell.completed & bit:
+        return
+    cell.failed |= bit
+    _spend(s, s.totals_for(e.variant), e.tokens_in, e.tokens_out, e.cost_usd)
+
+
+def _graded(s: RunState, e: k.TrialGraded) -> None:
+    if e.grading != s.grading:
+        return
+    cell, bit = s.cell(e.variant, e.case), 1 << e.repeat
+    s.awaiting_grade.pop((e.variant, e.case, e.repeat), None)
+    if cell.graded & bit:
+        return
+    cell.graded |= bit
+    if e.passed:
+        cell.passed |= bit
+    if e.score is None:
+        cell.unscored |= bit
+    else:
+        cell.score_sum += to_fixed(e.score)
+    s.totals_for(e.variant).judge_tokens += e.judge_tokens
+    s.tokens_used += e.judge_tokens
+
+
+def _skipped(s: RunState, e: k.TrialSkipped) -> None:
+    cell = s.cell(e.variant, e.case)
+    cell.skipped |= 1 << e.repeat
+
+
+def _regrade(s: RunState, e: k.RegradeStarted) -> None:
+    # a new grading round: scores start again; outputs and spend are untouched
+    s.grading = e.grading
+    for cell in s.cells.values():
+        cell.graded = cell.passed = cell.unscored = cell.score_sum = 0
+    for totals in s.totals.values():
+        totals.judge_tokens = 0
+
+
+def _budget(s: RunState, e: k.BudgetExhausted) -> None:
+    if e.budget not in s.budget_exhausted:
+        s.budget_exhausted.append(e.budget)
+
+
+def _cancel(s: RunState, e: k.CancelRequested) -> None:
+    s.cancel_requested = True
+
+
+def _variation(s: RunState, e: k.VariationAccepted | k.VariationRejected) -> None:
+    s.variations.append(e)
+
+
+def _run_completed(s: RunState, e: k.RunCompleted) -> None:
+    s.status = e.status
+    s.finished_ts = e.ts
+    s.in_flight.clear()
+
+
+def _run_cancelled(s: RunState, e: k.RunCancelled) -> None:
+    s.status = "cancelled"
+
+
+def _report(s: RunState, e: k.ReportWritten) -> None:
+    s.report_hash = e.report_hash
+
+
+_HANDLERS = {
+    k.ExperimentDefined: _defined,
+    k.RunStarted: _started,
+    k.VariantProposed: _proposed,
+    k.TrialStarted: _trial_started,
+    k.TrialCompleted: _completed,
+    k.TrialFailed: _failed,
+    k.TrialGraded: _graded,
+    k.TrialSkipped: _skipped,
+    k.RegradeStarted: _regrade,
+    k.BudgetExhausted: _budget,
+    k.CancelRequested: _cancel,
+    k.VariationAccepted: _variation,
+    k.VariationRejected: _variation,
+    k.RunCompleted: _run_completed,
+    k.RunCancelled: _run_cancelled,
+    k.ReportWritten: _report,
+}
