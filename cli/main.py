@@ -136,9 +136,8 @@ def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> 
     spec = load_experiment(file)
     variants = expand_variants(spec)
     trials = len(variants) * len(spec.cases) * spec.repeat.count
-    typer.echo(
-        f"{file}: ok ({len(variants)} variants x {len(spec.cases)} cases x {spec.repeat.count} repeats = {trials} trials)"
-    )
+    shape = f"{len(variants)} variants x {len(spec.cases)} cases x {spec.repeat.count} repeats"
+    typer.echo(f"{file}: ok ({shape} = {trials} trials)")
 
 
 def main() -> None:

@@ -113,6 +113,5 @@ def print_status(summary: Any, state: Any, as_json: bool) -> None:
         return
     pct = 100.0 * done / state.trials_total if state.trials_total else 0.0
     print(f"{summary.run_id}  {summary.experiment}  {summary.status}")
-    print(
-        f"trials {done}/{state.trials_total} ({pct:.0f}%), in flight {info['in_flight']}, errors {info['errors']}"
-    )
+    print(f"trials {done}/{state.trials_total} ({pct:.0f}%), in flight {info['in_flight']}", end="")
+    print(f", errors {info['errors']}, passed {info['passed']}")
