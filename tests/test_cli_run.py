@@ -1,0 +1,95 @@
+"""`engine run` / `replay` / `report` / `list` / `status` / `validate` through the real CLI and a real store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_engine
+
+EXPERIMENT = """
+name = "capitals"
+seed = 7
+[target]
+kind = "python"
+callable = "tests.fixtures.agent:capital"
+[params]
+temperature = 0.7
+[[variants]]
+name = "baseline"
+[[variants]]
+name = "cold"
+params = {{ temperature = 0.1 }}
+[repeat]
+count = {repeats}
+{cases}
+"""
+
+
+def experiment(cases: int = 12, repeats: int = 2, extra: str = "") -> str:
+    body = "\n".join(
+        f'[[cases]]\nid = "c{i:03d}"\nprompt = "What is the capital of country {i}?"\nexpected = "City{i}"'
+        for i in range(cases)
+    )
+    return EXPERIMENT.format(repeats=repeats, cases=body) + extra
+
+
+def test_run_then_replay_and_report_are_byte_identical(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment())
+    ran = run_engine("run", str(file), "--json", "--store", "st", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr.decode()
+    report = json.loads(ran.stdout)
+    assert report["status"] == "completed" and not report["is_partial"]
+    assert report["trials_total"] == report["trials_done"] == 2 * 12 * 2
+    by_name = {v["name"]: v for v in report["variants"]}
+    assert by_name["cold"]["mean_score"] > by_name["baseline"]["mean_score"]
+    assert report["baseline"] == "baseline"
+
+    replayed = run_engine("replay", report["run_id"], "--json", "--store", "st", cwd=tmp_path)
+    stored = run_engine("report", report["run_id"], "--json", "--store", "st", cwd=tmp_path)
+    assert replayed.returncode == stored.returncode == 0
+    assert replayed.stdout == stored.stdout == ran.stdout
+
+
+def test_list_status_and_terminal_report(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=3, repeats=1))
+    assert run_engine("run", str(file), "-q", "--store", "st", cwd=tmp_path).returncode == 0
+    listed = run_engine("list", "--json", "--store", "st", cwd=tmp_path)
+    runs = json.loads(listed.stdout)
+    assert [r["status"] for r in runs] == ["completed"] and runs[0]["experiment"] == "capitals"
+    status = json.loads(run_engine("status", "--json", "--store", "st", cwd=tmp_path).stdout)
+    assert status["trials_done"] == status["trials_total"] == 6
+    table = run_engine("report", "--store", "st", cwd=tmp_path)
+    assert b"capitals" in table.stdout and b"baseline" in table.stdout and b"winner" in table.stdout
+
+
+def test_bad_input_exits_2_with_file_field_and_expectation(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(extra='[budget]\nmax_trials = "many"\n'))
+    result = run_engine("run", str(file), "--store", "st", cwd=tmp_path)
+    assert result.returncode == 2
+    err = result.stderr.decode()
+    assert str(file) in err and "budget.max_trials" in err and "expected int" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "st").exists()  # nothing was started
+
+
+def test_unknown_run_id_exits_2(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=1, repeats=1))
+    assert run_engine("run", str(file), "-q", "--store", "st", cwd=tmp_path).returncode == 0
+    result = run_engine("report", "nope", "--store", "st", cwd=tmp_path)
+    assert result.returncode == 2 and b"no run 'nope'" in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_validate(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=4, repeats=3))
+    result = run_engine("validate", str(file), cwd=tmp_path)
+    assert result.returncode == 0 and b"2 variants x 4 cases x 3 repeats = 24 trials" in result.stdout
+
+
+def test_budget_max_trials_gives_partial_report(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=10, repeats=2, extra="[budget]\nmax_trials = 7\n"))
+    result = run_engine("run", str(file), "--json", "--store", "st", cwd=tmp_path)
+    report = json.loads(result.stdout)
+    assert report["is_partial"] and report["status"] == "partial"
+    assert report["budget_exhausted"] == ["max_trials"]
+    assert sum(v["trials"] for v in report["variants"]) == 7
