@@ -1,6 +1,6 @@
 """Embed engine in your own Trio program: a Python callable as the subject, events as they happen.
 
-    python examples/embed.py
+python examples/embed.py
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ async def main() -> None:
         handle = eng.start(SPEC, events=True)
         async for event in handle.events():
             if isinstance(event, k.TrialGraded):
-                print(f"{event.variant:>8} {event.case} #{event.repeat}: {'pass' if event.passed else 'fail'}")
+                print(
+                    f"{event.variant:>8} {event.case} #{event.repeat}: {'pass' if event.passed else 'fail'}"
+                )
         report = await handle.result()
         for variant in report.variants:
             print(f"{variant.name}: pass rate {variant.pass_rate}")

@@ -49,9 +49,7 @@ class EventLog:
     def __init__(self, path: str | os.PathLike[str], map_size: int = DEFAULT_MAP_SIZE) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._env = lmdb.open(
-            str(self.path), map_size=map_size, max_dbs=8, max_readers=256, readahead=False
-        )
+        self._env = lmdb.open(str(self.path), map_size=map_size, max_dbs=8, max_readers=256, readahead=False)
         self._events = self._env.open_db(b"events")
         self._runs = self._env.open_db(b"runs")
         self.blobs_db = self._env.open_db(b"blobs")

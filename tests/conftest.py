@@ -24,7 +24,9 @@ def engine_cmd(*args: str) -> list[str]:
 
 
 def run_engine(*args: str, cwd: Path, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(engine_cmd(*args), cwd=cwd, env=engine_env(**env), capture_output=True, timeout=timeout)
+    return subprocess.run(
+        engine_cmd(*args), cwd=cwd, env=engine_env(**env), capture_output=True, timeout=timeout
+    )
 
 
 @pytest.fixture

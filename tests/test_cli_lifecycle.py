@@ -89,7 +89,9 @@ def test_kill_9_then_resume_loses_nothing_and_duplicates_nothing(tmp_path: Path,
     expected = strip_volatile(json.loads(reference.stdout))
     for point, at_least in enumerate((1, 20, 60)):
         run_id = f"killed-{point}"
-        proc = start(["run", str(file), "--run-id", run_id, "--json", "--store", "st"], tmp_path, latency_ms=40)
+        proc = start(
+            ["run", str(file), "--run-id", run_id, "--json", "--store", "st"], tmp_path, latency_ms=40
+        )
         wait_for_progress(tmp_path, run_id, at_least=at_least)
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=10)

@@ -1,4 +1,4 @@
-"""`engine run` / `replay` / `report` / `list` / `status` / `validate` through the real CLI and a real store."""
+"""`engine run`, `replay`, `report`, `list`, `status`, `validate`: the real CLI on a real store."""
 
 from __future__ import annotations
 

@@ -1,0 +1,102 @@
+"""The embedding API inside a Trio program, with Python callable targets and a real store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from actors.targets.base import TargetRequest
+from engine.api import open_engine, spec_from_dict
+from engine.queries import replay_json, stored_report
+from events import kinds as k
+
+
+def flag_agent(request: TargetRequest) -> str:
+    return request.case.id.upper() if request.flags.get("shout") else request.case.id
+
+
+def spec(repeats: int = 2, strategy: str = "mean", **extra: object) -> object:
+    return spec_from_dict(
+        {
+            "name": "embedded",
+            "target": {"kind": "python", "callable": "agent"},
+            "variants": [{"name": "quiet"}, {"name": "loud", "flags": {"shout": True}}],
+            "cases": [{"id": f"c{i}", "prompt": "p", "expected": f"C{i}"} for i in range(10)],
+            "graders": [{"kind": "exact"}],
+            "repeat": {"count": repeats, "strategy": strategy},
+            **extra,
+        }
+    )
+
+
+async def test_start_iterate_events_and_result(tmp_path: Path) -> None:
+    async with open_engine(tmp_path, callables={"agent": flag_agent}) as eng:
+        handle = eng.start(spec(), events=True)
+        seen = [event async for event in handle.events()]
+        report = await handle.result()
+    types = {type(e) for e in seen}
+    assert {k.ExperimentDefined, k.RunStarted, k.TrialCompleted, k.TrialGraded, k.RunCompleted} <= types
+    assert sum(isinstance(e, k.TrialGraded) for e in seen) == 2 * 10 * 2
+    scores = {v.name: v.mean_score for v in report.variants}
+    assert scores == {"quiet": 0.0, "loud": 1.0}
+    assert report.winner == "loud" and report.winner_significant
+
+
+async def test_report_replays_byte_identical(tmp_path: Path) -> None:
+    async with open_engine(tmp_path, callables={"agent": flag_agent}) as eng:
+        report = await eng.run(spec())
+        assert replay_json(eng.log, report.run_id) == stored_report(eng.log, report.run_id)
+        assert eng.replay(report.run_id) == report
+
+
+async def test_errors_are_recorded_not_fatal(tmp_path: Path) -> None:
+    def broken(request: TargetRequest) -> str:
+        if request.case.id == "c3":
+            raise RuntimeError("subject crashed")
+        return request.case.id.upper()
+
+    async with open_engine(tmp_path, callables={"agent": broken}) as eng:
+        report = await eng.run(spec(repeats=1))
+    for variant in report.variants:
+        assert variant.errors == 1 and variant.trials == 10 and variant.scored == 9
+
+
+async def test_pass_at_k_exits_early_and_skips_the_rest(tmp_path: Path) -> None:
+    async with open_engine(tmp_path, callables={"agent": flag_agent}) as eng:
+        report = await eng.run(spec(repeats=4, strategy="pass_at_k"))
+    loud = next(v for v in report.variants if v.name == "loud")
+    quiet = next(v for v in report.variants if v.name == "quiet")
+    assert loud.trials == 10 and loud.skipped == 30 and loud.pass_at_k == 1.0
+    assert quiet.trials == 40 and quiet.skipped == 0 and quiet.pass_at_k == 0.0
+    assert not report.is_partial and report.trials_done == report.trials_total == 80
+
+
+async def test_cancel_through_the_handle_keeps_partial_results(tmp_path: Path) -> None:
+    async def slow(request: TargetRequest) -> str:
+        await trio.sleep(0.05)
+        return request.case.id
+
+    async with open_engine(tmp_path, callables={"agent": slow}) as eng:
+        handle = eng.start(spec(repeats=5, execution={"concurrency": 2}), events=True)
+        graded = 0
+        async for event in handle.events():
+            graded += isinstance(event, k.TrialGraded)
+            if graded == 3:
+                handle.cancel("enough")
+        report = await handle.result()
+    assert report.status == "cancelled" and report.is_partial
+    assert 3 <= report.trials_done < report.trials_total
+
+
+async def test_wall_time_budget_with_virtual_clock(tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
+    async def slow(request: TargetRequest) -> str:
+        await trio.sleep(10)
+        return request.case.id
+
+    async with open_engine(tmp_path, callables={"agent": slow}) as eng:
+        report = await eng.run(spec(repeats=5, budget={"max_wall_time_s": 35}, execution={"concurrency": 1}))
+    assert report.status == "partial" and report.budget_exhausted == ["max_wall_time_s"]
+    # at most 3 ten-second trials fit in 35 s; the virtual clock may also jump while the log
+    # writer waits on its worker thread, so fewer may finish
+    assert 1 <= report.trials_done <= 3

@@ -1,0 +1,74 @@
+"""Retries: backoff with jitter, Retry-After, per-attempt timeouts; on trio's virtual clock."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import trio
+
+from actors.targets.base import TargetError, TargetRequest, TargetResponse
+from actors.targets.retry import backoff_delay, call_with_retries
+from events.spec import CaseSpec, VariantSpec
+
+REQUEST = TargetRequest(
+    run_id="r",
+    variant=VariantSpec(name="v"),
+    case=CaseSpec(id="c", prompt="p"),
+    repeat=0,
+    prompt="p",
+    timeout_s=5,
+)
+
+
+class Scripted:
+    """Fails with the scripted errors (or hangs on 'hang'), then answers."""
+
+    def __init__(self, script: list[object]) -> None:
+        self.script = script
+        self.calls: list[float] = []
+
+    async def call(self, request: TargetRequest) -> TargetResponse:
+        self.calls.append(trio.current_time())
+        step = self.script.pop(0) if self.script else None
+        if step == "hang":
+            await trio.sleep_forever()
+        if isinstance(step, TargetError):
+            raise step
+        return TargetResponse(text="ok")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_retries_transient_errors_then_succeeds(autojump_clock: trio.abc.Clock) -> None:
+    target = Scripted([TargetError("infra", "500", retryable=True), "hang"])
+    response = await call_with_retries(target, REQUEST, max_retries=3, rng=random.Random(1))
+    assert response.text == "ok" and response.attempts == 3
+    assert target.calls[2] - target.calls[1] >= 5  # the hang cost one full timeout
+
+
+async def test_retry_after_is_honoured(autojump_clock: trio.abc.Clock) -> None:
+    target = Scripted([TargetError("infra", "429", retryable=True, retry_after=7.0)])
+    await call_with_retries(target, REQUEST, max_retries=1, rng=random.Random(1))
+    assert target.calls[1] - target.calls[0] >= 7.0
+
+
+async def test_non_retryable_errors_fail_at_once(autojump_clock: trio.abc.Clock) -> None:
+    target = Scripted([TargetError("model", "400 bad request")])
+    with pytest.raises(TargetError) as caught:
+        await call_with_retries(target, REQUEST, max_retries=5, rng=random.Random(1))
+    assert caught.value.attempts == 1 and len(target.calls) == 1
+
+
+async def test_gives_up_after_max_retries(autojump_clock: trio.abc.Clock) -> None:
+    target = Scripted(["hang"] * 10)
+    with pytest.raises(TargetError) as caught:
+        await call_with_retries(target, REQUEST, max_retries=2, rng=random.Random(1))
+    assert caught.value.kind == "timeout" and caught.value.attempts == 3
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    rng = random.Random(3)
+    caps = [max(backoff_delay(attempt, rng, None) for _ in range(200)) for attempt in (1, 3, 12)]
+    assert caps[0] <= 0.5 and caps[1] <= 2.0 and 1.0 < caps[2] <= 30.0
