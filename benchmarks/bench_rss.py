@@ -48,7 +48,10 @@ trio.run(main)
 def measure(trials: int, cases: int) -> tuple[int, float, int]:
     with tempfile.TemporaryDirectory() as store:
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(trials), str(cases), store], capture_output=True, text=True, check=True
+            [sys.executable, "-c", CHILD, str(trials), str(cases), store],
+            capture_output=True,
+            text=True,
+            check=True,
         )
     done, elapsed, peak = out.stdout.split()
     return int(done), float(elapsed), int(peak)

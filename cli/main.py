@@ -140,6 +140,76 @@ def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> 
     typer.echo(f"{file}: ok ({shape} = {trials} trials)")
 
 
+@app.command()
+def compare(
+    base: Annotated[str, typer.Argument(help="Baseline run id (e.g. the last green run).")],
+    candidate: Annotated[str, typer.Argument(help="Candidate run id.")],
+    store: StoreOpt = None,
+    gate: Annotated[bool, typer.Option("--gate", help="Exit 1 when the candidate regressed.")] = False,
+    as_json: JsonOpt = False,
+    same_cases: Annotated[
+        bool, typer.Option("--require-same-cases", help="Refuse (exit 2) when the case sets differ.")
+    ] = False,
+    max_pass_rate_drop: Annotated[float | None, typer.Option(help="Absolute pass-rate drop allowed.")] = None,
+    max_mean_score_drop: Annotated[
+        float | None, typer.Option(help="Absolute mean-score drop allowed.")
+    ] = None,
+    max_p95_latency_increase: Annotated[
+        float | None, typer.Option(help="Relative p95 increase allowed.")
+    ] = None,
+    max_cost_increase: Annotated[float | None, typer.Option(help="Relative cost increase allowed.")] = None,
+) -> None:
+    """Compare two runs metric by metric; with --gate, exit 1 on a regression."""
+    import msgspec
+
+    from cli.compare_cmd import print_comparison
+    from engine.compare import compare_runs
+    from engine.queries import resolve_run, run_state
+
+    overrides = {
+        "max_pass_rate_drop": max_pass_rate_drop,
+        "max_mean_score_drop": max_mean_score_drop,
+        "max_p95_latency_increase": max_p95_latency_increase,
+        "max_cost_increase": max_cost_increase,
+    }
+    with open_log(store) as log:
+        base_id, cand_id = resolve_run(log, base), resolve_run(log, candidate)
+        spec = run_state(log, cand_id).spec
+        assert spec is not None
+        gate_spec = msgspec.structs.replace(
+            spec.gate, **{k: v for k, v in overrides.items() if v is not None}
+        )
+        result = compare_runs(log, base_id, cand_id, gate_spec, require_same_cases=same_cases)
+    print_comparison(result, as_json)
+    if gate and result.regressed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def regrade(
+    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    graders: Annotated[
+        Path, typer.Option("--graders", help="File with [[graders]] (and [scoring]) to apply.")
+    ],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Grade a run's stored outputs again with other graders; the subject is not called."""
+    import trio
+
+    from cli.render import print_report
+    from engine.loader import load_graders
+    from engine.queries import resolve_run
+    from engine.regrade import regrade_run
+    from events.codec import to_json
+
+    specs, threshold = load_graders(graders)
+    with open_log(store) as log:
+        rid = resolve_run(log, run_id)
+        report_obj = trio.run(regrade_run, log, rid, specs, threshold)
+    print_report(to_json(report_obj), as_json)
+
+
 def main() -> None:
     """Console entry point: user errors exit 2 with one line and no traceback."""
     from engine.errors import InputError, NotFoundError

@@ -16,7 +16,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.suites import load_suite
-from events.spec import ExperimentSpec
+from events.spec import ExperimentSpec, GraderSpec, ScoringSpec
 
 _MSGSPEC_PATH = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 MAX_FILE_BYTES = 10 << 20
@@ -82,3 +82,26 @@ def split_validation_error(message: str) -> tuple[str, str]:
     what = match.group("what").replace("`", "")
     what = what[0].lower() + what[1:] if what else what
     return path or "(top level)", what
+
+
+class _GraderFile(msgspec.Struct, kw_only=True):
+    graders: list[GraderSpec]
+    scoring: ScoringSpec | None = None
+
+
+def load_graders(path: str | Path) -> tuple[list[GraderSpec], float | None]:
+    """[[graders]] and an optional [scoring] from a file (an experiment file works too)."""
+    file = Path(path)
+    raw = parse_file(file)
+    subset = {key: raw[key] for key in ("graders", "scoring") if key in raw}
+    try:
+        parsed = msgspec.convert(subset, _GraderFile, strict=True)
+    except msgspec.ValidationError as exc:
+        field, expected = split_validation_error(str(exc))
+        raise InputError(str(file), field, expected) from None
+    if not parsed.graders:
+        raise InputError(str(file), "graders", "expected at least one [[graders]] entry")
+    from engine.validate import check_graders
+
+    check_graders(parsed.graders, str(file))
+    return parsed.graders, None if parsed.scoring is None else parsed.scoring.pass_threshold

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 import trio
 
-from actors.aggregator import aggregator
 from actors.executor import MakeTarget, executor_pool
 from actors.graders.factory import make_graders
 from actors.judge import judge_pool
@@ -24,15 +23,14 @@ from actors.messages import Feedback, StopRequested, WriteBatch
 from actors.scheduler import Limits, scheduler
 from actors.variants import expand_variants, propose_variants
 from actors.watcher import watch_for_cancel
+from engine.pipeline import Pipeline, open_pipeline
 from engine.plan import build_plan
 from engine.state import load_state, spec_hash
 from events import kinds as k
-from events.codec import to_json
 from events.report import RunReport
 from events.spec import ExperimentSpec
-from store.blobs import pack_blob, read_text
+from store.blobs import read_text
 from store.log import EventLog
-from store.projections.report import build_report
 from store.projections.run_state import RunState
 
 FINAL_STATUS = {
@@ -73,66 +71,20 @@ class RunRequest:
 
 
 async def execute_run(log: EventLog, request: RunRequest) -> RunReport:
-    state = (
-        await trio.to_thread.run_sync(load_state, log, request.run_id)
-        if request.resume
-        else RunState(request.run_id)
-    )
+    load = trio.to_thread.run_sync
+    state = await load(load_state, log, request.run_id) if request.resume else RunState(request.run_id)
     spec = state.spec if request.resume and state.spec is not None else request.spec
     if spec is None:
         raise ValueError(f"run {request.run_id} has no experiment definition in the log")
-    emit, inbox = trio.open_memory_channel[WriteBatch](1024)
-    committed_send, committed = trio.open_memory_channel[WriteBatch](1024)
-    feedback_send, feedback = trio.open_memory_channel[Feedback](math.inf)
-    request.control._feedback = feedback_send
-    async with trio.open_nursery() as lifetime:
-        lifetime.start_soon(_writer, inbox, log, committed_send)
-        lifetime.start_soon(_aggregate, committed, state, feedback_send.clone(), request.subscribers)
-        async with emit:
-            reason = await _run_body(log, request, spec, state, emit, feedback, feedback_send)
-            return await _finish(request, state, reason, emit)
+    async with open_pipeline(log, state, request.subscribers) as pipe:
+        request.control._feedback = pipe.feedback_send
+        reason = await _run_body(log, request, spec, pipe)
+        return await _finish(request, reason, pipe)
     raise AssertionError("unreachable")
 
 
-async def _writer(
-    inbox: trio.MemoryReceiveChannel[WriteBatch], log: EventLog, committed: trio.MemorySendChannel[WriteBatch]
-) -> None:
-    from actors.writer import log_writer
-
-    await log_writer(inbox=inbox, log=log, committed=committed)
-
-
-async def _aggregate(
-    committed: trio.MemoryReceiveChannel[WriteBatch],
-    state: RunState,
-    feedback: trio.MemorySendChannel[Feedback],
-    subscribers: list[trio.MemorySendChannel[k.Event]],
-) -> None:
-    async with feedback:
-        await aggregator(committed=committed, state=state, feedback=feedback, subscribers=subscribers)
-
-
-async def write_and_wait(
-    emit: trio.MemorySendChannel[WriteBatch],
-    events: list[k.Event],
-    blobs: list[tuple[str, bytes]] | None = None,
-) -> None:
-    """Append events and wait until they are durable and folded into the live state."""
-    folded = trio.Event()
-    await emit.send(WriteBatch(events, blobs or [], folded))
-    await folded.wait()
-
-
-async def _run_body(
-    log: EventLog,
-    request: RunRequest,
-    spec: ExperimentSpec,
-    state: RunState,
-    emit: trio.MemorySendChannel[WriteBatch],
-    feedback: trio.MemoryReceiveChannel[Feedback],
-    feedback_send: trio.MemorySendChannel[Feedback],
-) -> str:
-    run_id, now = request.run_id, time.time()
+async def _run_body(log: EventLog, request: RunRequest, spec: ExperimentSpec, pipe: Pipeline) -> str:
+    run_id, now, state, emit = request.run_id, time.time(), pipe.state, pipe.emit
     variants = expand_variants(spec)
     if state.spec is None:
         await emit.send(
@@ -150,7 +102,7 @@ async def _run_body(
         run_id=run_id, ts=now, experiment=spec.name, trials_total=total, origin=request.origin,  # type: ignore[arg-type]
         pid=os.getpid(), host=socket.gethostname(), resumed=request.resume,
     )  # fmt: skip
-    await write_and_wait(emit, [started])
+    await pipe.write_and_wait([started])
     watch_from = await trio.to_thread.run_sync(log.last_seq)
     plan = build_plan(spec, run_id, variants, lambda key: read_text(log, key) or "")
     budget = spec.budget
@@ -182,14 +134,14 @@ async def _run_body(
             )  # fmt: skip
             work.start_soon(
                 lambda: watch_for_cancel(
-                    log=log, run_id=run_id, from_seq=watch_from + 1, feedback=feedback_send.clone(),
+                    log=log, run_id=run_id, from_seq=watch_from + 1, feedback=pipe.feedback_send.clone(),
                     poll_s=request.cancel_poll_s,
                 )
             )  # fmt: skip
             async with jobs_send, grade_send:
                 reason = await scheduler(
                     plan=plan, state=state, limits=limits, jobs=jobs_send, grade_jobs=grade_send,
-                    feedback=feedback, emit=emit,
+                    feedback=pipe.feedback, emit=emit,
                 )  # fmt: skip
             work.cancel_scope.cancel()
     if wall.cancelled_caught:
@@ -211,9 +163,7 @@ async def _run_body(
     return reason
 
 
-async def _finish(
-    request: RunRequest, state: RunState, reason: str, emit: trio.MemorySendChannel[WriteBatch]
-) -> RunReport:
+async def _finish(request: RunRequest, reason: str, pipe: Pipeline) -> RunReport:
     run_id, now = request.run_id, time.time()
     final: list[k.Event] = []
     if reason == "cancelled":
@@ -223,12 +173,5 @@ async def _finish(
         final.append(k.RunCancelled(run_id=run_id, ts=now, reason=why))
     status = FINAL_STATUS[reason]
     final.append(k.RunCompleted(run_id=run_id, ts=now, status=status))  # type: ignore[arg-type]
-    await write_and_wait(emit, final)
-    report = build_report(state)
-    key, stored = pack_blob(to_json(report))
-    await write_and_wait(
-        emit,
-        [k.ReportWritten(run_id=run_id, ts=time.time(), report_hash=key, grading=state.grading)],
-        [(key, stored)],
-    )
-    return report
+    await pipe.write_and_wait(final)
+    return await pipe.write_report()

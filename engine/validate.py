@@ -30,11 +30,22 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
         value = getattr(spec.budget, name)
         if value is not None and value <= 0:
             fail(f"budget.{name}", "expected a positive number")
-    for i, grader in enumerate(spec.graders):
-        _check_grader(grader, f"graders[{i}]", fail)
+    check_graders(spec.graders, file)
+    if not spec.graders:
+        for i, case in enumerate(spec.cases):
+            if case.expected is None:
+                fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
     _check_target(spec, fail)
     if spec.kind == "tune":
         _check_tune(spec, fail)
+
+
+def check_graders(graders: list[GraderSpec], file: str) -> None:
+    def fail(field: str, expected: str) -> None:
+        raise InputError(file, field, expected)
+
+    for i, grader in enumerate(graders):
+        _check_grader(grader, f"graders[{i}]", fail)
 
 
 def _check_unique(names: list[str], section: str, key: str, fail) -> None:  # noqa: ANN001

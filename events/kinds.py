@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from events.spec import ExperimentSpec, VariantSpec
+from events.spec import ExperimentSpec, GraderSpec, VariantSpec
 
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
 
@@ -159,8 +159,11 @@ class ReportWritten(Event, tag="report.written"):
 
 
 class RegradeStarted(Event, tag="regrade.started"):
+    """A new grading round over the stored outputs; the subject is not called again."""
+
     grading: int
-    graders_hash: str
+    graders: list[GraderSpec] = []
+    pass_threshold: float = 0.5
 
 
 TrialEvent = TrialStarted | TrialCompleted | TrialFailed | TrialGraded | TrialSkipped

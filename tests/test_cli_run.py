@@ -93,3 +93,51 @@ def test_budget_max_trials_gives_partial_report(tmp_path: Path, write_experiment
     assert report["is_partial"] and report["status"] == "partial"
     assert report["budget_exhausted"] == ["max_trials"]
     assert sum(v["trials"] for v in report["variants"]) == 7
+
+
+def test_compare_gate_flags_a_regression(tmp_path: Path, write_experiment) -> None:
+    good = write_experiment(
+        experiment(cases=20, repeats=1).replace("temperature = 0.7", "temperature = 0.1"), "good.toml"
+    )
+    bad = write_experiment(
+        experiment(cases=20, repeats=1).replace("temperature = 0.7", "temperature = 1.2"), "bad.toml"
+    )
+    for name, file in (("good", good), ("bad", bad), ("good2", good)):
+        assert (
+            run_engine("run", str(file), "-q", "--run-id", name, "--store", "st", cwd=tmp_path).returncode
+            == 0
+        )
+    regressed = run_engine("compare", "good", "bad", "--gate", "--json", "--store", "st", cwd=tmp_path)
+    assert regressed.returncode == 1, regressed.stderr.decode()
+    result = json.loads(regressed.stdout)
+    assert result["regressed"] and any("baseline: pass_rate" in r for r in result["regressions"])
+    same = run_engine("compare", "good", "good2", "--gate", "--store", "st", cwd=tmp_path)
+    assert same.returncode == 0 and b"no regression" in same.stdout
+
+
+def test_compare_warns_or_refuses_when_case_sets_differ(tmp_path: Path, write_experiment) -> None:
+    small = write_experiment(experiment(cases=5, repeats=1), "small.toml")
+    large = write_experiment(experiment(cases=8, repeats=1), "large.toml")
+    for name, file in (("small", small), ("large", large)):
+        assert (
+            run_engine("run", str(file), "-q", "--run-id", name, "--store", "st", cwd=tmp_path).returncode
+            == 0
+        )
+    warned = run_engine("compare", "small", "large", "--json", "--store", "st", cwd=tmp_path)
+    assert warned.returncode == 0 and "case sets differ" in json.loads(warned.stdout)["warnings"][0]
+    refused = run_engine("compare", "small", "large", "--require-same-cases", "--store", "st", cwd=tmp_path)
+    assert refused.returncode == 2 and b"same case set" in refused.stderr
+
+
+def test_regrade_from_the_cli(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=4, repeats=1))
+    assert run_engine("run", str(file), "-q", "--run-id", "r1", "--store", "st", cwd=tmp_path).returncode == 0
+    graders = write_experiment('[[graders]]\nkind = "regex"\npattern = "City\\\\d+"\n', "graders.toml")
+    result = run_engine("regrade", "r1", "--graders", str(graders), "--json", "--store", "st", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()
+    stored = run_engine("report", "r1", "--json", "--store", "st", cwd=tmp_path)
+    replayed = run_engine("replay", "r1", "--json", "--store", "st", cwd=tmp_path)
+    assert result.stdout == stored.stdout == replayed.stdout
+    bad = write_experiment('[[graders]]\nkind = "regex"\npattern = "("\n', "bad.toml")
+    refused = run_engine("regrade", "r1", "--graders", str(bad), "--store", "st", cwd=tmp_path)
+    assert refused.returncode == 2 and b"graders[0].pattern" in refused.stderr

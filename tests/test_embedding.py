@@ -100,3 +100,24 @@ async def test_wall_time_budget_with_virtual_clock(tmp_path: Path, autojump_cloc
     # at most 3 ten-second trials fit in 35 s; the virtual clock may also jump while the log
     # writer waits on its worker thread, so fewer may finish
     assert 1 <= report.trials_done <= 3
+
+
+async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path: Path) -> None:
+    from engine.regrade import regrade_run
+    from events.spec import GraderSpec
+
+    calls = 0
+
+    def counting(request: TargetRequest) -> str:
+        nonlocal calls
+        calls += 1
+        return flag_agent(request)
+
+    async with open_engine(tmp_path, callables={"agent": counting}) as eng:
+        first = await eng.run(spec(repeats=1))
+        assert calls == 20 and {v.name: v.mean_score for v in first.variants} == {"quiet": 0.0, "loud": 1.0}
+        lenient = [GraderSpec(kind="exact", case_sensitive=False)]
+        second = await regrade_run(eng.log, first.run_id, lenient)
+        assert calls == 20
+        assert {v.name: v.mean_score for v in second.variants} == {"quiet": 1.0, "loud": 1.0}
+        assert stored_report(eng.log, first.run_id) == replay_json(eng.log, first.run_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import msgspec
 from hdrh.histogram import HdrHistogram
 
 from events import kinds as k
@@ -176,6 +177,9 @@ def _skipped(s: RunState, e: k.TrialSkipped) -> None:
 def _regrade(s: RunState, e: k.RegradeStarted) -> None:
     # a new grading round: scores start again; outputs and spend are untouched
     s.grading = e.grading
+    if s.spec is not None:
+        scoring = msgspec.structs.replace(s.spec.scoring, pass_threshold=e.pass_threshold)
+        s.spec = msgspec.structs.replace(s.spec, graders=list(e.graders), scoring=scoring)
     for cell in s.cells.values():
         cell.graded = cell.passed = cell.unscored = cell.score_sum = 0
     for totals in s.totals.values():

@@ -1,0 +1,174 @@
+"""`engine compare BASE CAND`: did the candidate run regress against the base run?
+
+Metrics (seed 004's defaults, overridable in the candidate's [gate] table or on
+the command line): pass rate and mean score (absolute drop, paired by case, a
+drop counts only when significant or untestable), p95 latency and cost (relative
+increase). Variants are matched by name; two single-variant runs are matched
+whatever their names.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from engine.errors import InputError
+from engine.queries import run_state
+from events.spec import GateSpec
+from store import stats
+from store.log import EventLog
+from store.projections.report import build_report, case_values
+from store.projections.run_state import RunState
+
+
+class MetricDelta(msgspec.Struct, kw_only=True):
+    variant: str
+    metric: str
+    baseline: float | None
+    candidate: float | None
+    delta: float | None
+    threshold: float
+    p_value: float | None = None
+    direction: str  # better | worse | same | unknown
+    regressed: bool
+
+
+class Comparison(msgspec.Struct, kw_only=True):
+    baseline_run: str
+    candidate_run: str
+    regressed: bool
+    regressions: list[str]
+    warnings: list[str]
+    shared_cases: int
+    metrics: list[MetricDelta]
+
+
+def compare_runs(
+    log: EventLog, base_id: str, cand_id: str, gate: GateSpec | None = None, require_same_cases: bool = False
+) -> Comparison:
+    base, cand = run_state(log, base_id), run_state(log, cand_id)
+    assert base.spec is not None and cand.spec is not None
+    gate = gate or cand.spec.gate
+    warnings = _case_set_warnings(base, cand)
+    if warnings and require_same_cases:
+        raise InputError(cand_id, "cases", "expected the same case set as the baseline run; " + warnings[0])
+    pairs = _matched_variants(base, cand)
+    if not pairs:
+        raise InputError(
+            cand_id, "variants", "expected at least one variant name shared with the baseline run"
+        )
+    metrics = [m for b_name, c_name in pairs for m in _variant_metrics(base, cand, b_name, c_name, gate)]
+    regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
+    shared = len({c.id for c in base.spec.cases} & {c.id for c in cand.spec.cases})
+    return Comparison(
+        baseline_run=base_id,
+        candidate_run=cand_id,
+        regressed=bool(regressions),
+        regressions=regressions,
+        warnings=warnings,
+        shared_cases=shared,
+        metrics=metrics,
+    )
+
+
+def _describe(m: MetricDelta) -> str:
+    return f"went from {m.baseline} to {m.candidate} (delta {m.delta:+.4g}, threshold {m.threshold:g})"
+
+
+def _case_set_warnings(base: RunState, cand: RunState) -> list[str]:
+    assert base.spec is not None and cand.spec is not None
+    b, c = {x.id for x in base.spec.cases}, {x.id for x in cand.spec.cases}
+    if b == c:
+        return []
+    only = f"{len(b - c)} only in baseline, {len(c - b)} only in candidate"
+    return [f"case sets differ: {only}; compared the {len(b & c)} shared cases"]
+
+
+def _matched_variants(base: RunState, cand: RunState) -> list[tuple[str, str]]:
+    shared = [name for name in cand.variants if name in base.variants]
+    if shared:
+        return [(name, name) for name in shared]
+    if len(base.variants) == 1 and len(cand.variants) == 1:
+        return [(next(iter(base.variants)), next(iter(cand.variants)))]
+    return []
+
+
+def _variant_metrics(
+    base: RunState, cand: RunState, b_name: str, c_name: str, gate: GateSpec
+) -> list[MetricDelta]:
+    b_report = {v.name: v for v in build_report(base).variants}[b_name]
+    c_report = {v.name: v for v in build_report(cand).variants}[c_name]
+    label = c_name if b_name == c_name else f"{b_name}->{c_name}"
+    out = [
+        _paired(base, cand, b_name, c_name, label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
+        _paired(base, cand, b_name, c_name, label, "mean_score", gate.max_mean_score_drop, gate.alpha),
+        _relative(
+            label,
+            "p95_latency_ms",
+            b_report.latency_ms.p95,
+            c_report.latency_ms.p95,
+            gate.max_p95_latency_increase,
+        ),
+        _relative(label, "cost_usd", b_report.cost_usd, c_report.cost_usd, gate.max_cost_increase),
+    ]
+    return out
+
+
+def _per_case(state: RunState, variant: str, metric: str) -> dict[str, float]:
+    assert state.spec is not None
+    cases = [c.id for c in state.spec.cases]
+    if metric == "mean_score":
+        return case_values(state, variant, cases, "mean")
+    out = {}
+    for case in cases:
+        cell = state.cells.get((variant, case))
+        if cell is not None and cell.graded:
+            out[case] = cell.passed.bit_count() / cell.graded.bit_count()
+    return out
+
+
+def _paired(
+    base: RunState,
+    cand: RunState,
+    b_name: str,
+    c_name: str,
+    label: str,
+    metric: str,
+    max_drop: float,
+    alpha: float,
+) -> MetricDelta:
+    b_vals, c_vals = _per_case(base, b_name, metric), _per_case(cand, c_name, metric)
+    shared = [case for case in b_vals if case in c_vals]
+    b_list, c_list = [b_vals[c] for c in shared], [c_vals[c] for c in shared]
+    b_mean, c_mean = stats.mean(b_list), stats.mean(c_list)
+    if b_mean is None or c_mean is None:
+        return MetricDelta(variant=label, metric=metric, baseline=b_mean, candidate=c_mean, delta=None,
+                           threshold=max_drop, direction="unknown", regressed=False)  # fmt: skip
+    binary = all(v in (0.0, 1.0) for v in b_list + c_list)
+    result = stats.paired_comparison(b_list, c_list, binary=binary, seed=0)
+    delta = round(c_mean - b_mean, 6)
+    significant = result.p_value is None or result.p_value < alpha
+    return MetricDelta(
+        variant=label, metric=metric, baseline=round(b_mean, 6), candidate=round(c_mean, 6), delta=delta,
+        threshold=max_drop, p_value=result.p_value, direction=_direction(delta, higher_is_better=True),
+        regressed=delta < -max_drop and significant,
+    )  # fmt: skip
+
+
+def _relative(
+    label: str, metric: str, base: float | None, cand: float | None, max_increase: float
+) -> MetricDelta:
+    if base is None or cand is None:
+        return MetricDelta(variant=label, metric=metric, baseline=base, candidate=cand, delta=None,
+                           threshold=max_increase, direction="unknown", regressed=False)  # fmt: skip
+    delta = round(cand - base, 6)
+    limit = base * (1 + max_increase)
+    return MetricDelta(
+        variant=label, metric=metric, baseline=base, candidate=cand, delta=delta, threshold=max_increase,
+        direction=_direction(delta, higher_is_better=False), regressed=cand > limit and delta > 0,
+    )  # fmt: skip
+
+
+def _direction(delta: float, higher_is_better: bool) -> str:
+    if delta == 0:
+        return "same"
+    return "better" if (delta > 0) == higher_is_better else "worse"

@@ -1,0 +1,74 @@
+"""The log writer and the aggregator, opened together: what every run and regrade writes through.
+
+They live in an outer nursery so that whatever the working actors queued is
+committed and folded before the caller writes its final events.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import trio
+
+from actors.aggregator import aggregator
+from actors.messages import Feedback, WriteBatch
+from actors.writer import log_writer
+from events import kinds as k
+from events.codec import to_json
+from events.report import RunReport
+from store.blobs import pack_blob
+from store.log import EventLog
+from store.projections.report import build_report
+from store.projections.run_state import RunState
+
+
+@dataclass
+class Pipeline:
+    emit: trio.MemorySendChannel[WriteBatch]
+    feedback: trio.MemoryReceiveChannel[Feedback]
+    feedback_send: trio.MemorySendChannel[Feedback]
+    state: RunState
+
+    async def write_and_wait(self, events: list[k.Event], blobs: Sequence[tuple[str, bytes]] = ()) -> None:
+        """Append events and wait until they are durable and folded into the live state."""
+        folded = trio.Event()
+        await self.emit.send(WriteBatch(events, list(blobs), folded))
+        await folded.wait()
+
+    async def write_report(self) -> RunReport:
+        """Render the report from the live state and store it (replay must reproduce these bytes)."""
+        await self.write_and_wait([])  # a barrier: everything queued before is durable and folded
+        report = build_report(self.state)
+        key, stored = pack_blob(to_json(report))
+        run_id, grading = self.state.run_id, self.state.grading
+        written = k.ReportWritten(run_id=run_id, ts=time.time(), report_hash=key, grading=grading)
+        await self.write_and_wait([written], [(key, stored)])
+        return report
+
+
+@asynccontextmanager
+async def open_pipeline(
+    log: EventLog, state: RunState, subscribers: list[trio.MemorySendChannel[k.Event]] | None = None
+) -> AsyncIterator[Pipeline]:
+    emit, inbox = trio.open_memory_channel[WriteBatch](1024)
+    committed_send, committed = trio.open_memory_channel[WriteBatch](1024)
+    feedback_send, feedback = trio.open_memory_channel[Feedback](math.inf)
+    async with trio.open_nursery() as lifetime:
+        lifetime.start_soon(lambda: log_writer(inbox=inbox, log=log, committed=committed_send))
+        lifetime.start_soon(_aggregate, committed, state, feedback_send.clone(), subscribers or [])
+        async with emit:
+            yield Pipeline(emit, feedback, feedback_send, state)
+
+
+async def _aggregate(
+    committed: trio.MemoryReceiveChannel[WriteBatch],
+    state: RunState,
+    feedback: trio.MemorySendChannel[Feedback],
+    subscribers: list[trio.MemorySendChannel[k.Event]],
+) -> None:
+    async with feedback:
+        await aggregator(committed=committed, state=state, feedback=feedback, subscribers=subscribers)

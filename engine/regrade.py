@@ -1,0 +1,72 @@
+"""`engine regrade RUN_ID`: grade the stored outputs again with another grader config.
+
+A new grading round (RegradeStarted) resets scores in the fold; the judge pool
+grades every completed output read back from the blob store, so the subject is
+never called again; a new report is written. Replay of the log reproduces it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import trio
+
+from actors.graders.factory import make_graders
+from actors.judge import judge_pool
+from actors.messages import GradeJob
+from engine.pipeline import open_pipeline
+from engine.queries import run_state
+from events import kinds as k
+from events.report import RunReport
+from events.spec import GraderSpec
+from store.blobs import read_text
+from store.log import EventLog
+from store.projection import run_events
+from store.projections.run_state import RunState
+
+
+async def regrade_run(
+    log: EventLog, run_id: str, graders: list[GraderSpec], pass_threshold: float | None = None
+) -> RunReport:
+    state = await trio.to_thread.run_sync(run_state, log, run_id)
+    assert state.spec is not None
+    threshold = state.spec.scoring.pass_threshold if pass_threshold is None else pass_threshold
+    grading = state.grading + 1
+    async with open_pipeline(log, state) as pipe:
+        started = k.RegradeStarted(
+            run_id=run_id, ts=time.time(), grading=grading, graders=graders, pass_threshold=threshold
+        )
+        await pipe.write_and_wait([started])
+        grade_send, grade_jobs = trio.open_memory_channel[GradeJob](64)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                lambda: judge_pool(
+                    size=state.spec.execution.judge_concurrency if state.spec else 3,
+                    grade_jobs=grade_jobs,
+                    emit=pipe.emit.clone(),
+                    make_graders=lambda: make_graders(graders),
+                    pass_threshold=threshold,
+                )
+            )
+            async with grade_send:
+                await _feed_outputs(log, run_id, state, grading, grade_send)
+        return await pipe.write_report()
+    raise AssertionError("unreachable")
+
+
+async def _feed_outputs(
+    log: EventLog, run_id: str, state: RunState, grading: int, grade_send: trio.MemorySendChannel[GradeJob]
+) -> None:
+    assert state.spec is not None
+    cases = {c.id: c for c in state.spec.cases}
+    completed = await trio.to_thread.run_sync(lambda: list(run_events(log, run_id, {"trial.completed"})))
+    seen: set[tuple[str, str, int]] = set()
+    for event in completed:
+        assert isinstance(event, k.TrialCompleted)
+        key = (event.variant, event.case, event.repeat)
+        if key in seen or event.variant not in state.variants or event.case not in cases:
+            continue
+        seen.add(key)
+        output = await trio.to_thread.run_sync(read_text, log, event.output_hash) or ""
+        job = GradeJob(state.variants[event.variant], cases[event.case], event.repeat, output, event, grading)
+        await grade_send.send(job)
