@@ -54,13 +54,28 @@ def _matrix_variant(entry: dict[str, Any]) -> VariantSpec:
 
 
 async def propose_variants(
-    *, run_id: str, variants: list[VariantSpec], known: set[str], emit: trio.MemorySendChannel[WriteBatch]
+    *,
+    run_id: str,
+    variants: list[VariantSpec],
+    known: set[str],
+    emit: trio.MemorySendChannel[WriteBatch],
+    parameter: str | None = None,
+    value: Any = None,
+    parent: str | None = None,
 ) -> None:
     """Log a VariantProposed for every variant the run has not proposed yet."""
+    first = len(known)
     events = [
-        k.VariantProposed(run_id=run_id, ts=time.time(), variant=variant, index=index)
-        for index, variant in enumerate(variants)
-        if variant.name not in known
+        k.VariantProposed(
+            run_id=run_id,
+            ts=time.time(),
+            variant=variant,
+            index=first + i,
+            parameter=parameter,
+            value=value,
+            parent=parent,
+        )  # fmt: skip
+        for i, variant in enumerate(v for v in variants if v.name not in known)
     ]
     if events:
         await emit.send(WriteBatch(list(events)))

@@ -29,6 +29,7 @@ def build_plan(
     run_id: str,
     variants: list[VariantSpec],
     load_output: Callable[[str], str],
+    repeats: int | None = None,
 ) -> Plan:
     targets: dict[str, TargetSpec] = {v.name: resolve_target(spec.target, v) for v in variants}
     cases = {c.id: c for c in spec.cases}
@@ -63,7 +64,7 @@ def build_plan(
         run_id=run_id,
         variants=variants,
         cases=list(spec.cases),
-        repeats=strategy.count,
+        repeats=repeats or strategy.count,
         early_exit=strategy.strategy == "pass_at_k" and strategy.early_exit,
         make_job=make_job,
         load_regrade=load_regrade,

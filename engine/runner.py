@@ -8,6 +8,7 @@ report are written, whether the run completed, ran out of budget or was stopped.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import socket
@@ -16,16 +17,14 @@ from dataclasses import dataclass, field
 
 import trio
 
-from actors.executor import MakeTarget, executor_pool
-from actors.graders.factory import make_graders
-from actors.judge import judge_pool
+from actors.executor import MakeTarget
 from actors.messages import Feedback, StopRequested, WriteBatch
-from actors.scheduler import Limits, scheduler
 from actors.variants import expand_variants, propose_variants
-from actors.watcher import watch_for_cancel
 from engine.pipeline import Pipeline, open_pipeline
 from engine.plan import build_plan
 from engine.state import load_state, spec_hash
+from engine.tune import tune_session
+from engine.workers import open_workers
 from events import kinds as k
 from events.report import RunReport
 from events.spec import ExperimentSpec
@@ -84,83 +83,46 @@ async def execute_run(log: EventLog, request: RunRequest) -> RunReport:
 
 
 async def _run_body(log: EventLog, request: RunRequest, spec: ExperimentSpec, pipe: Pipeline) -> str:
-    run_id, now, state, emit = request.run_id, time.time(), pipe.state, pipe.emit
-    variants = expand_variants(spec)
+    run_id, now, state = request.run_id, time.time(), pipe.state
+    tuning = spec.kind == "tune"
+    variants = [] if tuning else expand_variants(spec)
     if state.spec is None:
-        await emit.send(
-            WriteBatch(
-                [
-                    k.ExperimentDefined(
-                        run_id=run_id, ts=now, spec=spec, spec_hash=spec_hash(spec), source=request.source
-                    )
-                ]
-            )
+        defined = k.ExperimentDefined(
+            run_id=run_id, ts=now, spec=spec, spec_hash=spec_hash(spec), source=request.source
         )
-    await propose_variants(run_id=run_id, variants=variants, known=set(state.variants), emit=emit)
+        await pipe.emit.send(WriteBatch([defined]))
+    await propose_variants(run_id=run_id, variants=variants, known=set(state.variants), emit=pipe.emit)
     total = len(variants) * len(spec.cases) * spec.repeat.count
     started = k.RunStarted(
         run_id=run_id, ts=now, experiment=spec.name, trials_total=total, origin=request.origin,  # type: ignore[arg-type]
         pid=os.getpid(), host=socket.gethostname(), resumed=request.resume,
     )  # fmt: skip
     await pipe.write_and_wait([started])
-    watch_from = await trio.to_thread.run_sync(log.last_seq)
-    plan = build_plan(spec, run_id, variants, lambda key: read_text(log, key) or "")
-    budget = spec.budget
-    limits = Limits(
-        in_flight=max(2, spec.execution.concurrency * 2),
-        max_trials=budget.max_trials,
-        max_tokens=budget.max_tokens,
-        max_cost_usd=budget.max_cost_usd,
-    )
     if request.control.stop_reason is not None:
         return "cancelled"
-    jobs_send, jobs = trio.open_memory_channel(limits.in_flight)
-    grade_send, grade_jobs = trio.open_memory_channel(limits.in_flight * 2)
+    watch_from = await trio.to_thread.run_sync(log.last_seq) + 1
+    load_output = functools.partial(_read_output, log)
     reason = "completed"
-    with trio.move_on_after(budget.max_wall_time_s or math.inf) as wall:
-        async with trio.open_nursery() as work:
-            work.start_soon(
-                lambda: executor_pool(
-                    size=spec.execution.concurrency, jobs=jobs, emit=emit.clone(), graded=grade_send.clone(),
-                    make_target=request.make_target,
-                )
-            )  # fmt: skip
-            work.start_soon(
-                lambda: judge_pool(
-                    size=spec.execution.judge_concurrency, grade_jobs=grade_jobs, emit=emit.clone(),
-                    make_graders=lambda: make_graders(spec.graders),
-                    pass_threshold=spec.scoring.pass_threshold,
-                )
-            )  # fmt: skip
-            work.start_soon(
-                lambda: watch_for_cancel(
-                    log=log, run_id=run_id, from_seq=watch_from + 1, feedback=pipe.feedback_send.clone(),
-                    poll_s=request.cancel_poll_s,
-                )
-            )  # fmt: skip
-            async with jobs_send, grade_send:
-                reason = await scheduler(
-                    plan=plan, state=state, limits=limits, jobs=jobs_send, grade_jobs=grade_send,
-                    feedback=pipe.feedback, emit=emit,
-                )  # fmt: skip
-            work.cancel_scope.cancel()
+    with trio.move_on_after(spec.budget.max_wall_time_s or math.inf) as wall:
+        async with open_workers(
+            log, spec, pipe, request.make_target, watch_from, request.cancel_poll_s
+        ) as workers:
+            if tuning:
+                reason = await tune_session(spec, run_id, request.origin, pipe, workers, load_output)
+            else:
+                reason = await workers.run(build_plan(spec, run_id, variants, load_output))
     if wall.cancelled_caught:
         reason = "wall_time"
-        used = round(time.time() - now, 3)
-        await emit.send(
-            WriteBatch(
-                [
-                    k.BudgetExhausted(
-                        run_id=run_id,
-                        ts=time.time(),
-                        budget="max_wall_time_s",
-                        limit=budget.max_wall_time_s or 0.0,
-                        used=used,
-                    )
-                ]
-            )
-        )
+        exhausted = k.BudgetExhausted(
+            run_id=run_id, ts=time.time(), budget="max_wall_time_s", limit=spec.budget.max_wall_time_s or 0.0,
+            used=round(time.time() - now, 3),
+        )  # fmt: skip
+        await pipe.emit.send(WriteBatch([exhausted]))
     return reason
+
+
+def _read_output(log: EventLog, key: str) -> str:
+    return read_text(log, key) or ""
 
 
 async def _finish(request: RunRequest, reason: str, pipe: Pipeline) -> RunReport:

@@ -53,7 +53,7 @@ def build_report(state: RunState) -> RunReport:
         experiment=spec.name if spec else "",
         status=state.status,
         is_partial=is_partial(state, done),
-        trials_total=state.trials_total,
+        trials_total=state.trials_total or done,
         trials_done=done,
         baseline=baseline,
         winner=winner,

@@ -1,0 +1,85 @@
+"""Variation strategies for tuning sessions (seed 000): grid, random, neighborhood.
+
+Each call proposes one parameter changed from the current best configuration.
+Visited variations are never proposed again. Random and neighborhood are seeded,
+so a session restarted from its log re-derives the same sequence.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from events.spec import ParameterRange, TuneSpec
+
+MAX_REJECTIONS = 1000
+CONTINUOUS_GRID_POINTS = 10
+
+
+class Variation(NamedTuple):
+    parameter: str
+    value: float
+
+
+def quantize(p: ParameterRange, value: float) -> float:
+    """Clamp to [min, max] and snap to the nearest step (no floating-point drift)."""
+    value = min(max(value, p.min), p.max)
+    if p.step:
+        value = p.min + round((value - p.min) / p.step) * p.step
+        value = min(max(value, p.min), p.max)
+    return float(round(value)) if p.integer else round(value, 10)
+
+
+def grid_points(p: ParameterRange) -> list[float]:
+    step = p.step or (p.max - p.min) / CONTINUOUS_GRID_POINTS
+    if step <= 0:
+        return [quantize(p, p.min)]
+    count = int(round((p.max - p.min) / step))
+    return sorted({quantize(p, p.min + i * step) for i in range(count + 1)})
+
+
+def defaults(spec: TuneSpec) -> dict[str, float]:
+    return {p.name: quantize(p, p.default) for p in spec.parameters}
+
+
+@dataclass
+class VariationGenerator:
+    spec: TuneSpec
+    seed: int
+    visited: set[Variation] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self._grid = [Variation(p.name, v) for p in self.spec.parameters for v in grid_points(p)]
+        self._grid_pos = 0
+
+    def next(self, best: dict[str, float]) -> Variation | None:
+        strategy = self.spec.strategy
+        found = self._next_grid(best) if strategy == "grid" else self._next_sampled(best, strategy)
+        if found is not None:
+            self.visited.add(found)
+        return found
+
+    def _next_grid(self, best: dict[str, float]) -> Variation | None:
+        # sweep one parameter through all its points before the next (seed 000)
+        while self._grid_pos < len(self._grid):
+            candidate = self._grid[self._grid_pos]
+            self._grid_pos += 1
+            if candidate not in self.visited and best.get(candidate.parameter) != candidate.value:
+                return candidate
+        return None
+
+    def _next_sampled(self, best: dict[str, float], strategy: str) -> Variation | None:
+        for _ in range(MAX_REJECTIONS):
+            p = self.rng.choice(self.spec.parameters)
+            if strategy == "random":
+                value = quantize(p, self.rng.uniform(p.min, p.max))
+            else:
+                step = p.step or (p.max - p.min) / CONTINUOUS_GRID_POINTS
+                offset = self.rng.uniform(-self.spec.radius, self.spec.radius) * step
+                value = quantize(p, best[p.name] + offset)
+            candidate = Variation(p.name, value)
+            if candidate not in self.visited and best.get(p.name) != value:
+                return candidate
+        return None  # the space is considered exhausted

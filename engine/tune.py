@@ -1,0 +1,177 @@
+"""Autonomous tuning sessions (seed 000) on the actor system.
+
+One parameter changes per variation; baseline and candidate run on the same
+cases with the same repeats and are compared case by case. A variation is
+accepted only when the improvement reaches `min_improvement` and, beyond the
+seed, is significant; a close call earns extra repeats before the decision.
+Decisions are events, so a restarted session re-derives where it was from the
+log and does not test a visited variation again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from actors.tuning import Variation, VariationGenerator, defaults, quantize
+from actors.variants import propose_variants
+from engine.pipeline import Pipeline
+from engine.plan import build_plan
+from engine.workers import Workers
+from events import kinds as k
+from events.spec import ExperimentSpec, TuneSpec, VariantSpec
+from store import stats
+from store.projections.report import case_values
+from store.projections.run_state import RunState
+
+BASELINE = "baseline"
+
+
+class Session:
+    """Where the session stands: the current best variant and its parameters."""
+
+    def __init__(self, spec: ExperimentSpec, tune: TuneSpec) -> None:
+        self.spec, self.tune = spec, tune
+        ranges = {p.name: p for p in tune.parameters}
+        start = defaults(tune)
+        for name, value in spec.params.items():
+            if name in ranges and isinstance(value, int | float):
+                start[name] = quantize(ranges[name], float(value))
+        self.best_values = start
+        self.best = VariantSpec(name=BASELINE, params={**spec.params, **_clean(start, ranges)})
+        self.generator = VariationGenerator(tune, seed=spec.seed)
+        # the starting configuration is evaluated as the baseline: never propose it again
+        self.generator.visited.update(Variation(name, value) for name, value in start.items())
+        self.ranges = ranges
+
+    def candidate(self, variation: Variation, known: set[str]) -> VariantSpec:
+        value = _clean({variation.parameter: variation.value}, self.ranges)[variation.parameter]
+        name, n = f"{variation.parameter}={value}", 1
+        while name in known:
+            n += 1
+            name = f"{variation.parameter}={value}#{n}"
+        return VariantSpec(name=name, params={**self.best.params, variation.parameter: value})
+
+    def accept(self, variant: VariantSpec, variation: Variation) -> None:
+        self.best, self.best_values[variation.parameter] = variant, variation.value
+
+
+def _clean(values: dict[str, float], ranges: dict[str, Any]) -> dict[str, Any]:
+    return {n: int(v) if ranges[n].integer else v for n, v in values.items()}
+
+
+def restore(session: Session, state_variations: list[Any], variants: dict[str, VariantSpec]) -> None:
+    """Re-drive the generator through the decisions already in the log."""
+    for decided in state_variations:
+        proposed = session.generator.next(session.best_values)
+        logged = Variation(decided.parameter, float(decided.value))
+        if proposed != logged:
+            session.generator.visited.add(logged)
+        if isinstance(decided, k.VariationAccepted) and decided.variant in variants:
+            session.accept(variants[decided.variant], logged)
+
+
+async def tune_session(
+    spec: ExperimentSpec,
+    run_id: str,
+    origin: str,
+    pipe: Pipeline,
+    workers: Workers,
+    load_output: Callable[[str], str],
+) -> str:
+    assert spec.tune is not None
+    state, tune = pipe.state, spec.tune
+    session = Session(spec, tune)
+    if BASELINE in state.variants:
+        session.best = state.variants[BASELINE]
+    await propose_variants(run_id=run_id, variants=[session.best], known=set(state.variants), emit=pipe.emit)
+    restore(session, list(state.variations), state.variants)
+    while len(state.variations) < tune.max_experiments:
+        variation = session.generator.next(session.best_values)
+        if variation is None:
+            return "completed"  # the search space is exhausted
+        candidate = _resumed_candidate(state, variation) or session.candidate(variation, set(state.variants))
+        await propose_variants(
+            run_id=run_id, variants=[candidate], known=set(state.variants), emit=pipe.emit,
+            parameter=variation.parameter, value=variation.value, parent=session.best.name,
+        )  # fmt: skip
+        await pipe.write_and_wait([])  # the proposal is folded before the next one is named
+        outcome = await _evaluate(spec, run_id, pipe, workers, load_output, session.best, candidate)
+        if isinstance(outcome, str):
+            return outcome
+        delta, p_value, base_score, cand_score, rounds = outcome
+        accepted = delta >= tune.min_improvement and (
+            not tune.require_significance or p_value < spec.gate.alpha
+        )
+        decision = _decision(run_id, origin, candidate, variation, session.best.name, outcome, accepted)
+        await pipe.write_and_wait([decision])
+        if accepted:
+            session.accept(candidate, variation)
+    return "completed"
+
+
+def _resumed_candidate(state: RunState, v: Variation) -> VariantSpec | None:
+    """The candidate a stopped session was evaluating: proposed for this variation, never decided."""
+    decided = {d.variant for d in state.variations}
+    for name, proposal in state.proposals.items():
+        same = (
+            proposal.parameter == v.parameter
+            and proposal.value is not None
+            and float(proposal.value) == v.value
+        )
+        if same and name not in decided:
+            return state.variants[name]
+    return None
+
+
+async def _evaluate(
+    spec: ExperimentSpec,
+    run_id: str,
+    pipe: Pipeline,
+    workers: Workers,
+    load_output: Callable[[str], str],
+    baseline: VariantSpec,
+    candidate: VariantSpec,
+) -> tuple[float, float, float, float, int] | str:
+    assert spec.tune is not None
+    cases = [c.id for c in spec.cases]
+    for rounds in range(spec.tune.max_extra_repeats + 1):
+        plan = build_plan(
+            spec, run_id, [baseline, candidate], load_output, repeats=spec.repeat.count * (rounds + 1)
+        )
+        reason = await workers.run(plan)
+        if reason != "completed":
+            return reason
+        base = case_values(pipe.state, baseline.name, cases, "mean")
+        cand = case_values(pipe.state, candidate.name, cases, "mean")
+        shared = [c for c in cases if c in base and c in cand]
+        b_vals, c_vals = [base[c] for c in shared], [cand[c] for c in shared]
+        result = stats.paired_comparison(b_vals, c_vals, binary=False, seed=spec.seed)
+        delta = result.delta or 0.0
+        p_value = 1.0 if result.p_value is None else result.p_value
+        close_call = delta >= spec.tune.min_improvement and p_value >= spec.gate.alpha
+        if not (close_call and spec.tune.require_significance):
+            break
+    return delta, p_value, stats.mean(b_vals) or 0.0, stats.mean(c_vals) or 0.0, rounds
+
+
+def _decision(
+    run_id: str,
+    origin: str,
+    candidate: VariantSpec,
+    variation: Variation,
+    baseline: str,
+    outcome: tuple[float, float, float, float, int],
+    accepted: bool,
+) -> k.Event:
+    delta, p_value, base_score, cand_score, rounds = outcome
+    common = dict(
+        run_id=run_id, ts=time.time(), variant=candidate.name, parameter=variation.parameter,
+        value=candidate.params[variation.parameter], baseline=baseline, baseline_score=round(base_score, 6),
+        candidate_score=round(cand_score, 6), delta=round(delta, 6), p_value=round(p_value, 6), origin=origin,
+    )  # fmt: skip
+    if accepted:
+        return k.VariationAccepted(**common)  # type: ignore[arg-type]
+    why = f"delta {delta:+.4f}, p {p_value:.3g} after {rounds + 1} round(s) of repeats"
+    return k.VariationRejected(**common, reason=why)  # type: ignore[arg-type]

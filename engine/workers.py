@@ -1,0 +1,94 @@
+"""The working actors of a run: executor pool, judge pool and cancel watcher, fed plan by plan.
+
+A plain experiment runs one plan; a tuning session runs one plan per variation
+(baseline vs candidate) through the same pools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import trio
+
+from actors.executor import MakeTarget, executor_pool
+from actors.graders.factory import make_graders
+from actors.judge import judge_pool
+from actors.messages import GradeJob, TrialJob
+from actors.scheduler import Limits, Plan, scheduler
+from actors.watcher import watch_for_cancel
+from engine.pipeline import Pipeline
+from events.spec import ExperimentSpec
+from store.log import EventLog
+
+
+def limits_for(spec: ExperimentSpec) -> Limits:
+    budget = spec.budget
+    max_tokens = budget.max_tokens
+    if spec.tune is not None and spec.tune.eval_budget_tokens is not None:
+        max_tokens = min(max_tokens or spec.tune.eval_budget_tokens, spec.tune.eval_budget_tokens)
+    return Limits(
+        in_flight=max(2, spec.execution.concurrency * 2),
+        max_trials=budget.max_trials,
+        max_tokens=max_tokens,
+        max_cost_usd=budget.max_cost_usd,
+    )
+
+
+@dataclass
+class Workers:
+    pipe: Pipeline
+    limits: Limits
+    jobs: trio.MemorySendChannel[TrialJob]
+    grade_jobs: trio.MemorySendChannel[GradeJob]
+
+    async def run(self, plan: Plan) -> str:
+        """Run a plan to its end: 'completed', 'budget' or 'cancelled'."""
+        return await scheduler(
+            plan=plan,
+            state=self.pipe.state,
+            limits=self.limits,
+            jobs=self.jobs,
+            grade_jobs=self.grade_jobs,
+            feedback=self.pipe.feedback,
+            emit=self.pipe.emit,
+        )
+
+
+@asynccontextmanager
+async def open_workers(
+    log: EventLog,
+    spec: ExperimentSpec,
+    pipe: Pipeline,
+    make_target: MakeTarget,
+    watch_from: int,
+    cancel_poll_s: float,
+) -> AsyncIterator[Workers]:
+    """Start the pools; leaving the block cancels whatever is still in flight."""
+    limits = limits_for(spec)
+    jobs_send, jobs = trio.open_memory_channel[TrialJob](limits.in_flight)
+    grade_send, grade_jobs = trio.open_memory_channel[GradeJob](limits.in_flight * 2)
+    emit, run_id = pipe.emit, pipe.state.run_id
+    async with trio.open_nursery() as work:
+        work.start_soon(
+            lambda: executor_pool(
+                size=spec.execution.concurrency, jobs=jobs, emit=emit.clone(), graded=grade_send.clone(),
+                make_target=make_target,
+            )
+        )  # fmt: skip
+        work.start_soon(
+            lambda: judge_pool(
+                size=spec.execution.judge_concurrency, grade_jobs=grade_jobs, emit=emit.clone(),
+                make_graders=lambda: make_graders(spec.graders), pass_threshold=spec.scoring.pass_threshold,
+            )
+        )  # fmt: skip
+        work.start_soon(
+            lambda: watch_for_cancel(
+                log=log, run_id=run_id, from_seq=watch_from, feedback=pipe.feedback_send.clone(),
+                poll_s=cancel_poll_s,
+            )
+        )  # fmt: skip
+        async with jobs_send, grade_send:
+            yield Workers(pipe, limits, jobs_send, grade_send)
+        work.cancel_scope.cancel()
