@@ -88,9 +88,14 @@ class RunHandle:
 
 class Engine:
     def __init__(
-        self, log: EventLog, nursery: trio.Nursery, callables: Mapping[str, Callable[..., Any]] | None
+        self,
+        log: EventLog,
+        nursery: trio.Nursery,
+        callables: Mapping[str, Callable[..., Any]] | None,
+        cancel_poll_s: float = 0.25,
     ) -> None:
         self.log = log
+        self.cancel_poll_s = cancel_poll_s
         self._nursery = nursery
         self._make_target = target_maker(callables)
 
@@ -114,6 +119,7 @@ class Engine:
             source=source,
             control=control or RunControl(),
             subscribers=subscribers if subscribers is not None else [],
+            cancel_poll_s=self.cancel_poll_s,
         )
         return await execute_run(self.log, request)
 
@@ -155,11 +161,15 @@ def cancel_run(log: EventLog, run_id: str, reason: str, by: str) -> None:
 
 @asynccontextmanager
 async def open_engine(
-    store: str | Path = ".engine", *, callables: Mapping[str, Callable[..., Any]] | None = None
+    store: str | Path = ".engine",
+    *,
+    callables: Mapping[str, Callable[..., Any]] | None = None,
+    cancel_poll_s: float = 0.25,
 ) -> AsyncIterator[Engine]:
+    """cancel_poll_s: how often a live run checks the log for `engine cancel` from other processes."""
     log = EventLog(Path(store))
     try:
         async with trio.open_nursery() as nursery:
-            yield Engine(log, nursery, callables)
+            yield Engine(log, nursery, callables, cancel_poll_s)
     finally:
         log.close()

@@ -108,7 +108,9 @@ async def _run_body(log: EventLog, request: RunRequest, spec: ExperimentSpec, pi
             log, spec, pipe, request.make_target, watch_from, request.cancel_poll_s
         ) as workers:
             if tuning:
-                reason = await tune_session(spec, run_id, request.origin, pipe, workers, load_output)
+                reason = await tune_session(
+                    spec, run_id, request.origin, pipe, workers, load_output, request.source
+                )
             else:
                 reason = await workers.run(build_plan(spec, run_id, variants, load_output))
     if wall.cancelled_caught:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+import trio
 
 from actors.tuning import Variation, VariationGenerator, defaults, quantize
 from actors.variants import propose_variants
+from engine.apply import apply_params
 from engine.pipeline import Pipeline
 from engine.plan import build_plan
 from engine.workers import Workers
@@ -73,6 +77,32 @@ def restore(session: Session, state_variations: list[Any], variants: dict[str, V
 
 
 async def tune_session(
+    spec: ExperimentSpec,
+    run_id: str,
+    origin: str,
+    pipe: Pipeline,
+    workers: Workers,
+    load_output: Callable[[str], str],
+    source: str = "",
+) -> str:
+    reason = await _search(spec, run_id, origin, pipe, workers, load_output)
+    if spec.tune is not None and spec.tune.auto_apply and spec.tune.apply_to:
+        await _auto_apply(spec.tune, run_id, pipe, source)
+    return reason
+
+
+async def _auto_apply(tune: TuneSpec, run_id: str, pipe: Pipeline, source: str) -> None:
+    """Write the accepted values (double opt-in: auto_apply and a target file)."""
+    accepted = [d for d in pipe.state.variations if isinstance(d, k.VariationAccepted)]
+    if not accepted or tune.apply_to is None:
+        return
+    values = {d.parameter: d.value for d in accepted}
+    path = Path(source).parent / tune.apply_to if source else Path(tune.apply_to)
+    await trio.to_thread.run_sync(apply_params, path, values)
+    await pipe.write_and_wait([k.ConfigApplied(run_id=run_id, ts=time.time(), path=str(path), values=values)])
+
+
+async def _search(
     spec: ExperimentSpec,
     run_id: str,
     origin: str,

@@ -131,6 +131,13 @@ class VariationRejected(Event, tag="variation.rejected"):
     origin: Literal["manual", "scheduled"] = "manual"
 
 
+class ConfigApplied(Event, tag="config.applied"):
+    """auto_apply wrote the session's accepted values to a config file."""
+
+    path: str
+    values: dict[str, Any]
+
+
 class BudgetExhausted(Event, tag="budget.exhausted"):
     budget: str
     limit: float
@@ -179,6 +186,7 @@ AnyEvent = (
     | TrialSkipped
     | VariationAccepted
     | VariationRejected
+    | ConfigApplied
     | BudgetExhausted
     | CancelRequested
     | RunCancelled

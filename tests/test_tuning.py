@@ -75,7 +75,6 @@ def test_random_strategy_is_seeded_and_never_repeats() -> None:
     assert len(set(seq_a[:10])) == 10 and None not in seq_a[:10] and seq_a[10] is None
 
 
-
 async def test_grid_finds_the_optimum(tmp_path: Path) -> None:
     async with open_engine(tmp_path, callables={"peaked": peaked}) as eng:
         report = await eng.run(tune_spec("grid"))

@@ -1,0 +1,111 @@
+"""The long-lived process: run an experiment or tuning session on a cron schedule.
+
+A running guard makes sure sessions never overlap: a fire that comes while the
+previous session is still running is skipped with a log line (seed 000).
+Sessions left unfinished by a previous process are resumed first.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgspec
+import trio
+from croniter import croniter
+
+from engine.api import Engine
+from engine.errors import InputError
+from engine.queries import list_runs
+from engine.runner import RunControl
+from events.spec import ExperimentSpec
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class ScheduleControl:
+    """Stops the loop and the session in progress (SIGINT/SIGTERM in `engine run --schedule`)."""
+
+    stopped: trio.Event = field(default_factory=trio.Event)
+    session: RunControl | None = None
+
+    def stop(self, reason: str = "stopped") -> None:
+        self.stopped.set()
+        if self.session is not None:
+            self.session.stop(reason)
+
+
+def check_cron(cron: str, where: str = "schedule.cron") -> None:
+    if not croniter.is_valid(cron):
+        raise InputError(where, "cron", f"expected a 5-field cron expression, got {cron!r}")
+
+
+def scheduled_spec(spec: ExperimentSpec) -> ExperimentSpec:
+    """Apply [schedule]'s per-run caps (they win over the session's own limits)."""
+    sched = spec.schedule
+    if sched is None:
+        return spec
+    if sched.max_wall_time_s is not None:
+        spec = msgspec.structs.replace(
+            spec, budget=msgspec.structs.replace(spec.budget, max_wall_time_s=sched.max_wall_time_s)
+        )
+    if sched.max_experiments_per_run is not None and spec.tune is not None:
+        tune = msgspec.structs.replace(spec.tune, max_experiments=sched.max_experiments_per_run)
+        spec = msgspec.structs.replace(spec, tune=tune)
+    return spec
+
+
+async def run_on_schedule(
+    engine: Engine,
+    spec: ExperimentSpec,
+    cron: str,
+    control: ScheduleControl,
+    *,
+    log: Log = print,
+    wall: Callable[[], float] = time.time,
+    source: str = "",
+) -> int:
+    """Run sessions at each cron fire until stopped; returns the number of sessions run."""
+    check_cron(cron)
+    spec, sessions, running = scheduled_spec(spec), 0, False
+
+    async def session(run_id: str | None, resume: bool) -> None:
+        nonlocal running, sessions
+        running, control.session = True, RunControl()
+        try:
+            report = await engine.run(
+                None if resume else spec, run_id=run_id, resume=resume, origin="scheduled",
+                control=control.session, source=source,
+            )  # fmt: skip
+            sessions += 1
+            log(f"session {report.run_id}: {report.status}")
+        finally:
+            running, control.session = False, None
+
+    for run_id in _unfinished(engine, spec.name):
+        log(f"resuming unfinished session {run_id}")
+        await session(run_id, resume=True)
+    fires = croniter(cron, datetime.datetime.fromtimestamp(wall()))
+    async with trio.open_nursery() as nursery:
+        while not control.stopped.is_set():
+            next_fire = fires.get_next(float)
+            with trio.move_on_after(max(0.0, next_fire - wall())):
+                await control.stopped.wait()
+            if control.stopped.is_set():
+                break
+            if running:
+                log(f"skipped the {_clock(next_fire)} session: the previous one is still running")
+                continue
+            nursery.start_soon(session, None, False)
+    return sessions
+
+
+def _unfinished(engine: Engine, name: str) -> list[str]:
+    return [r.run_id for r in list_runs(engine.log) if r.experiment == name and r.status in ("interrupted",)]
+
+
+def _clock(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")

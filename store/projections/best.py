@@ -1,0 +1,41 @@
+"""Best accepted variation per parameter, across every tuning session in the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from events import kinds as k
+
+
+@dataclass(slots=True)
+class BestVariation:
+    parameter: str
+    value: Any
+    candidate_score: float
+    baseline_score: float
+    delta: float
+    run_id: str
+    variant: str
+    origin: str
+    ts: float
+
+
+def evolve_best(best: dict[str, BestVariation], event: k.AnyEvent) -> dict[str, BestVariation]:
+    """The highest-scoring acceptance wins; on a tie the later one (the log's order) does."""
+    if not isinstance(event, k.VariationAccepted):
+        return best
+    current = best.get(event.parameter)
+    if current is None or event.candidate_score >= current.candidate_score:
+        best[event.parameter] = BestVariation(
+            parameter=event.parameter,
+            value=event.value,
+            candidate_score=event.candidate_score,
+            baseline_score=event.baseline_score,
+            delta=event.delta,
+            run_id=event.run_id,
+            variant=event.variant,
+            origin=event.origin,
+            ts=event.ts,
+        )
+    return best

@@ -1,0 +1,72 @@
+"""The long-lived scheduled process, on trio's virtual clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from actors.targets.base import TargetRequest
+from engine.api import open_engine, spec_from_dict
+from engine.errors import InputError
+from engine.queries import list_runs
+from engine.schedule import ScheduleControl, check_cron, run_on_schedule
+
+EPOCH = 1_800_000_000.0  # a fixed wall-clock origin for the virtual clock
+
+
+@pytest.fixture
+def autojump_clock() -> trio.testing.MockClock:
+    # jump only after real idleness: the log writer's worker thread must not let minutes pass
+    return trio.testing.MockClock(autojump_threshold=0.02)
+
+
+def spec(session_s: float) -> object:
+    return spec_from_dict(
+        {
+            "name": "nightly",
+            "target": {"kind": "python", "callable": "slow", "timeout_s": 600},
+            "cases": [{"id": "c0", "prompt": "p", "expected": "ok"}],
+            "variants": [{"name": "only", "params": {"session_s": session_s}}],
+        }
+    )
+
+
+async def test_sessions_never_overlap_and_late_fires_are_skipped(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
+    active, most, lines = 0, 0, []
+
+    async def slow(request: TargetRequest) -> str:
+        nonlocal active, most
+        active += 1
+        most = max(most, active)
+        await trio.sleep(float(request.params["session_s"]))
+        active -= 1
+        return "ok"
+
+    control = ScheduleControl()
+    async with open_engine(tmp_path, callables={"slow": slow}, cancel_poll_s=30) as eng:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.sleep, 0)
+
+            async def stop_later() -> None:
+                await trio.sleep(5 * 60 + 1)
+                control.stop("test over")
+
+            nursery.start_soon(stop_later)
+            sessions = await run_on_schedule(
+                eng, spec(session_s=90), "* * * * *", control, log=lines.append,
+                wall=lambda: EPOCH + trio.current_time(),
+            )  # fmt: skip
+        runs = list_runs(eng.log)
+    assert most == 1, lines
+    assert sessions >= 2 and any("skipped" in line for line in lines)
+    assert all(r.origin == "scheduled" for r in runs)
+
+
+def test_bad_cron_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="cron"):
+        check_cron("every night")
