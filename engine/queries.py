@@ -13,6 +13,7 @@ from events.codec import to_json
 from store.blobs import read_blob
 from store.log import EventLog
 from store.projection import run_events
+from store.projections.best import BestVariation, evolve_best
 from store.projections.report import build_report
 from store.projections.run_state import RunState
 
@@ -100,3 +101,12 @@ def stored_report(log: EventLog, run_id: str) -> bytes | None:
     """The report written at the end of the run (the latest, after a regrade)."""
     written = [e for e in run_events(log, run_id, {"report.written"}) if isinstance(e, k.ReportWritten)]
     return read_blob(log, written[-1].report_hash) if written else None
+
+
+def best_variations(log: EventLog) -> list[BestVariation]:
+    """Best accepted variation per parameter across all sessions (`engine best`)."""
+    best: dict[str, BestVariation] = {}
+    for run_id in log.run_ids():
+        for event in run_events(log, run_id, {"variation.accepted"}):
+            evolve_best(best, event)
+    return sorted(best.values(), key=lambda b: b.parameter)
