@@ -86,6 +86,11 @@ async def run_trial(
         )  # fmt: skip
         await emit.send(WriteBatch([failed]))
         return
+    if not response.cost_usd and job.target.price is not None:
+        price = job.target.price
+        response.cost_usd = (
+            response.tokens_in * price.input_per_mtok + response.tokens_out * price.output_per_mtok
+        ) / 1e6
     key, stored = pack_blob(response.text.encode())
     completed = k.TrialCompleted(
         run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat, output_hash=key,

@@ -88,9 +88,31 @@ class _Run:
             return ("max_trials", lim.max_trials, self.executed)
         if lim.max_tokens is not None and s.tokens_used >= lim.max_tokens:
             return ("max_tokens", lim.max_tokens, s.tokens_used)
-        if lim.max_cost_usd is not None and s.cost_used >= lim.max_cost_usd * SCALE:
+        if lim.max_cost_usd is not None and self.cost_room() == "exhausted":
             return ("max_cost_usd", lim.max_cost_usd, s.cost_used / SCALE)
         return None
+
+    def cost_room(self) -> str:
+        """'ok', 'wait' or 'exhausted' for one more trial under max_cost_usd.
+
+        Concurrent trials each reserve the mean cost observed so far before they
+        start; the reservation settles when they finish (their real cost is then
+        in the state). Before any cost is known, one trial at a time probes it.
+        """
+        limit = self.limits.max_cost_usd
+        if limit is None:
+            return "ok"
+        spent = self.state.cost_used / SCALE
+        if spent >= limit:
+            return "exhausted"
+        finished = sum((c.completed | c.failed).bit_count() for c in self.state.cells.values())
+        in_flight = len(self.outstanding)
+        if finished == 0:
+            return "ok" if in_flight == 0 else "wait"
+        mean = spent / finished
+        if spent + (in_flight + 1) * mean <= limit:
+            return "ok"
+        return "wait" if in_flight else "exhausted"
 
 
 async def scheduler(
@@ -140,6 +162,8 @@ async def _fill(
             )
             await emit.send(WriteBatch([event]))
             return
+        if run.cost_room() == "wait":
+            return  # in-flight trials hold the remaining budget; decide again when one settles
         slot = run.next_slot()
         if slot is None:
             return

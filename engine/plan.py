@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
+import msgspec
+
 from actors.messages import GradeJob, TrialJob
 from actors.scheduler import Plan
 from actors.targets.base import TargetRequest, resolve_target
@@ -16,6 +18,13 @@ def trial_seed(seed: int, variant: str, case: str, repeat: int) -> int:
     """Stable across processes and runs (unlike hash()): same trial, same seed."""
     digest = hashlib.blake2b(f"{seed}\x00{variant}\x00{case}\x00{repeat}".encode(), digest_size=4).digest()
     return int.from_bytes(digest, "big") & 0x7FFFFFFF
+
+
+def priced(spec: ExperimentSpec, target: TargetSpec) -> TargetSpec:
+    """A target without its own price takes the [pricing] table's entry for its model."""
+    if target.price is not None or target.model is None or target.model not in spec.pricing:
+        return target
+    return msgspec.structs.replace(target, price=spec.pricing[target.model])
 
 
 def render_prompt(variant: VariantSpec, case: CaseSpec) -> str:
@@ -31,7 +40,7 @@ def build_plan(
     load_output: Callable[[str], str],
     repeats: int | None = None,
 ) -> Plan:
-    targets: dict[str, TargetSpec] = {v.name: resolve_target(spec.target, v) for v in variants}
+    targets = {v.name: priced(spec, resolve_target(spec.target, v)) for v in variants}
     cases = {c.id: c for c in spec.cases}
     by_name = {v.name: v for v in variants}
 

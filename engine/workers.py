@@ -28,11 +28,12 @@ def limits_for(spec: ExperimentSpec) -> Limits:
     max_tokens = budget.max_tokens
     if spec.tune is not None and spec.tune.eval_budget_tokens is not None:
         max_tokens = min(max_tokens or spec.tune.eval_budget_tokens, spec.tune.eval_budget_tokens)
+    costs = [c for c in (budget.max_cost_usd, spec.repeat.cost_limit_usd) if c is not None]
     return Limits(
         in_flight=max(2, spec.execution.concurrency * 2),
         max_trials=budget.max_trials,
         max_tokens=max_tokens,
-        max_cost_usd=budget.max_cost_usd,
+        max_cost_usd=min(costs) if costs else None,
     )
 
 

@@ -121,3 +121,24 @@ async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path:
         assert calls == 20
         assert {v.name: v.mean_score for v in second.variants} == {"quiet": 1.0, "loud": 1.0}
         assert stored_report(eng.log, first.run_id) == replay_json(eng.log, first.run_id)
+
+
+async def test_cost_budget_holds_across_concurrent_workers(tmp_path: Path) -> None:
+    from actors.targets.base import TargetResponse
+
+    async def priced(request: TargetRequest) -> TargetResponse:
+        await trio.sleep(0.01)
+        return TargetResponse(text=request.case.id.upper(), tokens_in=100, tokens_out=1000)
+
+    costly = spec(
+        repeats=5,
+        target={"kind": "python", "callable": "agent", "model": "m"},
+        pricing={"m": {"input_per_mtok": 0.0, "output_per_mtok": 10.0}},
+        budget={"max_cost_usd": 0.055},
+        execution={"concurrency": 8},
+    )
+    async with open_engine(tmp_path, callables={"agent": priced}) as eng:
+        report = await eng.run(costly)
+    spent = sum(v.cost_usd for v in report.variants)
+    assert report.budget_exhausted == ["max_cost_usd"] and report.is_partial
+    assert spent <= 0.055 and report.trials_done == 5 and abs(spent - 0.05) < 1e-9
