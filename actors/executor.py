@@ -15,6 +15,7 @@ import msgspec
 import trio
 
 from actors.messages import GradeJob, TrialJob, WriteBatch
+from actors.targets.adaptive import AdaptiveLimit
 from actors.targets.base import Target, TargetError
 from actors.targets.retry import call_with_retries
 from events import kinds as k
@@ -33,9 +34,27 @@ async def executor_pool(
     make_target: MakeTarget,
 ) -> None:
     """`size` workers; returns (closing its channels) when `jobs` is closed and drained."""
+    limits = TargetLimits(size)
     async with jobs, emit, graded, trio.open_nursery() as nursery:
         for _ in range(size):
-            nursery.start_soon(executor_worker, jobs.clone(), emit.clone(), graded.clone(), make_target)
+            nursery.start_soon(
+                executor_worker, jobs.clone(), emit.clone(), graded.clone(), make_target, limits
+            )
+
+
+class TargetLimits:
+    """One adaptive concurrency limit per target, shared by all workers of the pool."""
+
+    def __init__(self, pool_size: int) -> None:
+        self.pool_size = pool_size
+        self._limits: dict[bytes, AdaptiveLimit] = {}
+
+    def for_target(self, spec: TargetSpec) -> AdaptiveLimit:
+        key = msgspec.msgpack.encode(spec)
+        found = self._limits.get(key)
+        if found is None:
+            found = self._limits[key] = AdaptiveLimit(min(spec.concurrency or self.pool_size, self.pool_size))
+        return found
 
 
 async def executor_worker(
@@ -43,13 +62,14 @@ async def executor_worker(
     emit: trio.MemorySendChannel[WriteBatch],
     graded: trio.MemorySendChannel[GradeJob],
     make_target: MakeTarget,
+    limits: TargetLimits,
 ) -> None:
     targets: dict[bytes, Target] = {}
     try:
         async with jobs, emit, graded:
             async for job in jobs:
                 target = _target_for(targets, job.target, make_target)
-                await run_trial(job, target, emit, graded)
+                await run_trial(job, target, emit, graded, limits.for_target(job.target))
     finally:
         with trio.CancelScope(shield=True):
             for target in targets.values():
@@ -69,6 +89,7 @@ async def run_trial(
     target: Target,
     emit: trio.MemorySendChannel[WriteBatch],
     graded: trio.MemorySendChannel[GradeJob],
+    limit: AdaptiveLimit | None = None,
 ) -> None:
     run_id, (variant, case, repeat) = job.request.run_id, job.key
     await emit.send(
@@ -77,7 +98,9 @@ async def run_trial(
     started = trio.current_time()
     rng = random.Random(job.request.seed)
     try:
-        response = await call_with_retries(target, job.request, max_retries=job.target.max_retries, rng=rng)
+        response = await call_with_retries(
+            target, job.request, max_retries=job.target.max_retries, rng=rng, limit=limit
+        )
     except TargetError as exc:
         failed = k.TrialFailed(
             run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,

@@ -72,3 +72,38 @@ def test_backoff_grows_and_is_capped() -> None:
     rng = random.Random(3)
     caps = [max(backoff_delay(attempt, rng, None) for _ in range(200)) for attempt in (1, 3, 12)]
     assert caps[0] <= 0.5 and caps[1] <= 2.0 and 1.0 < caps[2] <= 30.0
+
+
+async def test_adaptive_limit_halves_on_throttle_and_grows_back() -> None:
+    from actors.targets.adaptive import AdaptiveLimit
+
+    limit = AdaptiveLimit(ceiling=8, grow_after=2)
+    limit.on_throttle()
+    limit.on_throttle()
+    assert limit.limit == 2
+    for _ in range(4):
+        limit.on_success()
+    assert limit.limit == 4
+    inside, most = 0, 0
+
+    async def use() -> None:
+        nonlocal inside, most
+        async with limit.slot():
+            inside += 1
+            most = max(most, inside)
+            await trio.sleep(0.01)
+            inside -= 1
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(12):
+            nursery.start_soon(use)
+    assert most == 4
+
+
+async def test_throttled_calls_shrink_the_limit(autojump_clock: trio.abc.Clock) -> None:
+    from actors.targets.adaptive import AdaptiveLimit
+
+    limit = AdaptiveLimit(ceiling=16)
+    target = Scripted([TargetError("infra", "429", retryable=True, retry_after=1.0)] * 3)
+    await call_with_retries(target, REQUEST, max_retries=3, rng=random.Random(1), limit=limit)
+    assert limit.limit == 2

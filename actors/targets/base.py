@@ -49,13 +49,21 @@ class TargetError(Exception):
     """
 
     def __init__(
-        self, kind: ErrorKind, message: str, *, retryable: bool = False, retry_after: float | None = None
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        throttled: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
         self.retryable = retryable
         self.retry_after = retry_after
+        # the server said "too many requests" (HTTP 429): the adaptive limit backs off
+        self.throttled = throttled or retry_after is not None
         self.attempts = 1
 
 

@@ -6,6 +6,7 @@ import random
 
 import trio
 
+from actors.targets.adaptive import AdaptiveLimit
 from actors.targets.base import Target, TargetError, TargetRequest, TargetResponse
 
 BASE_DELAY_S = 0.5
@@ -22,21 +23,45 @@ def backoff_delay(attempt: int, rng: random.Random, retry_after: float | None) -
 
 
 async def call_with_retries(
-    target: Target, request: TargetRequest, *, max_retries: int, rng: random.Random
+    target: Target,
+    request: TargetRequest,
+    *,
+    max_retries: int,
+    rng: random.Random,
+    limit: AdaptiveLimit | None = None,
 ) -> TargetResponse:
     attempt = 0
     while True:
         attempt += 1
         try:
-            with trio.fail_after(request.timeout_s):
-                response = await target.call(request)
+            response = await _attempt(target, request, limit)
             response.attempts = attempt
             return response
-        except trio.TooSlowError:
-            error = TargetError("timeout", f"no answer within {request.timeout_s:g} s", retryable=True)
         except TargetError as exc:
             error = exc
         error.attempts = attempt
         if not error.retryable or attempt > max_retries:
             raise error
         await trio.sleep(backoff_delay(attempt, rng, error.retry_after))
+
+
+async def _attempt(target: Target, request: TargetRequest, limit: AdaptiveLimit | None) -> TargetResponse:
+    if limit is None:
+        return await _timed(target, request)
+    async with limit.slot():
+        try:
+            response = await _timed(target, request)
+        except TargetError as exc:
+            if exc.throttled:
+                limit.on_throttle()
+            raise
+        limit.on_success()
+        return response
+
+
+async def _timed(target: Target, request: TargetRequest) -> TargetResponse:
+    try:
+        with trio.fail_after(request.timeout_s):
+            return await target.call(request)
+    except trio.TooSlowError:
+        raise TargetError("timeout", f"no answer within {request.timeout_s:g} s", retryable=True) from None
