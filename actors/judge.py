@@ -8,6 +8,7 @@ from collections.abc import Callable
 import trio
 
 from actors.graders.base import Grader, composite
+from actors.graders.judge import JudgeBudget
 from actors.messages import GradeJob, WriteBatch
 from events import kinds as k
 
@@ -21,10 +22,13 @@ async def judge_pool(
     emit: trio.MemorySendChannel[WriteBatch],
     make_graders: MakeGraders,
     pass_threshold: float,
+    budget: JudgeBudget | None = None,
 ) -> None:
     async with grade_jobs, emit, trio.open_nursery() as nursery:
         for _ in range(size):
-            nursery.start_soon(judge_worker, grade_jobs.clone(), emit.clone(), make_graders, pass_threshold)
+            nursery.start_soon(
+                judge_worker, grade_jobs.clone(), emit.clone(), make_graders, pass_threshold, budget
+            )
 
 
 async def judge_worker(
@@ -32,12 +36,21 @@ async def judge_worker(
     emit: trio.MemorySendChannel[WriteBatch],
     make_graders: MakeGraders,
     pass_threshold: float,
+    budget: JudgeBudget | None = None,
 ) -> None:
     graders = make_graders()
     try:
         async with grade_jobs, emit:
             async for job in grade_jobs:
-                await emit.send(WriteBatch([await grade_one(job, graders, pass_threshold)]))
+                events: list[k.Event] = [await grade_one(job, graders, pass_threshold)]
+                if budget is not None and budget.exhausted() and not budget.announced:
+                    # later trials stay unscored: the report is partial, not wrong
+                    budget.announced = True
+                    events.append(k.BudgetExhausted(
+                        run_id=job.completed.run_id, ts=time.time(), budget="judge_max_tokens",
+                        limit=float(budget.limit or 0), used=float(budget.used),
+                    ))  # fmt: skip
+                await emit.send(WriteBatch(events))
     finally:
         with trio.CancelScope(shield=True):
             for grader in graders:

@@ -11,11 +11,14 @@ import time
 
 import trio
 
+from actors.executor import MakeTarget
 from actors.graders.factory import make_graders
 from actors.judge import judge_pool
 from actors.messages import GradeJob
 from engine.pipeline import open_pipeline
 from engine.queries import run_state
+from engine.targets import target_maker
+from engine.workers import grader_context
 from events import kinds as k
 from events.report import RunReport
 from events.spec import GraderSpec
@@ -26,12 +29,17 @@ from store.projections.run_state import RunState
 
 
 async def regrade_run(
-    log: EventLog, run_id: str, graders: list[GraderSpec], pass_threshold: float | None = None
+    log: EventLog,
+    run_id: str,
+    graders: list[GraderSpec],
+    pass_threshold: float | None = None,
+    make_target: MakeTarget | None = None,
 ) -> RunReport:
     state = await trio.to_thread.run_sync(run_state, log, run_id)
     assert state.spec is not None
     threshold = state.spec.scoring.pass_threshold if pass_threshold is None else pass_threshold
     grading = state.grading + 1
+    context = grader_context(state.spec, state, make_target or target_maker())
     async with open_pipeline(log, state) as pipe:
         started = k.RegradeStarted(
             run_id=run_id, ts=time.time(), grading=grading, graders=graders, pass_threshold=threshold
@@ -44,7 +52,7 @@ async def regrade_run(
                     size=state.spec.execution.judge_concurrency if state.spec else 3,
                     grade_jobs=grade_jobs,
                     emit=pipe.emit.clone(),
-                    make_graders=lambda: make_graders(graders),
+                    make_graders=lambda: make_graders(graders, context),
                     pass_threshold=threshold,
                 )
             )

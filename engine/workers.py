@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import trio
 
 from actors.executor import MakeTarget, executor_pool
-from actors.graders.factory import make_graders
+from actors.graders.factory import GraderContext, make_graders
+from actors.graders.judge import JudgeBudget
 from actors.judge import judge_pool
 from actors.messages import GradeJob, TrialJob
 from actors.scheduler import Limits, Plan, scheduler
@@ -21,6 +22,7 @@ from actors.watcher import watch_for_cancel
 from engine.pipeline import Pipeline
 from events.spec import ExperimentSpec
 from store.log import EventLog
+from store.projections.run_state import RunState
 
 
 def limits_for(spec: ExperimentSpec) -> Limits:
@@ -35,6 +37,13 @@ def limits_for(spec: ExperimentSpec) -> Limits:
         max_tokens=max_tokens,
         max_cost_usd=min(costs) if costs else None,
     )
+
+
+def grader_context(spec: ExperimentSpec, state: RunState, make_target: MakeTarget) -> GraderContext:
+    """Judges default to the experiment's target; tokens already judged count against the budget."""
+    spent = sum(t.judge_tokens for t in state.totals.values())
+    budget = JudgeBudget(spec.budget.judge_max_tokens, used=spent)
+    return GraderContext(default_target=spec.target, make_target=make_target, budget=budget)
 
 
 @dataclass
@@ -71,6 +80,7 @@ async def open_workers(
     jobs_send, jobs = trio.open_memory_channel[TrialJob](limits.in_flight)
     grade_send, grade_jobs = trio.open_memory_channel[GradeJob](limits.in_flight * 2)
     emit, run_id = pipe.emit, pipe.state.run_id
+    context = grader_context(spec, pipe.state, make_target)
     async with trio.open_nursery() as work:
         work.start_soon(
             lambda: executor_pool(
@@ -81,7 +91,8 @@ async def open_workers(
         work.start_soon(
             lambda: judge_pool(
                 size=spec.execution.judge_concurrency, grade_jobs=grade_jobs, emit=emit.clone(),
-                make_graders=lambda: make_graders(spec.graders), pass_threshold=spec.scoring.pass_threshold,
+                make_graders=lambda: make_graders(spec.graders, context),
+                pass_threshold=spec.scoring.pass_threshold, budget=context.budget,
             )
         )  # fmt: skip
         work.start_soon(

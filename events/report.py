@@ -44,6 +44,7 @@ class VariantReport(Report):
     judge_tokens: int
     cost_usd: float
     params: dict[str, object] = {}
+    unscored: int = 0  # graded but without a score (e.g. an unparseable judge answer): excluded, counted
 
 
 class Comparison(Report):

@@ -2,21 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
 from actors.graders.base import Grader
 from actors.graders.deterministic import ContainsGrader, ExactGrader, JsonGrader, RegexGrader
-from events.spec import GraderSpec
+from actors.graders.judge import JudgeBudget, JudgeGrader
+from actors.targets.base import Target
+from events.spec import GraderSpec, TargetSpec
 
 _KINDS = {"exact": ExactGrader, "contains": ContainsGrader, "regex": RegexGrader, "json": JsonGrader}
 
 DEFAULT_GRADERS = [GraderSpec(kind="contains", case_sensitive=False)]
 
 
-def make_grader(spec: GraderSpec) -> Grader:
+class GraderContext(msgspec.Struct, kw_only=True):
+    """What graders beyond the deterministic ones need: a way to reach the judge model."""
+
+    default_target: TargetSpec = TargetSpec()
+    make_target: Callable[[TargetSpec], Target] | None = None
+    budget: JudgeBudget = msgspec.field(default_factory=lambda: JudgeBudget(None))
+
+
+def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grader:
+    if spec.kind == "command":
+        from actors.graders.command import CommandGrader
+
+        return CommandGrader(spec)
+    if spec.kind == "judge":
+        return _judge(spec, context or GraderContext())
     maker = _KINDS.get(spec.kind)
     if maker is None:
         raise ValueError(f"grader kind {spec.kind!r} is not available in this build")
     return maker(spec)
 
 
-def make_graders(specs: list[GraderSpec]) -> list[Grader]:
-    return [make_grader(s) for s in (specs or DEFAULT_GRADERS)]
+def _judge(spec: GraderSpec, context: GraderContext) -> Grader:
+    if context.make_target is None:
+        raise ValueError("a judge grader needs a target factory")
+    settings: dict[str, Any] = dict(spec.judge)
+    params = settings.pop("params", {})
+    target = msgspec.convert({**msgspec.to_builtins(context.default_target), **settings}, TargetSpec)
+    return JudgeGrader(spec, context.make_target(target), context.budget, params)
+
+
+def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:
+    return [make_grader(s, context) for s in (specs or DEFAULT_GRADERS)]

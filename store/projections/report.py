@@ -126,6 +126,7 @@ def variant_report(state: RunState, name: str, case_ids: list[str], strategy: st
         judge_tokens=totals.judge_tokens,
         cost_usd=round(totals.cost / SCALE, DIGITS),
         params=dict(variant.params),
+        unscored=sum(c.unscored.bit_count() for c in cells),
     )
 
 
