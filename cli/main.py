@@ -73,15 +73,36 @@ def report(
     run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print GitHub-flavoured Markdown (CI step summaries).")
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write a self-contained HTML report to FILE.")
+    ] = None,
 ) -> None:
     """Show the report stored at the end of a run (rebuilt from the log if the run never finished)."""
+    import json
+
     from cli.render import print_report
+    from engine.errors import InputError
     from engine.queries import replay_json, resolve_run, stored_report
 
+    if as_json + markdown + (html is not None) > 1:
+        raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE")
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
         data = stored_report(log, rid) or replay_json(log, rid)
-    print_report(data, as_json)
+    if markdown:
+        from cli.render_md import report_markdown
+
+        sys.stdout.buffer.write(report_markdown(json.loads(data)).encode())
+    elif html is not None:
+        from cli.render_html import report_html
+
+        html.write_text(report_html(json.loads(data)), encoding="utf-8")
+        typer.echo(str(html))
+    else:
+        print_report(data, as_json)
 
 
 @app.command("list")
@@ -208,6 +229,30 @@ def regrade(
         rid = resolve_run(log, run_id)
         report_obj = trio.run(regrade_run, log, rid, specs, threshold)
     print_report(to_json(report_obj), as_json)
+
+
+@app.command()
+def export(
+    run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
+    store: StoreOpt = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | junit | rundir.")] = "jsonl",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="File (jsonl, junit; default stdout) or new directory (rundir)."),
+    ] = None,
+) -> None:
+    """Export a run's trials: JSON lines, JUnit XML for CI, or an AgentV-style run directory."""
+    from engine.export import export_run
+    from engine.queries import resolve_run
+
+    def to_stdout(text: str) -> None:
+        sys.stdout.buffer.write(text.encode())
+
+    with open_log(store) as log:
+        export_run(log, resolve_run(log, run_id), fmt, out, to_stdout)
+    sys.stdout.flush()
+    if out is not None:
+        typer.echo(str(out))
 
 
 def main() -> None:

@@ -107,8 +107,16 @@ def _variant_metrics(
             b_report.latency_ms.p95,
             c_report.latency_ms.p95,
             gate.max_p95_latency_increase,
-        ),
-        _relative(label, "cost_usd", b_report.cost_usd, c_report.cost_usd, gate.max_cost_increase),
+            gate.min_latency_increase_ms,
+        ),  # fmt: skip
+        _relative(
+            label,
+            "cost_usd",
+            b_report.cost_usd,
+            c_report.cost_usd,
+            gate.max_cost_increase,
+            gate.min_cost_increase_usd,
+        ),  # fmt: skip
     ]
     return out
 
@@ -155,7 +163,7 @@ def _paired(
 
 
 def _relative(
-    label: str, metric: str, base: float | None, cand: float | None, max_increase: float
+    label: str, metric: str, base: float | None, cand: float | None, max_increase: float, min_delta: float
 ) -> MetricDelta:
     if base is None or cand is None:
         return MetricDelta(variant=label, metric=metric, baseline=base, candidate=cand, delta=None,
@@ -164,7 +172,7 @@ def _relative(
     limit = base * (1 + max_increase)
     return MetricDelta(
         variant=label, metric=metric, baseline=base, candidate=cand, delta=delta, threshold=max_increase,
-        direction=_direction(delta, higher_is_better=False), regressed=cand > limit and delta > 0,
+        direction=_direction(delta, higher_is_better=False), regressed=cand > limit and delta > min_delta,
     )  # fmt: skip
 
 

@@ -120,12 +120,8 @@ def _apply(rec: TrialRecord, e: k.AnyEvent, grading: int) -> None:
         if not (rec.completed or rec.failed):
             rec.started_ts = e.ts
     elif isinstance(e, k.TrialCompleted) and not rec.completed:
-        rec.completed, rec.output_hash, rec.latency_ms, rec.finished_ts = (
-            True,
-            e.output_hash,
-            e.latency_ms,
-            e.ts,
-        )
+        rec.completed, rec.output_hash, rec.finished_ts = True, e.output_hash, e.ts
+        rec.latency_ms = e.latency_ms
         rec.tokens_in, rec.tokens_out, rec.cost_usd = e.tokens_in, e.tokens_out, e.cost_usd
         rec.attempts, rec.exit_code = e.attempts, e.exit_code
     elif isinstance(e, k.TrialFailed) and not (rec.completed or rec.failed):

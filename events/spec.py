@@ -139,6 +139,9 @@ class GateSpec(Spec):
     max_mean_score_drop: float = 0.02
     max_p95_latency_increase: float = 0.20
     max_cost_increase: float = 0.20
+    # below these absolute increases a relative jump is noise (sub-millisecond latencies, fractions of a cent)
+    min_latency_increase_ms: float = 10.0
+    min_cost_increase_usd: float = 0.001
 
 
 class ParameterRange(Spec):

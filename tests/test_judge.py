@@ -37,7 +37,9 @@ def judge_model(request: TargetRequest) -> TargetResponse:
     if "case-bad" in request.prompt:
         return TargetResponse(text="no idea", tokens_in=50, tokens_out=5)
     good = "<subject_response>4" in request.prompt
-    return TargetResponse(text=json.dumps({"score": 10 if good else 1, "reason": "r"}), tokens_in=50, tokens_out=10)
+    return TargetResponse(
+        text=json.dumps({"score": 10 if good else 1, "reason": "r"}), tokens_in=50, tokens_out=10
+    )
 
 
 def subject(request: TargetRequest) -> str:
@@ -50,7 +52,8 @@ def judged_spec(**budget: object) -> object:
             "name": "judged",
             "target": {"kind": "python", "callable": "subject"},
             "variants": [{"name": "right"}, {"name": "wrong", "params": {"answer": "5"}}],
-            "cases": [{"id": f"c{i}", "prompt": "2+2?"} for i in range(6)] + [{"id": "bad", "prompt": "2+2?"}],
+            "cases": [{"id": f"c{i}", "prompt": "2+2?"} for i in range(6)]
+            + [{"id": "bad", "prompt": "2+2?"}],
             "graders": [{"kind": "judge", "judge": {"kind": "python", "callable": "judge"}}],
             "budget": budget,
         }

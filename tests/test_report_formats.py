@@ -1,0 +1,130 @@
+"""`engine report --markdown` and `--html FILE`: the real CLI on a real run."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from cli.render_md import md_escape, report_markdown
+from tests.conftest import run_engine
+from tests.test_cli_run import experiment
+
+ODD = "odd | <i>name</i>"
+ODD_VARIANT = f'[[variants]]\nname = "{ODD}"\nparams = {{ temperature = 0.4 }}\n'
+CHROMIUM = Path("/usr/bin/chromium")
+VOID = {"meta", "link", "br", "hr", "img", "input", "col", "area", "base", "source", "wbr"}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    cwd = tmp_path_factory.mktemp("report")
+    (cwd / "exp.toml").write_text(experiment(cases=6, repeats=2, extra=ODD_VARIANT))
+    ran = run_engine("run", "exp.toml", "--json", "--run-id", "r1", "--store", "st", cwd=cwd)
+    assert ran.returncode == 0, ran.stderr.decode()
+    return cwd, json.loads(ran.stdout)
+
+
+def test_markdown_report(store: tuple[Path, dict]) -> None:
+    cwd, report = store
+    result = run_engine("report", "r1", "--markdown", "--store", "st", cwd=cwd)
+    assert result.returncode == 0, result.stderr.decode()
+    md = result.stdout.decode()
+    assert md.startswith("## capitals: run r1, completed\n")
+    assert "| variant | trials | errors | score |" in md and "p95 ms" in md
+    assert "| baseline (baseline) | 12 | 0 |" in md
+    assert "| candidate | delta | 95% CI | p | p (Holm) | test | significant |" in md
+    assert f"| {md_escape(ODD)} " in md and "<i>" not in md and "odd \\| &lt;i&gt;" in md
+    winner = report["winner"] or "none"
+    assert f"**Winner:** {md_escape(winner)}" in md
+    rows = [line for line in md.splitlines() if line.startswith("| ")]
+    widths = {len(re.split(r"(?<!\\)\|", row)) for row in rows[:4]}
+    assert len(widths) == 1  # escaped pipes do not split cells
+
+
+def test_markdown_flags_partial_runs_and_escapes_newlines() -> None:
+    report = {
+        "run_id": "r9", "experiment": "e", "status": "partial", "is_partial": True, "trials_total": 10,
+        "trials_done": 3, "baseline": "a\nb", "winner": None, "winner_significant": False,
+        "variants": [], "comparisons": [], "flaky_cases": [], "budget_exhausted": ["max_trials"],
+    }  # fmt: skip
+    md = report_markdown(report)
+    assert "(partial)" in md and "3 of 10 trials" in md and "**Budget exhausted:** max\\_trials" in md
+    assert md_escape("x|y\nz") == "x\\|y z"
+
+
+class Balanced(HTMLParser):
+    """Fails on a close tag that does not match the innermost open element."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.seen: set[str] = set()
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.seen.add(tag)
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.seen.add(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_html_report_is_one_self_contained_file(store: tuple[Path, dict]) -> None:
+    cwd, report = store
+    result = run_engine("report", "r1", "--html", "out.html", "--store", "st", cwd=cwd)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().strip() == "out.html"
+    html = (cwd / "out.html").read_text()
+    assert "<svg" in html and "<script" not in html.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "http://" not in html and "https://" not in html
+    assert "<i>name</i>" not in html and "odd | &lt;i&gt;name&lt;/i&gt;" in html
+    parser = Balanced()
+    parser.feed(html)
+    parser.close()
+    assert parser.stack == [] and {"html", "svg", "rect", "table"} <= parser.seen
+    text = " ".join(parser.text)
+    assert "winner" in text.lower() and "baseline" in text and ODD in text
+    assert html.count("<rect ") == sum(v["strategy_score"] is not None for v in report["variants"])
+
+
+def test_only_one_output_option(store: tuple[Path, dict]) -> None:
+    cwd, _ = store
+    result = run_engine("report", "r1", "--json", "--markdown", "--store", "st", cwd=cwd)
+    assert result.returncode == 2 and b"only one of" in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_json_output_unchanged(store: tuple[Path, dict]) -> None:
+    cwd, report = store
+    result = run_engine("report", "r1", "--json", "--store", "st", cwd=cwd)
+    assert json.loads(result.stdout) == report
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed")
+def test_html_renders_in_headless_chromium(store: tuple[Path, dict], tmp_path: Path) -> None:
+    cwd, _ = store
+    assert run_engine("report", "r1", "--html", "shot.html", "--store", "st", cwd=cwd).returncode == 0
+    png = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={png}", "--window-size=1200,900",
+            (cwd / "shot.html").as_uri(),
+        ],
+        capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert png.exists() and png.stat().st_size > 5 * 1024
