@@ -46,11 +46,27 @@ def run(
     ] = None,
     as_json: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    schedule: Annotated[
+        str | None, typer.Option("--schedule", help="Stay alive and run on this cron schedule ('0 3 * * *').")
+    ] = None,
 ) -> None:
-    """Run an experiment to completion, show progress, print and store the report."""
-    from cli.run_cmd import run_command
+    """Run an experiment or tuning session to completion, show progress, print and store the report.
 
+    With --schedule (or an enabled [schedule] table) the process stays alive and runs a session at
+    every cron fire, never two at once; SIGINT/SIGTERM stop it gracefully.
+    """
+    from cli.run_cmd import run_command, schedule_command
+
+    if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
+        raise typer.Exit(schedule_command(file, store_path(store), schedule))
     raise typer.Exit(run_command(file, store_path(store), resume, run_id, as_json, quiet))
+
+
+def _has_schedule(file: Path) -> bool:
+    from engine.loader import load_experiment
+
+    spec = load_experiment(file)
+    return spec.schedule is not None and spec.schedule.enabled
 
 
 @app.command()
@@ -253,6 +269,16 @@ def export(
     sys.stdout.flush()
     if out is not None:
         typer.echo(str(out))
+
+
+@app.command()
+def best(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """The best accepted variation per parameter across all tuning sessions."""
+    from cli.render import print_best
+    from engine.queries import best_variations
+
+    with open_log(store) as log:
+        print_best(best_variations(log), as_json)
 
 
 def main() -> None:

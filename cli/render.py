@@ -115,3 +115,29 @@ def print_status(summary: Any, state: Any, as_json: bool) -> None:
     print(f"{summary.run_id}  {summary.experiment}  {summary.status}")
     print(f"trials {done}/{state.trials_total} ({pct:.0f}%), in flight {info['in_flight']}", end="")
     print(f", errors {info['errors']}, passed {info['passed']}")
+
+
+def print_best(best: list[Any], as_json: bool) -> None:
+    if as_json:
+        sys.stdout.buffer.write(msgspec.json.encode(best) + b"\n")
+        return
+    if not best:
+        print("no accepted variations yet")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="best accepted variation per parameter")
+    for name in ("parameter", "value", "score", "delta", "run id", "origin", "when"):
+        table.add_column(name)
+    for b in best:
+        table.add_row(
+            b.parameter,
+            str(b.value),
+            f"{b.candidate_score:.4f}",
+            f"{b.delta:+.4f}",
+            b.run_id,
+            b.origin,
+            _when(b.ts),
+        )
+    Console().print(table)

@@ -47,7 +47,7 @@ async def _run(
         control = RunControl()
         send, receive = trio.open_memory_channel[k.Event](1024)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_stop_on_signals, control, nursery.cancel_scope)
+            await nursery.start(_stop_on_signals, control, nursery.cancel_scope)
             nursery.start_soon(_progress, receive, quiet or as_json)
             report = await eng.run(
                 spec, run_id=run_id, resume=resume, control=control, subscribers=[send], source=source
@@ -59,11 +59,14 @@ async def _run(
     return 0
 
 
-async def _stop_on_signals(control: object, scope: trio.CancelScope) -> None:
+async def _stop_on_signals(
+    control: object, scope: trio.CancelScope, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
     from engine.runner import RunControl
 
     assert isinstance(control, RunControl)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
         async for signum in signals:
             if control.stop_reason is None:
                 name = signal.Signals(signum).name
@@ -87,3 +90,53 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool) ->
                     bar.update(task, total=event.trials_total, description=event.experiment)
                 elif isinstance(event, final):
                     bar.advance(task)
+
+
+def schedule_command(file: Path | None, store: Path, cron: str | None) -> int:
+    from engine.loader import load_experiment
+    from engine.schedule import check_cron
+
+    if file is None:
+        raise InputError("engine run", "FILE", "expected an experiment file to run on a schedule")
+    spec = load_experiment(file)
+    cron = cron or (spec.schedule.cron if spec.schedule else None)
+    if cron is None:
+        raise InputError(str(file), "schedule.cron", "expected a cron expression")
+    check_cron(cron, str(file) if spec.schedule else "--schedule")
+    return trio.run(_scheduled, spec, store, cron, str(file))
+
+
+async def _scheduled(spec: ExperimentSpec, store: Path, cron: str, source: str) -> int:
+    from engine.api import open_engine
+    from engine.schedule import ScheduleControl, run_on_schedule
+
+    control = ScheduleControl()
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    async with open_engine(store) as eng, trio.open_nursery() as nursery:
+        await nursery.start(_stop_schedule_on_signals, control, nursery.cancel_scope)
+        log(f"engine: running {spec.name!r} on schedule {cron!r} (Ctrl-C to stop)")
+        await run_on_schedule(eng, spec, cron, control, log=log, source=source)
+        nursery.cancel_scope.cancel()
+    return 0
+
+
+async def _stop_schedule_on_signals(
+    control: object, scope: trio.CancelScope, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    from engine.schedule import ScheduleControl
+
+    assert isinstance(control, ScheduleControl)
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for signum in signals:
+            if not control.stopped.is_set():
+                print(
+                    f"{signal.Signals(signum).name}: stopping after the current session's partial results",
+                    file=sys.stderr,
+                )
+                control.stop(f"signal {signal.Signals(signum).name}")
+            else:
+                scope.cancel()

@@ -102,3 +102,20 @@ def test_kill_9_then_resume_loses_nothing_and_duplicates_nothing(tmp_path: Path,
         assert strip_volatile(json.loads(resumed.stdout)) == expected
         counts = completions_per_trial(tmp_path / "st", run_id)
         assert len(counts) == 2 * 24 * 2 and max(counts.values()) == 1
+
+
+def test_schedule_process_starts_and_stops_on_sigint(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=2, repeats=1))
+    proc = start(["run", str(file), "--schedule", "0 3 * * *", "--store", "st"], tmp_path, latency_ms=0)
+    assert proc.stderr is not None
+    first = proc.stderr.readline()
+    assert b"on schedule '0 3 * * *'" in first
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and b"Traceback" not in err
+
+
+def test_bad_cron_exits_2(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=2, repeats=1, extra='[schedule]\ncron = "nightly"\n'))
+    result = run_engine("run", str(file), "--store", "st", cwd=tmp_path)
+    assert result.returncode == 2 and b"cron" in result.stderr and b"Traceback" not in result.stderr
