@@ -18,6 +18,7 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
         fail("cases", "expected at least one case (inline [[cases]] or a [suite] file)")
     _check_unique([c.id for c in spec.cases], "cases", "id", fail)
     _check_unique([v.name for v in spec.variants], "variants", "name", fail)
+    _check_matrix(spec, fail)
     if spec.repeat.count < 1:
         fail("repeat.count", "expected an integer >= 1")
     if spec.execution.concurrency < 1:
@@ -38,6 +39,21 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     _check_target(spec, fail)
     if spec.kind == "tune":
         _check_tune(spec, fail)
+
+
+def _check_matrix(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
+    from actors.variants import expand_variants
+
+    try:
+        names = [v.name for v in expand_variants(spec)]
+    except (TypeError, ValueError) as exc:
+        fail("matrix", f"expected variant fields or parameters in each matrix entry ({exc})")
+        return
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            fail("matrix", f"expected unique variant names; {name!r} appears twice (give entries a name)")
+        seen.add(name)
 
 
 def check_graders(graders: list[GraderSpec], file: str) -> None:
