@@ -141,8 +141,8 @@ class EventLog:
                     break
         return out
 
-    def run_index(self, run_id: str, from_seq: int = 1) -> list[tuple[int, str]]:
-        """(seq, tag) of a run's events from from_seq on, without decoding them."""
+    def run_index(self, run_id: str, from_seq: int = 1, limit: int | None = None) -> list[tuple[int, str]]:
+        """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""
         prefix = run_id.encode() + b"\x00"
         out: list[tuple[int, str]] = []
         with self._lock, self._begin() as txn:
@@ -153,14 +153,21 @@ class EventLog:
                 if not key.startswith(prefix) or len(key) != len(prefix) + 8:
                     break
                 out.append((_U64.unpack(key[len(prefix) :])[0], tag.decode()))
+                if limit is not None and len(out) >= limit:
+                    break
         return out
 
     def read_run(
         self, run_id: str, from_seq: int = 1, tags: set[str] | None = None
-    ) -> list[tuple[int, bytes]]:
-        """A run's events (optionally only some tags), in log order."""
-        wanted = [seq for seq, tag in self.run_index(run_id, from_seq) if tags is None or tag in tags]
-        return self.get_many(wanted)
+    ) -> Iterator[tuple[int, bytes]]:
+        """A run's events (optionally only some tags), in log order, a chunk at a time."""
+        seq = from_seq
+        while True:
+            index = self.run_index(run_id, seq, limit=READ_CHUNK)
+            yield from self.get_many([s for s, tag in index if tags is None or tag in tags])
+            if len(index) < READ_CHUNK:
+                return
+            seq = index[-1][0] + 1
 
     def get_many(self, seqs: list[int]) -> list[tuple[int, bytes]]:
         out: list[tuple[int, bytes]] = []
