@@ -1,0 +1,67 @@
+"""The verifier grader (seed 001): shell commands judge the output; exit 0 means the check passed.
+
+The output is written to output.txt in a fresh temp dir that is also the
+commands' working directory, so a verifier can be as small as
+`grep -q Paris output.txt` or as large as a test suite run against it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import msgspec
+import trio
+
+from actors.graders.base import result
+from actors.targets.base import TargetError
+from actors.targets.command import run_group
+from events.kinds import GraderResult
+from events.spec import CaseSpec, GraderSpec
+
+
+class CommandGrader:
+    def __init__(self, spec: GraderSpec) -> None:
+        self.spec = spec
+
+    async def grade(self, case: CaseSpec, output: str) -> GraderResult:
+        if not self.spec.commands:
+            return result(self.spec, None, False, "no commands")
+        workdir = Path(tempfile.mkdtemp(prefix="engine-grade-"))
+        try:
+            output_file = workdir / "output.txt"
+            output_file.write_text(output, encoding="utf-8")
+            env = {**os.environ, **verifier_env(self.spec, case, output_file)}
+            failures = [await self._check(command, workdir, env) for command in self.spec.commands]
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(shutil.rmtree, workdir, True)
+        failed = [reason for reason in failures if reason]
+        score = 1.0 - len(failed) / len(failures)
+        return result(self.spec, score, not failed, failed[0] if failed else "")
+
+    async def _check(self, command: str, workdir: Path, env: dict[str, str]) -> str:
+        """Run one command; "" when it exited 0, else why it failed (the first one becomes the reason)."""
+        timeout_s = self.spec.timeout_s
+        try:
+            done = await run_group(["/bin/sh", "-c", command], cwd=workdir, env=env, timeout_s=timeout_s)
+        except TargetError as exc:  # /bin/sh itself could not start: a failed check, not a crashed judge pool
+            return f"{command!r}: {exc.message}"
+        if done.timed_out:
+            return f"{command!r} timed out after {timeout_s}s"
+        if done.exit_code == 0:
+            return ""
+        tail = done.stderr_tail(5)
+        return f"{command!r} exited with {done.exit_code}" + (f": {tail}" if tail else "")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def verifier_env(spec: GraderSpec, case: CaseSpec, output_file: Path) -> dict[str, str]:
+    # the grader's own `value` wins, as for the other graders; JSON keeps lists and numbers parseable
+    expected = spec.value if spec.value is not None else case.expected
+    encoded = expected if isinstance(expected, str) else msgspec.json.encode(expected).decode()
+    return {"ENGINE_OUTPUT_FILE": str(output_file), "ENGINE_EXPECTED": encoded, "ENGINE_CASE_ID": case.id}

@@ -1,0 +1,65 @@
+"""The command (verifier) grader against real shell commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from actors.graders.command import CommandGrader
+from actors.graders.factory import make_grader
+from events.spec import CaseSpec, GraderSpec
+from tests.test_command_target import gone
+
+CASE = CaseSpec(id="capital-fr", prompt="What is the capital of France?", expected="Paris")
+
+
+def grader(*commands: str, **fields: Any) -> CommandGrader:
+    return CommandGrader(GraderSpec(kind="command", commands=list(commands), **fields))
+
+
+async def test_all_commands_pass():
+    verdict = await grader(
+        'grep -q "$ENGINE_EXPECTED" "$ENGINE_OUTPUT_FILE"', 'test "$ENGINE_CASE_ID" = capital-fr'
+    ).grade(CASE, "It is Paris.")
+    assert (verdict.score, verdict.passed, verdict.reason) == (1.0, True, "")
+
+
+async def test_partial_failure_scores_the_fraction_and_names_the_first_failure():
+    verdict = await grader("true", "echo boom >&2; exit 2", "false").grade(CASE, "x")
+    assert verdict.score == pytest.approx(1 / 3)
+    assert not verdict.passed
+    assert "echo boom >&2; exit 2" in verdict.reason
+    assert "exited with 2" in verdict.reason and "boom" in verdict.reason
+
+
+async def test_timeout_fails_the_command_and_kills_it(tmp_path: Path):
+    pidfile = tmp_path / "pid"
+    started = trio.current_time()
+    verdict = await grader(f"sleep 30 & echo $! > {pidfile}; wait", "true", timeout_s=0.3).grade(CASE, "x")
+    assert trio.current_time() - started < 1.5
+    assert verdict.score == 0.5 and not verdict.passed and "timed out" in verdict.reason
+    assert await gone(int(pidfile.read_text()))
+
+
+async def test_output_file_and_env_are_visible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("RESULT_DIR", str(tmp_path))
+    case = CaseSpec(id="c-2", prompt="p", expected=["Paris", 1])
+    copy = 'cp output.txt "$RESULT_DIR/seen.txt"; pwd > "$RESULT_DIR/pwd.txt"'
+    dump = 'printf "%s\\n%s" "$ENGINE_EXPECTED" "$ENGINE_OUTPUT_FILE" > "$RESULT_DIR/env.txt"'
+    verdict = await grader(copy, dump).grade(case, "héllo\nwörld")
+    assert verdict.passed
+    assert (tmp_path / "seen.txt").read_text(encoding="utf-8") == "héllo\nwörld"
+    expected, output_file = (tmp_path / "env.txt").read_text().splitlines()
+    assert expected == '["Paris",1]'
+    workdir = Path((tmp_path / "pwd.txt").read_text().strip())
+    assert Path(output_file) == workdir / "output.txt"
+    assert not workdir.exists()  # removed after grading
+
+
+async def test_no_commands_is_unscored_and_factory_builds_it():
+    verdict = await grader().grade(CASE, "x")
+    assert verdict.score is None and not verdict.passed
+    assert isinstance(make_grader(GraderSpec(kind="command", commands=["true"])), CommandGrader)

@@ -1,0 +1,190 @@
+"""The command target against real subprocesses: prompt delivery, env, exit codes, group kill, setup."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from actors.targets import command as command_module
+from actors.targets.base import TargetError, TargetRequest
+from actors.targets.command import CommandTarget
+from events.spec import CaseSpec, TargetSpec, VariantSpec
+
+
+def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **variant: Any) -> TargetRequest:
+    spec = VariantSpec(name="concise", **variant)
+    return TargetRequest(
+        run_id="run1", variant=spec, case=CaseSpec(id="capital-fr", prompt=prompt), repeat=2, prompt=prompt,
+        model="m-1", system="Be brief.", params=spec.params, flags=spec.flags, seed=7, timeout_s=timeout_s,
+    )  # fmt: skip
+
+
+def target(command: list[str] | str, **fields: Any) -> CommandTarget:
+    return CommandTarget(TargetSpec(kind="command", command=command, **fields))
+
+
+def running(pid: int) -> bool:
+    """Whether pid is a live process; a zombie counts as dead.
+
+    This sandbox's PID 1 does not reap orphans, so a killed grandchild can linger
+    as a zombie of init: it is gone, but its pid entry is not.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def gone(pid: int) -> bool:
+    """Whether pid dies soon: the group kill has been sent when call() returns, but death is asynchronous."""
+    with trio.move_on_after(1.0):
+        while running(pid):
+            await trio.sleep(0.01)
+    return not running(pid)
+
+
+async def wait_for_file(path: Path) -> int:
+    while not path.exists() or not path.read_text().strip():
+        await trio.sleep(0.01)
+    return int(path.read_text())
+
+
+async def test_prompt_via_stdin():
+    response = await target(["cat"]).call(make_request("what is 2+2"))
+    assert response.text == "what is 2+2"
+    assert response.exit_code == 0
+    assert (response.tokens_in, response.tokens_out) == (3, 3)
+
+
+async def test_prompt_via_arg_argv_and_shell_string():
+    tricky = 'it\'s $HOME "quoted"; echo pwned'
+    response = await target(["printf", "%s"], prompt_via="arg").call(make_request(tricky))
+    assert response.text == tricky
+    response = await target("printf '<%s>'", prompt_via="arg").call(make_request(tricky))
+    assert response.text == f"<{tricky}>"
+
+
+async def test_prompt_via_template_argv_and_shell_string():
+    argv = ["printf", "%s|%s|%s|%s|%s", "{prompt}", "{model}", "{system}", "{case_id}", "{variant}"]
+    response = await target(argv, prompt_via="template").call(make_request("say {hi}"))
+    assert response.text == "say {hi}|m-1|Be brief.|capital-fr|concise"
+    tricky = "x'; echo pwned; '"
+    shell = "printf '%s/%s/%s' {prompt} {variant} {system}"
+    response = await target(shell, prompt_via="template").call(make_request(tricky))
+    assert response.text == f"{tricky}/concise/Be brief."
+
+
+async def test_env_carries_trial_identity_flags_and_params():
+    dump = "import json, os\n"
+    dump += "print(json.dumps({k: v for k, v in os.environ.items() if k[:7] in ('ENGINE_', 'FOO')}))"
+    request = make_request(
+        flags={"max-retries": 5, "mode": "fast", "tools": {"web": True}}, params={"temperature": 0.2}
+    )
+    response = await target([sys.executable, "-c", dump], env={"FOO": "bar"}).call(request)
+    env = json.loads(response.text)
+    assert env == {
+        "FOO": "bar", "ENGINE_VARIANT": "concise", "ENGINE_CASE_ID": "capital-fr", "ENGINE_REPEAT": "2",
+        "ENGINE_SEED": "7", "ENGINE_MODEL": "m-1", "ENGINE_SYSTEM": "Be brief.",
+        "ENGINE_FLAG_MAX_RETRIES": "5", "ENGINE_FLAG_MODE": "fast", "ENGINE_FLAG_TOOLS": '{"web":true}',
+        "ENGINE_PARAM_TEMPERATURE": "0.2",
+    }  # fmt: skip
+
+
+async def test_nonzero_exit_is_recorded_not_raised():
+    response = await target("echo partial answer; exit 3").call(make_request())
+    assert response.text == "partial answer\n"
+    assert response.exit_code == 3
+
+
+async def test_output_is_capped_at_one_mebibyte():
+    response = await target("head -c 3000000 /dev/zero | tr '\\0' a").call(make_request())
+    assert response.text == "a" * (1 << 20)
+
+
+async def test_timeout_kills_the_whole_group(tmp_path: Path):
+    pidfile, dirfile = tmp_path / "pid", tmp_path / "dir"
+    agent = target('pwd > "$DIRFILE"; sleep 30 & echo $! > "$PIDFILE"; wait', env={
+        "PIDFILE": str(pidfile), "DIRFILE": str(dirfile)
+    })  # fmt: skip
+    started = trio.current_time()
+    with pytest.raises(TargetError) as caught:
+        await agent.call(make_request(timeout_s=0.5))
+    assert caught.value.kind == "timeout" and not caught.value.retryable
+    assert trio.current_time() - started < 1.5
+    assert await gone(int(pidfile.read_text()))
+    assert not Path(dirfile.read_text().strip()).exists()  # the trial's temp dir is gone too
+
+
+async def test_sigterm_ignored_escalates_to_sigkill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(command_module, "KILL_GRACE_S", 0.2)
+    pidfile = tmp_path / "pid"
+    # an ignored signal stays ignored across fork and exec: neither sh nor its sleep obeys SIGTERM
+    agent = target('trap "" TERM; sleep 30 & echo $! > "$PIDFILE"; wait', env={"PIDFILE": str(pidfile)})
+    with pytest.raises(TargetError, match="timed out"):
+        await agent.call(make_request(timeout_s=0.3))
+    assert await gone(int(pidfile.read_text()))
+
+
+async def test_cancellation_kills_the_whole_group(tmp_path: Path):
+    pidfile = tmp_path / "pid"
+    agent = target('sleep 30 & echo $! > "$PIDFILE"; wait', env={"PIDFILE": str(pidfile)})
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent.call, make_request(timeout_s=30))
+        pid = await wait_for_file(pidfile)
+        assert running(pid)
+        nursery.cancel_scope.cancel()
+    assert await gone(pid)
+
+
+async def test_leftovers_are_killed_when_the_agent_exits(tmp_path: Path):
+    pidfile = tmp_path / "pid"
+    # the background sleep keeps stdout open: without the group kill this would wait 30 s
+    agent = target('sleep 30 & echo $! > "$PIDFILE"; echo done', env={"PIDFILE": str(pidfile)})
+    response = await agent.call(make_request())
+    assert response.text == "done\n" and response.exit_code == 0
+    assert await gone(int(pidfile.read_text()))
+
+
+async def test_missing_executable_is_a_config_error():
+    with pytest.raises(TargetError) as caught:
+        await target(["/nonexistent/agent-cli", "--flag"]).call(make_request())
+    assert caught.value.kind == "config" and "/nonexistent/agent-cli" in caught.value.message
+    with pytest.raises(TargetError) as caught:
+        await target("no-such-agent-cli-xyz --flag").call(make_request())
+    assert caught.value.kind == "config" and "no-such-agent-cli-xyz" in caught.value.message
+    with pytest.raises(TargetError, match="not set"):
+        await target([]).call(make_request())
+
+
+async def test_variant_setup_runs_in_the_trial_dir_before_the_agent():
+    setup = ["echo one > setup.txt", 'echo "$ENGINE_FLAG_DOCS" >> setup.txt']
+    response = await target("cat setup.txt; pwd").call(make_request(setup=setup, flags={"docs": "with"}))
+    lines = response.text.splitlines()
+    assert lines[:2] == ["one", "with"]
+    assert Path(lines[2]).name.startswith("engine-trial-")
+    assert not Path(lines[2]).exists()
+
+
+async def test_failing_setup_names_the_command_and_skips_the_agent(tmp_path: Path):
+    marker = tmp_path / "agent-ran"
+    setup = ["true", "echo cannot install >&2; exit 4", "echo never"]
+    agent = target(["touch", str(marker)])
+    with pytest.raises(TargetError) as caught:
+        await agent.call(make_request(setup=setup))
+    assert caught.value.kind == "config"
+    assert "echo cannot install >&2; exit 4" in caught.value.message
+    assert "exited with 4" in caught.value.message and "cannot install" in caught.value.message
+    assert not marker.exists()
+
+
+async def test_fixed_workdir_is_used_and_kept(tmp_path: Path):
+    response = await target(["pwd"], workdir=str(tmp_path)).call(make_request(setup=["false"]))
+    assert response.text.strip() == os.path.realpath(tmp_path)
+    assert tmp_path.exists()
