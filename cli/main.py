@@ -283,12 +283,15 @@ def best(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 def main() -> None:
     """Console entry point: user errors exit 2 with one line and no traceback."""
-    from engine.errors import InputError, NotFoundError
+    from engine.errors import user_error
 
     try:
         app()  # standalone mode: usage errors already exit 2
-    except (InputError, NotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except Exception as exc:
+        found = user_error(exc)
+        if found is None:
+            raise
+        print(f"error: {found}", file=sys.stderr)
         sys.exit(2)
 
 

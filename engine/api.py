@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 import trio
 
-from engine.errors import InputError
+from engine.errors import InputError, user_error
 from engine.loader import load_experiment
 from engine.queries import list_runs, replay_json, resolve_run
 from engine.runner import RunControl, RunRequest, execute_run
@@ -121,7 +121,14 @@ class Engine:
             subscribers=subscribers if subscribers is not None else [],
             cancel_poll_s=self.cancel_poll_s,
         )
-        return await execute_run(self.log, request)
+        try:
+            return await execute_run(self.log, request)
+        except BaseExceptionGroup as group:
+            # a bad setting found mid-run surfaces as itself, not wrapped in nursery groups
+            found = user_error(group)
+            if found is None:
+                raise
+            raise found from None
 
     def start(self, spec: ExperimentSpec, *, run_id: str | None = None, events: bool = False) -> RunHandle:
         """Start a run in the background; events=True to iterate its events (then do iterate them)."""

@@ -16,3 +16,15 @@ class InputError(Exception):
 
 class NotFoundError(Exception):
     """A run id or other name that the store does not hold (exit code 2)."""
+
+
+def user_error(exc: BaseException) -> InputError | NotFoundError | None:
+    """The user-fixable error inside `exc`, looking through Trio's exception groups."""
+    if isinstance(exc, InputError | NotFoundError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = user_error(inner)
+            if found is not None:
+                return found
+    return None

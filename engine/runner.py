@@ -14,12 +14,16 @@ import os
 import socket
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import trio
 
 from actors.executor import MakeTarget
 from actors.messages import Feedback, StopRequested, WriteBatch
+from actors.process import run_setup
+from actors.targets.base import TargetError
 from actors.variants import expand_variants, propose_variants
+from engine.errors import InputError
 from engine.pipeline import Pipeline, open_pipeline
 from engine.plan import build_plan
 from engine.state import load_state, spec_hash
@@ -100,6 +104,7 @@ async def _run_body(log: EventLog, request: RunRequest, spec: ExperimentSpec, pi
     await pipe.write_and_wait([started])
     if request.control.stop_reason is not None:
         return "cancelled"
+    await _experiment_setup(spec, request, pipe)
     watch_from = await trio.to_thread.run_sync(log.last_seq) + 1
     load_output = functools.partial(_read_output, log)
     reason = "completed"
@@ -121,6 +126,21 @@ async def _run_body(log: EventLog, request: RunRequest, spec: ExperimentSpec, pi
         )  # fmt: skip
         await pipe.emit.send(WriteBatch([exhausted]))
     return reason
+
+
+async def _experiment_setup(spec: ExperimentSpec, request: RunRequest, pipe: Pipeline) -> None:
+    """[setup] commands run once per start, in the experiment file's folder (seed 003)."""
+    if not spec.setup:
+        return
+    workdir = Path(request.source).resolve().parent if request.source else Path.cwd()
+    try:
+        await run_setup(spec.setup, workdir, dict(os.environ), spec.execution.trial_timeout_s or 600.0)
+    except TargetError as exc:
+        failed = k.RunCompleted(
+            run_id=request.run_id, ts=time.time(), status="failed", message=exc.message[:2000]
+        )
+        await pipe.write_and_wait([failed])
+        raise InputError(request.source or spec.name, "setup", exc.message) from None
 
 
 def _read_output(log: EventLog, key: str) -> str:

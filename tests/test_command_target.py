@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.targets import command as command_module
+from actors import process as process_module
 from actors.targets.base import TargetError, TargetRequest
 from actors.targets.command import CommandTarget
 from events.spec import CaseSpec, TargetSpec, VariantSpec
@@ -123,7 +123,7 @@ async def test_timeout_kills_the_whole_group(tmp_path: Path):
 
 
 async def test_sigterm_ignored_escalates_to_sigkill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(command_module, "KILL_GRACE_S", 0.2)
+    monkeypatch.setattr(process_module, "KILL_GRACE_S", 0.2)
     pidfile = tmp_path / "pid"
     # an ignored signal stays ignored across fork and exec: neither sh nor its sleep obeys SIGTERM
     agent = target('trap "" TERM; sleep 30 & echo $! > "$PIDFILE"; wait', env={"PIDFILE": str(pidfile)})

@@ -142,3 +142,19 @@ async def test_cost_budget_holds_across_concurrent_workers(tmp_path: Path) -> No
     spent = sum(v.cost_usd for v in report.variants)
     assert report.budget_exhausted == ["max_cost_usd"] and report.is_partial
     assert spent <= 0.055 and report.trials_done == 5 and abs(spent - 0.05) < 1e-9
+
+
+async def test_experiment_setup_runs_first_and_a_failure_is_an_input_error(tmp_path: Path) -> None:
+    import pytest
+
+    from engine.errors import InputError
+
+    marker = tmp_path / "ready"
+    async with open_engine(tmp_path / "st", callables={"agent": flag_agent}) as eng:
+        ok = spec(repeats=1, setup=[f"touch {marker}"])
+        await eng.run(ok)
+        assert marker.exists()
+        with pytest.raises(InputError, match="setup"):
+            await eng.run(spec(repeats=1, setup=["echo broken >&2; exit 3"]))
+        runs = eng.runs()
+    assert [r.status for r in runs][-1] == "failed"

@@ -16,8 +16,8 @@ import msgspec
 import trio
 
 from actors.graders.base import result
+from actors.process import run_group
 from actors.targets.base import TargetError
-from actors.targets.command import run_group
 from events.kinds import GraderResult
 from events.spec import CaseSpec, GraderSpec
 
