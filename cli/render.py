@@ -15,9 +15,16 @@ def print_report(data: bytes, as_json: bool) -> None:
         sys.stdout.buffer.write(data + b"\n")
         sys.stdout.flush()
         return
+    console = make_console()
+    for renderable in report_renderables(json.loads(data)):
+        console.print(renderable)
+
+
+def make_console() -> Any:
+    """A terminal gets its own width; a pipe or file gets wide tables instead of 80 wrapped columns."""
     from rich.console import Console
 
-    Console().print(*report_renderables(json.loads(data)))
+    return Console(width=None if sys.stdout.isatty() else 160)
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -33,18 +40,9 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
 
     title = f"{r['experiment']}  run {r['run_id']}  {r['status']}{'  (partial)' if r['is_partial'] else ''}"
     table = Table(title=title)
-    for name in (
-        "variant",
-        "trials",
-        "errors",
-        "score",
-        "95% CI",
-        "pass rate",
-        "p50 ms",
-        "p95 ms",
-        "tokens",
-        "cost $",
-    ):
+    columns = ("variant", "trials", "errors", "score", "95% CI", "pass rate [95% CI]", "p50/p95 ms",
+               "tokens in/out", "cost $")  # fmt: skip
+    for name in columns:
         table.add_column(name, justify="left" if name == "variant" else "right")
     for v in r["variants"]:
         mark = " (baseline)" if v["name"] == r["baseline"] else ""
@@ -52,7 +50,7 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
         table.add_row(
             v["name"] + mark, str(v["trials"]), str(v["errors"]), _fmt(v["strategy_score"]),
             _interval(v["ci95"]), f"{_fmt(v['pass_rate'])} {_interval(v['pass_rate_ci95'])}",
-            _fmt(v["latency_ms"].get("p50"), 1), _fmt(v["latency_ms"].get("p95"), 1),
+            f'{_fmt(v["latency_ms"].get("p50"), 1)}/{_fmt(v["latency_ms"].get("p95"), 1)}',
             f"{v['tokens']['in']}/{v['tokens']['out']}", f"{v['cost_usd']:.4f}",
         )  # fmt: skip
     out: list[Any] = [table]
@@ -66,6 +64,17 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
                 _fmt(c["p_value_adjusted"], 4), c["test"], "yes" if c["significant"] else "no",
             )  # fmt: skip
         out.append(comp)
+    if r.get("variations"):
+        tuned = Table(title="tuning: variations tried, in order")
+        for name in ("variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"):
+            tuned.add_column(name)
+        for v in r["variations"]:
+            tuned.add_row(
+                v["variant"], v["parameter"], str(v["value"]), _fmt(v["baseline_score"]),
+                _fmt(v["candidate_score"]), f"{v['delta']:+.3f}", _fmt(v.get("p_value"), 4),
+                "accepted" if v["accepted"] else "rejected",
+            )  # fmt: skip
+        out.append(tuned)
     winner = r["winner"] or "none"
     out.append(f"winner: {winner} ({'significant' if r['winner_significant'] else 'not significant'})")
     if r["budget_exhausted"]:
@@ -83,7 +92,6 @@ def print_runs(runs: list[Any], as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(runs) + b"\n")
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table()
@@ -91,7 +99,7 @@ def print_runs(runs: list[Any], as_json: bool) -> None:
         table.add_column(name)
     for s in runs:
         table.add_row(s.run_id, s.experiment, s.status, str(s.trials_total), _when(s.started_ts), s.origin)
-    Console().print(table)
+    make_console().print(table)
 
 
 def print_status(summary: Any, state: Any, as_json: bool) -> None:
@@ -124,7 +132,6 @@ def print_best(best: list[Any], as_json: bool) -> None:
     if not best:
         print("no accepted variations yet")
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="best accepted variation per parameter")
@@ -140,4 +147,4 @@ def print_best(best: list[Any], as_json: bool) -> None:
             b.origin,
             _when(b.ts),
         )
-    Console().print(table)
+    make_console().print(table)
