@@ -1,0 +1,54 @@
+"""Anthropic Messages API (POST {base_url}/messages)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.targets.base import TargetError, TargetRequest, TargetResponse
+from actors.targets.http_common import api_key, cost_of, make_client, post_json
+from events.spec import TargetSpec
+
+SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
+DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+
+
+def messages_body(spec: TargetSpec, request: TargetRequest) -> dict[str, Any]:
+    system = "\n\n".join(part for part in (request.system, request.context) if part)
+    body: dict[str, Any] = {
+        "model": request.model or spec.model or "default",
+        "max_tokens": int(request.params.get("max_tokens", 256)),
+        "messages": [{"role": "user", "content": request.prompt}],
+    }
+    if system:
+        body["system"] = system
+    body.update({k: request.params[k] for k in SAMPLING if k in request.params})
+    return body
+
+
+class AnthropicTarget:
+    def __init__(self, spec: TargetSpec) -> None:
+        key = api_key(spec)
+        self.spec = spec
+        self._url = (spec.base_url or DEFAULT_BASE_URL).rstrip("/") + "/messages"
+        headers = {"anthropic-version": "2023-06-01", **({"x-api-key": key} if key else {})}
+        self._client = make_client(spec, headers)
+
+    async def call(self, request: TargetRequest) -> TargetResponse:
+        data = await post_json(self._client, self._url, messages_body(self.spec, request), request.timeout_s)
+        try:
+            text = "".join(block.get("text", "") for block in data["content"] if block.get("type") == "text")
+        except (KeyError, TypeError, AttributeError):
+            raise TargetError(
+                "infra", f"no content in the answer: {str(data)[:120]}", retryable=True
+            ) from None
+        usage = data.get("usage") or {}
+        tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        return TargetResponse(
+            text=text,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost_usd=cost_of(self.spec, tokens_in, tokens_out),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,61 @@
+"""OpenAI-compatible /chat/completions (OpenAI, vLLM, llama.cpp server, Ollama /v1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.targets.base import TargetError, TargetRequest, TargetResponse
+from actors.targets.http_common import api_key, cost_of, make_client, post_json
+from events.spec import TargetSpec
+
+SAMPLING = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "frequency_penalty",
+    "presence_penalty",
+    "max_tokens",
+    "stop",
+    "seed",
+)
+
+
+def chat_body(spec: TargetSpec, request: TargetRequest) -> dict[str, Any]:
+    messages: list[dict[str, str]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    if request.context:
+        messages.append({"role": "system", "content": request.context})
+    messages.append({"role": "user", "content": request.prompt})
+    body: dict[str, Any] = {"model": request.model or spec.model or "default", "messages": messages}
+    body.update({k: request.params[k] for k in SAMPLING if k in request.params})
+    body.setdefault("seed", request.seed)
+    return body
+
+
+class OpenAITarget:
+    def __init__(self, spec: TargetSpec) -> None:
+        if not spec.base_url:
+            raise TargetError("config", "openai target: base_url is not set")
+        key = api_key(spec)
+        self.spec = spec
+        self._url = spec.base_url.rstrip("/") + "/chat/completions"
+        self._client = make_client(spec, {"authorization": f"Bearer {key}"} if key else {})
+
+    async def call(self, request: TargetRequest) -> TargetResponse:
+        data = await post_json(self._client, self._url, chat_body(self.spec, request), request.timeout_s)
+        try:
+            text = data["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise TargetError(
+                "infra", f"no choices in the answer: {str(data)[:120]}", retryable=True
+            ) from None
+        usage = data.get("usage") or {}
+        tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        return TargetResponse(
+            text=str(text), tokens_in=tokens_in, tokens_out=tokens_out,
+            cost_usd=cost_of(self.spec, tokens_in, tokens_out),
+        )  # fmt: skip
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

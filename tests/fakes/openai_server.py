@@ -1,0 +1,205 @@
+"""A real-socket fake OpenAI-compatible (and Anthropic Messages) server, for tests and benchmarks.
+
+trio + h11, HTTP/1.1 keep-alive. Behaviour per request: normal, or a fault
+("429", "500", "hang", "close" mid-body, "malformed" JSON), from a script (a list
+consumed in order) or a function of (request number, JSON body). Every request
+is recorded for assertions.
+
+    async with open_fake_openai(latency_ms=50) as server:   # in-process
+        server.base_url  # http://127.0.0.1:PORT/v1
+
+    python -m tests.fakes.openai_server --port 0 --latency-ms 50   # prints LISTENING <base_url>
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import h11
+import trio
+
+Fault = str | None
+FaultPlan = list[Fault] | Callable[[int, dict[str, Any]], Fault] | None
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def default_answer(body: dict[str, Any]) -> str:
+    return "The answer is 42."
+
+
+@dataclass
+class FakeOpenAI:
+    latency_ms: float = 0.0
+    faults: FaultPlan = None
+    answer: Callable[[dict[str, Any]], str] = default_answer
+    requests: list[Recorded] = field(default_factory=list)
+    port: int = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def next_fault(self, body: dict[str, Any]) -> Fault:
+        index = len(self.requests) - 1
+        if callable(self.faults):
+            return self.faults(index, body)
+        if isinstance(self.faults, list) and self.faults:
+            return self.faults.pop(0)
+        return None
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def chat_completion(server: FakeOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+    content = server.answer(body)
+    prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+    usage = {"prompt_tokens": _words(prompt), "completion_tokens": _words(content)}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+    return {
+        "id": "chatcmpl-fake", "object": "chat.completion", "model": body.get("model", "fake"),
+        "choices": [choice], "usage": usage,
+    }  # fmt: skip
+
+
+def anthropic_message(server: FakeOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+    content = server.answer(body)
+    prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+    return {
+        "id": "msg-fake", "type": "message", "role": "assistant", "model": body.get("model", "fake"),
+        "content": [{"type": "text", "text": content}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": _words(prompt), "output_tokens": _words(content)},
+    }  # fmt: skip
+
+
+async def _read_request(conn: h11.Connection, stream: trio.SocketStream) -> tuple[h11.Request, bytes] | None:
+    request: h11.Request | None = None
+    body = bytearray()
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            data = await stream.receive_some(65536)
+            conn.receive_data(data)
+            if not data and conn.their_state is not h11.DONE:
+                return None
+            continue
+        if isinstance(event, h11.Request):
+            request = event
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            assert request is not None
+            return request, bytes(body)
+        elif isinstance(event, h11.ConnectionClosed):
+            return None
+
+
+async def _respond(
+    conn: h11.Connection, stream: trio.SocketStream, status: int, payload: bytes, extra: list[tuple[str, str]]
+) -> None:
+    headers = [("content-type", "application/json"), ("content-length", str(len(payload))), *extra]
+    await stream.send_all(conn.send(h11.Response(status_code=status, headers=headers)))
+    await stream.send_all(conn.send(h11.Data(data=payload)))
+    await stream.send_all(conn.send(h11.EndOfMessage()))
+
+
+async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.SocketStream) -> bool:
+    """Answer one request; False when the connection must end."""
+    got = await _read_request(conn, stream)
+    if got is None:
+        return False
+    request, raw = got
+    path = request.target.decode()
+    try:
+        body = json.loads(raw) if raw else {}
+    except json.JSONDecodeError:
+        body = {"_raw": raw.decode(errors="replace")}
+    headers = {k.decode().lower(): v.decode() for k, v in request.headers}
+    server.requests.append(Recorded(request.method.decode(), path, headers, body))
+    fault = server.next_fault(body) if request.method == b"POST" else None
+    if server.latency_ms:
+        await trio.sleep(server.latency_ms / 1000)
+    if fault == "hang":
+        await trio.sleep_forever()
+    if fault == "close":
+        head = h11.Response(status_code=200, headers=[("content-length", "1000")])
+        await stream.send_all(conn.send(head) + b'{"choices": [')
+        return False
+    if fault == "429":
+        await _respond(conn, stream, 429, b'{"error": "rate limited"}', [("retry-after", "1")])
+    elif fault == "500":
+        await _respond(conn, stream, 500, b'{"error": "boom"}', [])
+    elif fault == "malformed":
+        await _respond(conn, stream, 200, b'{"choices": [ not json', [])
+    elif path.endswith("/models"):
+        await _respond(conn, stream, 200, b'{"object": "list", "data": [{"id": "fake"}]}', [])
+    elif path.endswith("/chat/completions"):
+        await _respond(conn, stream, 200, json.dumps(chat_completion(server, body)).encode(), [])
+    elif path.endswith("/messages"):
+        await _respond(conn, stream, 200, json.dumps(anthropic_message(server, body)).encode(), [])
+    else:
+        await _respond(conn, stream, 404, b'{"error": "not found"}', [])
+    if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+        return False
+    conn.start_next_cycle()
+    return True
+
+
+async def _connection(server: FakeOpenAI, stream: trio.SocketStream) -> None:
+    conn = h11.Connection(h11.SERVER)
+    async with stream:
+        try:
+            while await _serve_one(server, conn, stream):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+            pass
+
+
+@asynccontextmanager
+async def open_fake_openai(
+    latency_ms: float = 0.0,
+    faults: FaultPlan = None,
+    answer: Callable[[dict[str, Any]], str] = default_answer,
+) -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI(latency_ms=latency_ms, faults=faults, answer=answer)
+    async with trio.open_nursery() as nursery:
+        serve = functools.partial(trio.serve_tcp, functools.partial(_connection, server), 0, host="127.0.0.1")
+        listeners = await nursery.start(serve)
+        server.port = listeners[0].socket.getsockname()[1]
+        yield server
+        nursery.cancel_scope.cancel()
+
+
+async def _main(port: int, latency_ms: float) -> None:
+    server = FakeOpenAI(latency_ms=latency_ms)
+    async with trio.open_nursery() as nursery:
+        serve = functools.partial(trio.serve_tcp, functools.partial(_connection, server), port, host="127.0.0.1")
+        listeners = await nursery.start(serve)
+        server.port = listeners[0].socket.getsockname()[1]
+        print(f"LISTENING {server.base_url}", flush=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    args = parser.parse_args()
+    try:
+        trio.run(_main, args.port, args.latency_ms)
+    except KeyboardInterrupt:
+        pass
