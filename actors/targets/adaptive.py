@@ -2,13 +2,11 @@
 
 Additive increase, multiplicative decrease (as TCP does): a throttled answer
 halves the number of calls allowed in flight to that target; every `grow_after`
-successes in a row allow one more, up to the ceiling.
+successes in a row allow one more, up to the ceiling. A trio.CapacityLimiter
+does the counting (its total can change while calls are in flight).
 """
 
 from __future__ import annotations
-
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import trio
 
@@ -16,35 +14,24 @@ import trio
 class AdaptiveLimit:
     def __init__(self, ceiling: int, grow_after: int = 20) -> None:
         self.ceiling = max(1, ceiling)
-        self.limit = self.ceiling
         self.grow_after = grow_after
-        self._in_flight = 0
+        self._limiter = trio.CapacityLimiter(self.ceiling)
         self._streak = 0
-        self._changed = trio.Condition()
 
-    @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        async with self._changed:
-            while self._in_flight >= self.limit:
-                await self._changed.wait()
-            self._in_flight += 1
-        try:
-            yield
-        finally:
-            self._in_flight -= 1
-            await self._notify()
+    @property
+    def limit(self) -> int:
+        return int(self._limiter.total_tokens)
+
+    def slot(self) -> trio.CapacityLimiter:
+        """`async with limit.slot():` around one call."""
+        return self._limiter
 
     def on_throttle(self) -> None:
-        self.limit = max(1, self.limit // 2)
+        self._limiter.total_tokens = max(1, self.limit // 2)
         self._streak = 0
 
     def on_success(self) -> None:
         self._streak += 1
         if self._streak >= self.grow_after and self.limit < self.ceiling:
-            self.limit += 1
+            self._limiter.total_tokens = self.limit + 1
             self._streak = 0
-
-    async def _notify(self) -> None:
-        with trio.CancelScope(shield=True):
-            async with self._changed:
-                self._changed.notify_all()
