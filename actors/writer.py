@@ -11,8 +11,8 @@ import trio
 
 from actors.messages import WriteBatch
 from events.codec import encode
-from events.kinds import tag_of
-from store.log import Append, EventLog
+from events.kinds import TAG_BY_TYPE
+from store.log import EventLog
 
 MAX_EVENTS_PER_COMMIT = 5000
 
@@ -31,7 +31,7 @@ async def log_writer(
             except trio.EndOfChannel:
                 return
             group = _drain(inbox, first)
-            appends = [Append(e.run_id, tag_of(type(e)), encode(e)) for b in group for e in b.events]
+            appends = [(e.run_id, TAG_BY_TYPE[type(e)], encode(e)) for b in group for e in b.events]
             blobs = [blob for b in group for blob in b.blobs]
             await trio.to_thread.run_sync(log.append, appends, blobs)
             for batch in group:

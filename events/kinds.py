@@ -16,7 +16,7 @@ from events.spec import ExperimentSpec, GraderSpec, VariantSpec
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
 
 
-class Event(msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True):
+class Event(msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True, gc=False):
     run_id: str
     ts: float = 0.0
     v: int = 1
@@ -200,3 +200,6 @@ EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__  # type: ignore[attr-de
 
 def tag_of(event_type: type[Event]) -> str:
     return str(event_type.__struct_config__.tag)
+
+
+TAG_BY_TYPE: dict[type, str] = {t: tag_of(t) for t in EVENT_TYPES}

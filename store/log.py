@@ -12,12 +12,13 @@ A batch is one durable transaction: a killed writer leaves whole batches only.
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import lmdb
 
@@ -25,18 +26,32 @@ _U64 = struct.Struct(">Q")
 LAYOUT_VERSION = b"1"
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
-READ_CHUNK = 4096
+READ_CHUNK = 16384
 
 
-class Append:
-    """One event to append: its run, its tag and its encoded bytes."""
+class Append(NamedTuple):
+    """One event to append: its run, its tag and its encoded bytes.
 
-    __slots__ = ("run_id", "tag", "data")
+    Plain tuples of the same shape are accepted too (the writer builds those: cheaper).
+    """
 
-    def __init__(self, run_id: str, tag: str, data: bytes) -> None:
-        self.run_id = run_id
-        self.tag = tag
-        self.data = data
+    run_id: str
+    tag: str
+    data: bytes
+
+
+def _index_rows(batch: Sequence[Append | tuple[str, str, bytes]], first: int) -> list[tuple[bytes, bytes]]:
+    """The run-index rows of a batch, in key order (runs sorted, each run's seqs already rising)."""
+    by_run: dict[str, list[tuple[bytes, bytes]]] = {}
+    prefixes: dict[str, bytes] = {}
+    pack = _U64.pack
+    for i, (run_id, tag, _) in enumerate(batch):
+        rows = by_run.get(run_id)
+        if rows is None:
+            rows = by_run[run_id] = []
+            prefixes[run_id] = run_id.encode() + b"\x00"
+        rows.append((prefixes[run_id] + pack(first + i), tag.encode()))
+    return [row for run in sorted(by_run, key=prefixes.__getitem__) for row in by_run[run]]
 
 
 def _run_key(run_id: str, seq: int) -> bytes:
@@ -69,7 +84,9 @@ class EventLog:
         self.close()
 
     # --- writing -------------------------------------------------------------
-    def append(self, batch: list[Append], blobs: Iterable[tuple[str, bytes]] = ()) -> int:
+    def append(
+        self, batch: Sequence[Append | tuple[str, str, bytes]], blobs: Iterable[tuple[str, bytes]] = ()
+    ) -> int:
         """Append a batch (and the blobs it refers to) in one durable transaction.
 
         Returns the sequence number of the last event (0 if the batch is empty).
@@ -82,12 +99,9 @@ class EventLog:
             cursor = txn.cursor(db=self._events)
             seq = _U64.unpack(cursor.key())[0] if cursor.last() else 0
             first = seq + 1
-            rows = [(_U64.pack(first + i), item.data) for i, item in enumerate(batch)]
-            cursor.putmulti(rows, append=True)
-            index = txn.cursor(db=self._runs)
-            index.putmulti(
-                sorted((_run_key(it.run_id, first + i), it.tag.encode()) for i, it in enumerate(batch))
-            )
+            pack = _U64.pack
+            cursor.putmulti([(pack(first + i), item[2]) for i, item in enumerate(batch)], append=True)
+            txn.cursor(db=self._runs).putmulti(_index_rows(batch, first))
             return seq + len(batch)
 
         return self._write(put_all)
@@ -126,20 +140,16 @@ class EventLog:
             seq = chunk[-1][0] + 1
 
     def _read_chunk(self, from_seq: int, to_seq: int | None) -> list[tuple[int, bytes]]:
-        out: list[tuple[int, bytes]] = []
+        # sequence numbers are dense (each batch starts at last + 1, nothing is ever deleted),
+        # so only the first key of a chunk is decoded; the rest are counted
         with self._lock, self._begin() as txn:
             cursor = txn.cursor(db=self._events)
             if not cursor.set_range(_U64.pack(from_seq)):
-                return out
-            unpack = _U64.unpack
-            for key, value in cursor:
-                seq = unpack(key)[0]
-                if to_seq is not None and seq > to_seq:
-                    break
-                out.append((seq, value))
-                if len(out) >= READ_CHUNK:
-                    break
-        return out
+                return []
+            first = _U64.unpack(cursor.key())[0]
+            limit = READ_CHUNK if to_seq is None else max(0, min(READ_CHUNK, to_seq - first + 1))
+            values = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
+        return list(zip(range(first, first + len(values)), values, strict=True))
 
     def run_index(self, run_id: str, from_seq: int = 1, limit: int | None = None) -> list[tuple[int, str]]:
         """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""
@@ -180,16 +190,17 @@ class EventLog:
         return out
 
     def run_ids(self) -> list[str]:
-        """Every run id in the log, in first-appearance order of their ids' keys."""
-        ids: list[str] = []
+        """Every run id in the log, oldest first (by the sequence number of its first event)."""
+        firsts: list[tuple[int, str]] = []
         with self._lock, self._begin() as txn:
             cursor = txn.cursor(db=self._runs)
             key = b""
             while cursor.set_range(key):
-                run = cursor.key()[:-9]
-                ids.append(run.decode())
+                found = cursor.key()
+                run = found[:-9]
+                firsts.append((_U64.unpack(found[-8:])[0], run.decode()))
                 key = run + b"\x01"
-        return ids
+        return [run for _, run in sorted(firsts)]
 
     def get_blob(self, key: str) -> bytes | None:
         with self._lock, self._begin() as txn:

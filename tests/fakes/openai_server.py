@@ -188,7 +188,9 @@ async def open_fake_openai(
 async def _main(port: int, latency_ms: float) -> None:
     server = FakeOpenAI(latency_ms=latency_ms)
     async with trio.open_nursery() as nursery:
-        serve = functools.partial(trio.serve_tcp, functools.partial(_connection, server), port, host="127.0.0.1")
+        serve = functools.partial(
+            trio.serve_tcp, functools.partial(_connection, server), port, host="127.0.0.1"
+        )
         listeners = await nursery.start(serve)
         server.port = listeners[0].socket.getsockname()[1]
         print(f"LISTENING {server.base_url}", flush=True)
