@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import tomllib
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +73,30 @@ def convert_spec(raw: dict[str, Any], name: str) -> ExperimentSpec:
         return msgspec.convert(raw, ExperimentSpec, strict=True)
     except msgspec.ValidationError as exc:
         field, expected = split_validation_error(str(exc))
+        if expected.startswith("invalid enum value"):
+            choices = allowed_values(ExperimentSpec, field)
+            expected += f" (expected one of {', '.join(map(repr, choices))})" if choices else ""
         raise InputError(name, field, expected) from None
+
+
+def allowed_values(root: type, path: str) -> list[Any]:
+    """The Literal choices of the field at a dotted path like 'graders[0].kind', if any."""
+    current: Any = root
+    for part in re.sub(r"\[\d+\]", "", path).split("."):
+        hints = typing.get_type_hints(current) if isinstance(current, type) else {}
+        current = _unwrap(hints.get(part))
+        if current is None:
+            return []
+    return list(typing.get_args(current)) if typing.get_origin(current) is typing.Literal else []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """list[X] -> X, X | None -> X."""
+    for _ in range(3):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if typing.get_origin(annotation) in (list, types.UnionType, typing.Union) and len(args) == 1:
+            annotation = args[0]
+    return annotation
 
 
 def split_validation_error(message: str) -> tuple[str, str]:
