@@ -48,7 +48,9 @@ def wilson_ci95(passes: int, n: int) -> tuple[float, float] | None:
     denom = 1 + Z95**2 / n
     centre = (p + Z95**2 / (2 * n)) / denom
     half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
-    return (_r(max(0.0, centre - half)), _r(min(1.0, centre + half)))
+    lo = 0.0 if passes == 0 else max(0.0, centre - half)  # exact ends: no 1e-17 left by rounding
+    hi = 1.0 if passes == n else min(1.0, centre + half)
+    return (_r(lo), _r(hi))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -136,7 +138,7 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     running = 0.0
     for rank, (p, i) in enumerate(present):
         running = max(running, min(1.0, (m - rank) * p))
-        adjusted[i] = _r(running)
+        adjusted[i] = max(p, _r(running))  # rounding must never take it below the raw p
     return adjusted
 
 
