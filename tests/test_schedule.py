@@ -70,3 +70,34 @@ async def test_sessions_never_overlap_and_late_fires_are_skipped(
 def test_bad_cron_is_an_input_error() -> None:
     with pytest.raises(InputError, match="cron"):
         check_cron("every night")
+
+
+async def test_unfinished_sessions_are_resumed_at_start(tmp_path: Path) -> None:
+    import time
+
+    from events import kinds as k
+    from events.codec import encode
+    from store.log import Append
+
+    calls = 0
+
+    async def slow(request: TargetRequest) -> str:
+        nonlocal calls
+        calls += 1
+        return "ok"
+
+    nightly = spec(session_s=0)
+    # a session whose process died before it ran a single trial: a dead pid in the log
+    started = [
+        k.ExperimentDefined(run_id="dead-run", ts=time.time(), spec=nightly, spec_hash="h"),  # type: ignore[arg-type]
+        k.RunStarted(run_id="dead-run", ts=time.time(), experiment="nightly", trials_total=1, pid=2**22 + 7),
+    ]
+    control = ScheduleControl()
+    control.stop("only the resume")
+    async with open_engine(tmp_path, callables={"slow": slow}) as eng:
+        eng.log.append([Append(e.run_id, k.TAG_BY_TYPE[type(e)], encode(e)) for e in started])
+        lines: list[str] = []
+        await run_on_schedule(eng, nightly, "0 3 * * *", control, log=lines.append)  # type: ignore[arg-type]
+        statuses = {r.run_id: r.status for r in list_runs(eng.log)}
+    assert lines[0] == "resuming unfinished session dead-run"
+    assert statuses == {"dead-run": "completed"} and calls == 1
