@@ -5,12 +5,16 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
+from typing import Protocol
 
 import trio
 
 from engine.errors import InputError
 from events import kinds as k
 from events.spec import ExperimentSpec
+
+NOTE_RUN = "stopping; partial results are kept"
+NOTE_SCHEDULE = "stopping after the current session's partial results"
 
 
 def run_command(
@@ -47,7 +51,7 @@ async def _run(
         control = RunControl()
         send, receive = trio.open_memory_channel[k.Event](1024)
         async with trio.open_nursery() as nursery:
-            await nursery.start(_stop_on_signals, control, nursery.cancel_scope)
+            await nursery.start(_stop_on_signals, control, nursery.cancel_scope, NOTE_RUN)
             nursery.start_soon(_progress, receive, quiet or as_json)
             report = await eng.run(
                 spec, run_id=run_id, resume=resume, control=control, subscribers=[send], source=source
@@ -59,18 +63,25 @@ async def _run(
     return 0
 
 
-async def _stop_on_signals(
-    control: object, scope: trio.CancelScope, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-) -> None:
-    from engine.runner import RunControl
+class Stoppable(Protocol):
+    stop_reason: str | None
 
-    assert isinstance(control, RunControl)
+    def stop(self, reason: str = "stopped") -> None: ...
+
+
+async def _stop_on_signals(
+    control: Stoppable,
+    scope: trio.CancelScope,
+    note: str,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """First SIGINT/SIGTERM: stop gracefully (partial results kept); a second one forces."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         task_status.started()
         async for signum in signals:
+            name = signal.Signals(signum).name
             if control.stop_reason is None:
-                name = signal.Signals(signum).name
-                print(f"\n{name}: stopping; partial results are kept (again to force)", file=sys.stderr)
+                print(f"\n{name}: {note} (again to force)", file=sys.stderr)
                 control.stop(f"signal {name}")
             else:
                 scope.cancel()
@@ -116,27 +127,8 @@ async def _scheduled(spec: ExperimentSpec, store: Path, cron: str, source: str) 
         print(line, file=sys.stderr, flush=True)
 
     async with open_engine(store) as eng, trio.open_nursery() as nursery:
-        await nursery.start(_stop_schedule_on_signals, control, nursery.cancel_scope)
+        await nursery.start(_stop_on_signals, control, nursery.cancel_scope, NOTE_SCHEDULE)
         log(f"engine: running {spec.name!r} on schedule {cron!r} (Ctrl-C to stop)")
         await run_on_schedule(eng, spec, cron, control, log=log, source=source)
         nursery.cancel_scope.cancel()
     return 0
-
-
-async def _stop_schedule_on_signals(
-    control: object, scope: trio.CancelScope, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-) -> None:
-    from engine.schedule import ScheduleControl
-
-    assert isinstance(control, ScheduleControl)
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        task_status.started()
-        async for signum in signals:
-            if not control.stopped.is_set():
-                print(
-                    f"{signal.Signals(signum).name}: stopping after the current session's partial results",
-                    file=sys.stderr,
-                )
-                control.stop(f"signal {signal.Signals(signum).name}")
-            else:
-                scope.cancel()

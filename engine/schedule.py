@@ -31,8 +31,10 @@ class ScheduleControl:
 
     stopped: trio.Event = field(default_factory=trio.Event)
     session: RunControl | None = None
+    stop_reason: str | None = None
 
     def stop(self, reason: str = "stopped") -> None:
+        self.stop_reason = self.stop_reason or reason
         self.stopped.set()
         if self.session is not None:
             self.session.stop(reason)

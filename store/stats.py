@@ -1,16 +1,25 @@
-"""Pure, deterministic statistics for reports (numpy/scipy imported lazily: they are slow to import).
+"""Pure, deterministic statistics for reports.
 
-Results are rounded to 12 significant digits so that a report rebuilt from the
-log on another run of the same code renders to the same bytes.
+numpy/scipy are imported inside the functions that need them: they cost ~100 ms to
+import and most commands (`engine --help`, `engine list`) never compute a statistic.
+
+Floats are rounded to 12 significant digits: numpy's SIMD summation and scipy's
+special functions may differ in the last bits between machines or versions, and a
+report rebuilt from the log must render to the same bytes as the one written live.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+# scipy.stats.norm.ppf(0.975), written out so that the Wilson interval needs no scipy import.
 Z95 = 1.959963984540054
+# The bootstrap draws its index matrix in blocks of about this many cells, so memory stays bounded for
+# large suites. numpy's Generator yields the same stream however a draw is split, so blocks change nothing.
+_BOOTSTRAP_BLOCK = 1 << 20
 
 
 def _r(x: float) -> float:
@@ -18,80 +27,103 @@ def _r(x: float) -> float:
 
 
 def mean(values: Sequence[float]) -> float | None:
-    return _r(math.fsum(values) / len(values)) if values else None
+    # fsum is exact, so the result does not depend on the order the values arrived in.
+    return _r(math.fsum(values) / len(values)) if len(values) else None
 
 
 def mean_ci95(values: Sequence[float]) -> tuple[float, float] | None:
-    """Student-t 95% interval of the mean."""
+    """Student-t 95% interval of the mean; (v, v) for a single value."""
     n = len(values)
     if n == 0:
         return None
     m = math.fsum(values) / n
-    if n == 1:
+    sd = math.sqrt(math.fsum((v - m) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    if sd == 0.0:
         return (_r(m), _r(m))
     from scipy.stats import t
 
-    sd = math.sqrt(math.fsum((v - m) ** 2 for v in values) / (n - 1))
     half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    # Rounding is monotone, so the interval still contains mean(values), which is rounded the same way.
     return (_r(m - half), _r(m + half))
 
 
 def lower_ci_bound(values: Sequence[float]) -> float | None:
+    """Lower end of mean_ci95: the score of the 'confidence_interval' repeat strategy."""
     ci = mean_ci95(values)
     return None if ci is None else ci[0]
 
 
 def wilson_ci95(passes: int, n: int) -> tuple[float, float] | None:
+    """Wilson score interval for a pass rate (sane at 0/n and n/n, unlike the normal interval)."""
     if n == 0:
         return None
+    if not 0 <= passes <= n:
+        raise ValueError(f"passes must be within 0..{n}, got {passes}")
     p = passes / n
-    denom = 1 + Z95**2 / n
-    centre = (p + Z95**2 / (2 * n)) / denom
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
-    lo = 0.0 if passes == 0 else max(0.0, centre - half)  # exact ends: no 1e-17 left by rounding
-    hi = 1.0 if passes == n else min(1.0, centre + half)
-    return (_r(lo), _r(hi))
+    z2 = Z95 * Z95
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    # The exact interval always contains p and lies in [0, 1]; min/max only absorb rounding error
+    # (at 0/n, centre - half comes out as 1e-17 rather than 0).
+    return (_r(min(p, max(0.0, centre - half))), _r(max(p, min(1.0, centre + half))))
+
+
+def _check_counts(n: int, c: int, k: int) -> int:
+    if n < 0 or k < 0 or not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n and k >= 0, got n={n}, c={c}, k={k}")
+    # Fewer attempts than k: judge on the attempts there are rather than report nothing.
+    return min(k, n)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k)."""
+    """Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k), from c passes in n attempts."""
+    k = _check_counts(n, c, k)
     if n == 0:
         return 0.0
-    k = min(k, n)
-    if n - c < k:
+    if n - c < k:  # every draw of k attempts includes a pass
         return 1.0
+    # math.comb is exact and int / int is correctly rounded, so large n cannot overflow or drift.
     return _r(1.0 - math.comb(n - c, k) / math.comb(n, k))
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
-    """pass^k: the chance that k attempts all pass, C(c, k) / C(n, k)."""
+    """pass^k: the chance that k attempts drawn from the n all pass, C(c, k) / C(n, k)."""
+    k = _check_counts(n, c, k)
     if n == 0:
         return 0.0
-    k = min(k, n)
     return _r(math.comb(c, k) / math.comb(n, k))
 
 
 class PairedResult(NamedTuple):
-    delta: float | None
-    ci95: tuple[float, float] | None
-    p_value: float | None
-    test: str
+    delta: float | None  # mean(candidate - baseline) over pairs
+    ci95: tuple[float, float] | None  # paired bootstrap percentile interval of delta
+    p_value: float | None  # two-sided; None only when there are no pairs
+    test: str  # "mcnemar_exact" | "wilcoxon" | "sign" | "none"
     n_pairs: int
 
 
 def paired_comparison(
     baseline: Sequence[float], candidate: Sequence[float], *, binary: bool, seed: int, resamples: int = 2000
 ) -> PairedResult:
+    """Compare two variants on the same cases (pairs by index): binary pass/fail or continuous scores."""
     if len(baseline) != len(candidate):
-        raise ValueError("paired comparison needs one baseline value per candidate value")
+        raise ValueError(f"paired comparison needs equal lengths, got {len(baseline)} and {len(candidate)}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
     n = len(baseline)
     if n == 0:
         return PairedResult(None, None, None, "none", 0)
     diffs = [c - b for b, c in zip(baseline, candidate, strict=True)]
+    if not all(math.isfinite(d) for d in diffs):
+        raise ValueError("paired comparison needs finite scores")
+    # For 0/1 values this is also the difference of the pass rates.
     delta = _r(math.fsum(diffs) / n)
-    ci = _bootstrap_ci(diffs, seed, resamples)
+    lo, hi = _bootstrap_ci(diffs, seed, resamples)
+    # A percentile interval of resampled means brackets the sample mean; min/max only absorb float noise.
+    ci = (min(lo, delta), max(hi, delta))
     if binary:
-        return PairedResult(delta, ci, _mcnemar_exact(baseline, candidate), "mcnemar_exact", n)
+        return PairedResult(delta, ci, _mcnemar_exact(diffs), "mcnemar_exact", n)
     p, test = _wilcoxon(diffs)
     return PairedResult(delta, ci, p, test, n)
 
@@ -101,44 +133,62 @@ def _bootstrap_ci(diffs: Sequence[float], seed: int, resamples: int) -> tuple[fl
 
     rng = np.random.default_rng(seed)
     data = np.asarray(diffs, dtype=float)
-    idx = rng.integers(0, len(data), size=(resamples, len(data)))
-    means = data[idx].mean(axis=1)
+    n = len(data)
+    rows = max(1, _BOOTSTRAP_BLOCK // n)
+    blocks = []
+    for start in range(0, resamples, rows):
+        idx = rng.integers(0, n, size=(min(rows, resamples - start), n))
+        blocks.append(data[idx].mean(axis=1))
+    means = np.concatenate(blocks)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return (_r(float(lo)), _r(float(hi)))
 
 
-def _mcnemar_exact(baseline: Sequence[float], candidate: Sequence[float]) -> float:
+def _sign_test(wins: int, losses: int) -> float:
+    """Exact two-sided binomial test of wins vs losses at 1/2; ties carry no information and are dropped."""
+    if wins + losses == 0:
+        return 1.0
     from scipy.stats import binomtest
 
-    gained = sum(1 for b, c in zip(baseline, candidate, strict=True) if c > b)
-    lost = sum(1 for b, c in zip(baseline, candidate, strict=True) if c < b)
-    if gained + lost == 0:
-        return 1.0
-    return _r(float(binomtest(gained, gained + lost, 0.5).pvalue))
+    return _r(float(binomtest(wins, wins + losses, 0.5).pvalue))
+
+
+def _mcnemar_exact(diffs: Sequence[float]) -> float:
+    # Exact McNemar is the sign test on the discordant pairs (fixed by the candidate vs broken by it).
+    return _sign_test(sum(1 for d in diffs if d > 0), sum(1 for d in diffs if d < 0))
 
 
 def _wilcoxon(diffs: Sequence[float]) -> tuple[float, str]:
     if all(d == 0 for d in diffs):
-        return 1.0, "wilcoxon"
-    from scipy.stats import binomtest, wilcoxon
+        return 1.0, "wilcoxon"  # no evidence either way; scipy would divide by zero
+    from scipy.stats import wilcoxon
 
     try:
-        return _r(float(wilcoxon(diffs, zero_method="zsplit").pvalue)), "wilcoxon"
+        # zsplit keeps zero differences (unchanged cases) in the ranking, so many ties do not make a
+        # handful of changed cases look more significant than they are. Older scipy versions warn when
+        # they switch to the normal approximation; the report has no place for that warning.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p = float(wilcoxon(diffs, zero_method="zsplit").pvalue)
     except ValueError:
-        positive = sum(1 for d in diffs if d > 0)
-        nonzero = sum(1 for d in diffs if d != 0)
-        return _r(float(binomtest(positive, nonzero, 0.5).pvalue)), "sign"
+        p = math.nan
+    if math.isnan(p):
+        return _sign_test(sum(1 for d in diffs if d > 0), sum(1 for d in diffs if d < 0)), "sign"
+    return _r(p), "wilcoxon"
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm-Bonferroni step-down adjusted p-values (monotone, capped at 1)."""
+    """Holm-Bonferroni step-down adjusted p-values (monotone, capped at 1); None stays None, uncounted."""
     present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    if not all(0.0 <= p <= 1.0 for p, _ in present):
+        raise ValueError(f"p-values must lie in [0, 1], got {list(p_values)}")
     m = len(present)
     adjusted: list[float | None] = [None] * len(p_values)
     running = 0.0
     for rank, (p, i) in enumerate(present):
         running = max(running, min(1.0, (m - rank) * p))
-        adjusted[i] = max(p, _r(running))  # rounding must never take it below the raw p
+        # Rounding could take an unrounded p a hair below itself; an adjusted p is never below the raw one.
+        adjusted[i] = max(p, _r(running))
     return adjusted
 
 
