@@ -127,6 +127,7 @@ async def scheduler(
 ) -> str:
     """Run the plan; returns why it stopped: 'completed', 'budget' or 'cancelled'."""
     run = _Run(plan, state, limits)
+    await _skip_after_passes(run, emit)
     await _regrade_leftovers(run, grade_jobs)
     while True:
         if run.exhausted is None:
@@ -139,6 +140,23 @@ async def scheduler(
         if message.key in run.outstanding:
             run.outstanding.discard(message.key)
             await _after_done(run, message.key, message.passed, emit)
+
+
+async def _skip_after_passes(run: _Run, emit: trio.MemorySendChannel[WriteBatch]) -> None:
+    """pass_at_k: a cell that passed before a crash may still lack the skip events of its later repeats."""
+    if not run.plan.early_exit:
+        return
+    names, cases = {v.name for v in run.plan.variants}, {c.id for c in run.plan.cases}
+    skipped = [
+        k.TrialSkipped(run_id=run.plan.run_id, ts=time.time(), variant=variant, case=case, repeat=r,
+                       reason="early exit: an earlier repeat passed")
+        for (variant, case), cell in run.state.cells.items()
+        if cell.passed and variant in names and case in cases
+        for r in range(cell.passed.bit_length(), run.plan.repeats)
+        if not (cell.done() | cell.completed) >> r & 1
+    ]  # fmt: skip
+    if skipped:
+        await emit.send(WriteBatch(list(skipped)))
 
 
 async def _regrade_leftovers(run: _Run, grade_jobs: trio.MemorySendChannel[GradeJob]) -> None:

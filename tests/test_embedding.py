@@ -158,3 +158,29 @@ async def test_experiment_setup_runs_first_and_a_failure_is_an_input_error(tmp_p
             await eng.run(spec(repeats=1, setup=["echo broken >&2; exit 3"]))
         runs = eng.runs()
     assert [r.status for r in runs][-1] == "failed"
+
+
+async def test_resume_writes_skips_a_crash_left_out(tmp_path: Path) -> None:
+    from events.codec import encode
+    from events.spec import VariantSpec
+    from store.blobs import pack_blob
+
+    exp = spec(repeats=3, strategy="pass_at_k")
+    key, blob = pack_blob(b"C0")
+    ident = {"run_id": "crashed", "variant": "loud", "case": "c0", "repeat": 0}
+    before_crash = [
+        k.ExperimentDefined(run_id="crashed", spec=exp, spec_hash="h"),  # type: ignore[arg-type]
+        k.VariantProposed(run_id="crashed", variant=VariantSpec(name="quiet"), index=0),
+        k.VariantProposed(run_id="crashed", variant=VariantSpec(name="loud", flags={"shout": True}), index=1),
+        k.RunStarted(run_id="crashed", experiment="embedded", trials_total=60),
+        k.TrialCompleted(**ident, output_hash=key, latency_ms=1.0),
+        k.TrialGraded(**ident, score=1.0, passed=True),
+    ]
+    async with open_engine(tmp_path, callables={"agent": flag_agent}) as eng:
+        eng.log.append(
+            [(e.run_id, k.TAG_BY_TYPE[type(e)], encode(e)) for e in before_crash], blobs=[(key, blob)]
+        )
+        report = await eng.run(None, run_id="crashed", resume=True)
+    loud = next(v for v in report.variants if v.name == "loud")
+    assert not report.is_partial and report.trials_done == 60
+    assert loud.trials == 10 and loud.skipped == 20
