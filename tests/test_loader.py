@@ -8,11 +8,71 @@ import pytest
 
 from engine.errors import InputError
 from engine.loader import load_experiment
+from events.spec import CaseSpec, ExperimentSpec
 
-GOOD = """
-name = "ok"
+GOOD_TOML = """
+name = "concise-vs-verbose"
+seed = 42
+[target]
+kind = "openai"
+base_url = "http://127.0.0.1:8080/v1"
+model = "my-model"
+api_key_env = "OPENAI_API_KEY"
+[params]
+temperature = 0.7
+max_tokens = 128
 [[variants]]
 name = "baseline"
+[[variants]]
+name = "concise"
+system = "Answer in one sentence."
+params = { temperature = 0.2 }
+flags = { max_retries = 5 }
+[[cases]]
+id = "capital-fr"
+prompt = "What is the capital of France?"
+expected = "Paris"
+tags = ["geo"]
+[[graders]]
+kind = "contains"
+[repeat]
+count = 3
+strategy = "mean"
+[budget]
+max_trials = 1000
+max_wall_time_s = 3600
+max_tokens = 1000000
+max_cost_usd = 5.0
+"""
+
+GOOD_YAML = """
+name: concise-vs-verbose
+seed: 42
+target:
+  kind: openai
+  base_url: http://127.0.0.1:8080/v1
+  model: my-model
+  api_key_env: OPENAI_API_KEY
+params: {temperature: 0.7, max_tokens: 128}
+variants:
+  - name: baseline
+  - name: concise
+    system: Answer in one sentence.
+    params: {temperature: 0.2}
+    flags: {max_retries: 5}
+cases:
+  - id: capital-fr
+    prompt: What is the capital of France?
+    expected: Paris
+    tags: [geo]
+graders:
+  - kind: contains
+repeat: {count: 3, strategy: mean}
+budget: {max_trials: 1000, max_wall_time_s: 3600, max_tokens: 1000000, max_cost_usd: 5.0}
+"""
+
+MINIMAL = """
+name = "ok"
 [[cases]]
 id = "a"
 prompt = "p"
@@ -22,76 +82,214 @@ expected = "x"
 
 def write(tmp_path: Path, text: str, name: str = "exp.toml") -> Path:
     path = tmp_path / name
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8")
     return path
 
 
-def error(path: Path) -> str:
+def load_error(path: Path) -> InputError:
     with pytest.raises(InputError) as caught:
         load_experiment(path)
-    return str(caught.value)
+    return caught.value
 
 
-def test_toml_and_yaml_load_the_same_spec(tmp_path: Path) -> None:
-    yaml_text = "name: ok\nvariants:\n  - name: baseline\ncases:\n  - id: a\n    prompt: p\n    expected: x\n"
-    assert load_experiment(write(tmp_path, GOOD)) == load_experiment(write(tmp_path, yaml_text, "exp.yaml"))
+def assert_names(error: InputError, file: Path | str, field: str, *expected: str) -> None:
+    """The one-line message starts with the file, then the field path, then what was expected."""
+    message = str(error)
+    assert error.file == str(file) and error.field == field, message
+    assert message.startswith(f"{file}: {field}: " if field else f"{file}: "), message
+    for part in expected:
+        assert part in error.expected, message
+    assert "\n" not in message
 
 
+# --- good files ---------------------------------------------------------------------------------------
+def test_a_good_toml_file_loads(tmp_path: Path) -> None:
+    spec = load_experiment(write(tmp_path, GOOD_TOML))
+    assert isinstance(spec, ExperimentSpec)
+    assert spec.name == "concise-vs-verbose" and spec.seed == 42
+    assert spec.target.kind == "openai" and spec.target.base_url == "http://127.0.0.1:8080/v1"
+    assert [v.name for v in spec.variants] == ["baseline", "concise"]
+    assert spec.variants[1].params == {"temperature": 0.2} and spec.variants[1].flags == {"max_retries": 5}
+    assert spec.cases == [
+        CaseSpec(id="capital-fr", prompt="What is the capital of France?", expected="Paris", tags=["geo"])
+    ]
+    assert spec.repeat.count == 3 and spec.budget.max_trials == 1000 and spec.budget.max_cost_usd == 5.0
+    assert spec.execution.concurrency == 16  # defaults fill what the file leaves out
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".yml"])
+def test_yaml_loads_the_same_spec_as_toml(tmp_path: Path, suffix: str) -> None:
+    from_toml = load_experiment(write(tmp_path, GOOD_TOML))
+    assert load_experiment(write(tmp_path, GOOD_YAML, "exp" + suffix)) == from_toml
+
+
+# --- errors: file, field path, expectation ---------------------------------------------------------
 @pytest.mark.parametrize(
     ("extra", "field", "expected"),
     [
-        ('[budget]\nmax_trials = "x"\n', "budget.max_trials", "expected int"),
-        ("[repeat]\ncuont = 3\n", "repeat", "unknown field cuont"),
-        ('[[graders]]\nkind = "regex"\npattern = "("\n', "graders[0].pattern", "valid regular expression"),
-        ('[[graders]]\nkind = "telepathy"\n', "graders[0].kind", "expected one of"),
-        ("[repeat]\ncount = 0\n", "repeat.count", "expected an integer >= 1"),
-        ('[[cases]]\nid = "a"\nprompt = "again"\nexpected = "y"\n', "cases[1].id", "unique id"),
-        ('[target]\nkind = "openai"\n', "target.base_url", "base URL"),
+        ('[budget]\nmax_trials = "x"\n', "budget.max_trials", ["expected int", "got str"]),
+        ("[budget]\nmax_trials = 1.5\n", "budget.max_trials", ["expected int", "got float"]),
+        ("[budget]\nmax_trials = -1\n", "budget.max_trials", ["positive"]),
+        ("[repeat]\ncuont = 3\n", "repeat", ["unknown field cuont"]),
+        ('[[variants]]\nname = "b"\nparms = {}\n', "variants[0]", ["unknown field parms"]),
+        ('[[graders]]\nkind = "regex"\npattern = "("\n', "graders[0].pattern", ["valid regular expression"]),
+        ('[[graders]]\nkind = "regex"\n', "graders[0].pattern", ["regular expression"]),
+        ('[[graders]]\nkind = "telepathy"\n', "graders[0].kind", ["invalid enum value", "'contains'"]),
+        ('[[graders]]\nkind = "command"\n', "graders[0].commands", ["at least one command"]),
+        ("[repeat]\ncount = 0\n", "repeat.count", ["expected an integer >= 1"]),
+        ('[repeat]\nstrategy = "median"\n', "repeat.strategy", ["'pass_at_k'"]),
+        ('[[cases]]\nid = "a"\nprompt = "again"\nexpected = "y"\n', "cases[1].id", ["unique id", "'a'"]),
+        ('[[cases]]\nid = "b"\nexpected = "y"\n', "cases[1]", ["missing required field prompt"]),
+        ('[target]\nkind = "openai"\n', "target.base_url", ["base URL"]),
+        ('[target]\nkind = "python"\n', "target.callable", ["module:function"]),
+        ("[scoring]\npass_threshold = 2\n", "scoring.pass_threshold", ["between 0 and 1"]),
     ],
 )
 def test_errors_name_file_field_and_expectation(
-    tmp_path: Path, extra: str, field: str, expected: str
+    tmp_path: Path, extra: str, field: str, expected: list[str]
 ) -> None:
-    path = write(tmp_path, GOOD + extra)
-    message = error(path)
-    assert message.startswith(str(path)) and field in message and expected in message
+    path = write(tmp_path, MINIMAL + extra)
+    assert_names(load_error(path), path, field, *expected)
 
 
-def test_case_without_prompt_and_bad_syntax(tmp_path: Path) -> None:
-    assert "cases[0]" in error(write(tmp_path, 'name = "n"\n[[cases]]\nid = "a"\n')) and "prompt" in error(
-        write(tmp_path, 'name = "n"\n[[cases]]\nid = "a"\n')
+def test_an_unknown_top_level_field(tmp_path: Path) -> None:
+    path = write(tmp_path, 'nmae = "typo"\n' + MINIMAL)
+    assert_names(load_error(path), path, "(top level)", "unknown field nmae")
+
+
+def test_a_case_without_prompt(tmp_path: Path) -> None:
+    path = write(tmp_path, 'name = "n"\n[[cases]]\nid = "a"\nexpected = "x"\n')
+    assert_names(load_error(path), path, "cases[0]", "missing required field prompt")
+
+
+def test_a_duplicate_case_id(tmp_path: Path) -> None:
+    text = 'name = "n"\n' + '[[cases]]\nid = "dup"\nprompt = "p"\nexpected = "x"\n' * 2
+    assert_names(
+        load_error(write(tmp_path, text)), tmp_path / "exp.toml", "cases[1].id", "'dup' is used twice"
     )
-    assert "invalid TOML" in error(write(tmp_path, "name = \n"))
-    assert "invalid YAML" in error(write(tmp_path, "name: [unclosed\n", "bad.yaml"))
-    assert "file not found" in error(tmp_path / "missing.toml")
 
 
+def test_the_same_errors_from_yaml(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD_YAML.replace("max_trials: 1000", "max_trials: x"), "exp.yaml")
+    assert_names(load_error(path), path, "budget.max_trials", "expected int")
+    path = write(tmp_path, GOOD_YAML.replace("seed: 42", "sed: 42"), "exp.yaml")
+    assert_names(load_error(path), path, "(top level)", "unknown field sed")
+
+
+def test_invalid_syntax(tmp_path: Path) -> None:
+    path = write(tmp_path, 'name = "n"\n[[cases]\nid = "a"\n')
+    assert_names(load_error(path), path, "", "invalid TOML", "line 2")
+    path = write(tmp_path, "name: [unclosed\n", "bad.yaml")
+    assert_names(load_error(path), path, "", "invalid YAML")
+    path = write(tmp_path, "- just\n- a list\n", "list.yaml")
+    assert_names(load_error(path), path, "", "table/mapping at the top level")
+
+
+def test_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "missing.toml"
+    assert_names(load_error(path), path, "", "file not found")
+
+
+def test_no_cases_at_all(tmp_path: Path) -> None:
+    path = write(tmp_path, 'name = "n"\n')
+    assert_names(load_error(path), path, "cases", "at least one case")
+
+
+# --- suites -------------------------------------------------------------------------------------------
 SUITES = {
-    "cases.jsonl": '{"id": "geo-1", "prompt": "a", "tags": ["geo"]}\n{"id": "math-1", "prompt": "b"}\n',
-    "cases.csv": "id,prompt,expected,tags\ngeo-1,a,x,geo;easy\nmath-1,b,y,\n",
-    "cases.yaml": "cases:\n  - id: geo-1\n    prompt: a\n    tags: [geo]\n  - id: math-1\n    prompt: b\n",
-    "cases.toml": '[[cases]]\nid = "geo-1"\nprompt = "a"\ntags = ["geo"]\n'
-    '[[cases]]\nid = "math-1"\nprompt = "b"\n',
+    "cases.jsonl": (
+        '{"id": "geo-1", "prompt": "a", "expected": "x", "tags": ["geo", "easy"]}\n'
+        "\n"
+        '{"id": "geo-2", "prompt": "b", "expected": "y", "tags": ["geo"]}\n'
+        '{"id": "math-1", "prompt": "c", "expected": "z", "tags": ["easy"]}\n'
+    ),
+    "cases.csv": ("id,prompt,expected,tags\ngeo-1,a,x,geo;easy\ngeo-2,b,y,geo\nmath-1,c,z,easy\n"),
+    "cases.yaml": (
+        "cases:\n"
+        "  - {id: geo-1, prompt: a, expected: x, tags: [geo, easy]}\n"
+        "  - {id: geo-2, prompt: b, expected: y, tags: [geo]}\n"
+        "  - {id: math-1, prompt: c, expected: z, tags: [easy]}\n"
+    ),
+    "cases.toml": (
+        '[[cases]]\nid = "geo-1"\nprompt = "a"\nexpected = "x"\ntags = ["geo", "easy"]\n'
+        '[[cases]]\nid = "geo-2"\nprompt = "b"\nexpected = "y"\ntags = ["geo"]\n'
+        '[[cases]]\nid = "math-1"\nprompt = "c"\nexpected = "z"\ntags = ["easy"]\n'
+    ),
 }
 
 
+def suite_experiment(tmp_path: Path, suite: str, extra: str = "", inline: str = "") -> Path:
+    return write(tmp_path, f'name = "s"\n{inline}[suite]\npath = "{suite}"\n{extra}')
+
+
 @pytest.mark.parametrize("suite", sorted(SUITES))
-def test_suites_with_select_globs_and_tags(tmp_path: Path, suite: str) -> None:
+@pytest.mark.parametrize(
+    ("extra", "ids"),
+    [
+        ("", ["geo-1", "geo-2", "math-1"]),
+        ('select = ["geo-*"]\n', ["geo-1", "geo-2"]),
+        ('select = ["*-1", "nothing*"]\n', ["geo-1", "math-1"]),
+        ('tags = ["easy"]\n', ["geo-1", "math-1"]),
+        ('select = ["geo-*"]\ntags = ["easy"]\n', ["geo-1"]),
+        ('tags = ["geo", "easy"]\n', ["geo-1", "geo-2", "math-1"]),
+    ],
+)
+def test_suites_with_select_globs_and_tags(tmp_path: Path, suite: str, extra: str, ids: list[str]) -> None:
     (tmp_path / suite).write_text(SUITES[suite])
-    graders = '[[graders]]\nkind = "regex"\npattern = "."\n'
-    by_glob = load_experiment(
-        write(tmp_path, f'name = "s"\n{graders}[suite]\npath = "{suite}"\nselect = ["geo-*"]\n')
-    )
-    assert [c.id for c in by_glob.cases] == ["geo-1"]
-    by_tag = load_experiment(
-        write(tmp_path, f'name = "s"\n{graders}[suite]\npath = "{suite}"\ntags = ["geo"]\n')
-    )
-    assert [c.id for c in by_tag.cases] == ["geo-1"]
-    everything = load_experiment(write(tmp_path, f'name = "s"\n{graders}[suite]\npath = "{suite}"\n'))
-    assert [c.id for c in everything.cases] == ["geo-1", "math-1"]
+    spec = load_experiment(suite_experiment(tmp_path, suite, extra))
+    assert [c.id for c in spec.cases] == ids
+    assert spec.suite is None  # the cases are inlined
+    geo_1 = next(c for c in spec.cases if c.id == "geo-1")
+    assert (geo_1.prompt, geo_1.expected, geo_1.tags) == ("a", "x", ["geo", "easy"])
 
 
-def test_a_bad_jsonl_line_is_named(tmp_path: Path) -> None:
-    (tmp_path / "cases.jsonl").write_text('{"id": "a", "prompt": "p"}\n{oops\n')
-    message = error(write(tmp_path, 'name = "s"\n[suite]\npath = "cases.jsonl"\n'))
-    assert "cases.jsonl" in message and "line 2" in message and "invalid JSON" in message
+def test_suite_cases_follow_inline_cases_and_may_live_in_a_subfolder(tmp_path: Path) -> None:
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "cases.jsonl").write_text(SUITES["cases.jsonl"])
+    inline = '[[cases]]\nid = "inline"\nprompt = "p"\nexpected = "q"\n'
+    spec = load_experiment(suite_experiment(tmp_path, "suites/cases.jsonl", 'tags = ["geo"]\n', inline))
+    assert [c.id for c in spec.cases] == ["inline", "geo-1", "geo-2"]
+
+
+def test_a_suite_case_id_clashing_with_an_inline_case(tmp_path: Path) -> None:
+    (tmp_path / "cases.jsonl").write_text(SUITES["cases.jsonl"])
+    inline = '[[cases]]\nid = "geo-2"\nprompt = "p"\nexpected = "q"\n'
+    path = suite_experiment(tmp_path, "cases.jsonl", inline=inline)
+    assert_names(load_error(path), path, "cases[2].id", "'geo-2' is used twice")
+
+
+def test_a_bad_jsonl_line_names_the_line_number(tmp_path: Path) -> None:
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text('{"id": "a", "prompt": "p", "expected": "x"}\n\n{oops\n')
+    error = load_error(suite_experiment(tmp_path, "cases.jsonl"))
+    assert_names(error, suite, "line 3", "invalid JSON")
+
+
+def test_a_jsonl_record_of_the_wrong_shape_names_line_and_field(tmp_path: Path) -> None:
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text('{"id": "a", "prompt": "p"}\n{"id": "b", "prompt": 3}\n{"id": "c"}\n')
+    assert_names(
+        load_error(suite_experiment(tmp_path, "cases.jsonl")), suite, "line 2.prompt", "expected str"
+    )
+    suite.write_text('{"id": "a", "prompt": "p", "colour": "red"}\n')
+    assert_names(
+        load_error(suite_experiment(tmp_path, "cases.jsonl")), suite, "line 1", "unknown field colour"
+    )
+
+
+def test_a_bad_csv_row_and_a_bad_yaml_item_are_named(tmp_path: Path) -> None:
+    suite = tmp_path / "cases.csv"
+    suite.write_text("id,prompt,colour\na,p,red\n")
+    assert_names(load_error(suite_experiment(tmp_path, "cases.csv")), suite, "line 2", "unknown field colour")
+    suite = tmp_path / "cases.yaml"
+    suite.write_text("- {id: a, prompt: p}\n- {id: b, prompt: [1]}\n")
+    assert_names(
+        load_error(suite_experiment(tmp_path, "cases.yaml")), suite, "cases[1].prompt", "expected str"
+    )
+
+
+def test_a_missing_or_unknown_suite_file(tmp_path: Path) -> None:
+    path = suite_experiment(tmp_path, "nowhere.jsonl")
+    assert_names(load_error(path), path, "suite.path", "'nowhere.jsonl' not found")
+    (tmp_path / "cases.txt").write_text("hello\n")
+    assert_names(load_error(suite_experiment(tmp_path, "cases.txt")), tmp_path / "cases.txt", "", ".jsonl")

@@ -151,7 +151,8 @@ def test_paired_rejects_bad_input() -> None:
 
 
 def test_paired_with_no_pairs() -> None:
-    assert stats.paired_comparison([], [], binary=True, seed=0) == stats.PairedResult(None, None, None, "none", 0)
+    empty = stats.PairedResult(delta=None, ci95=None, p_value=None, test="none", n_pairs=0)
+    assert stats.paired_comparison([], [], binary=True, seed=0) == empty
     assert stats.paired_comparison([], [], binary=False, seed=0).test == "none"
 
 
@@ -178,8 +179,20 @@ def test_wilcoxon_matches_scipy() -> None:
     r = stats.paired_comparison(base, cand, binary=False, seed=7)
     diffs = np.subtract(cand, base)
     assert r.test == "wilcoxon" and r.n_pairs == 12
-    assert r.p_value == pytest.approx(scipy.stats.wilcoxon(diffs, zero_method="zsplit").pvalue, rel=1e-11)
+    # Two zero differences: the tie-corrected normal approximation, not scipy's slow 2**n permutation test.
+    expected = scipy.stats.wilcoxon(diffs, zero_method="zsplit", method="asymptotic").pvalue
+    assert r.p_value == pytest.approx(expected, rel=1e-11)
     assert r.delta == pytest.approx(diffs.mean(), rel=1e-11)
+
+
+def test_wilcoxon_exact_without_ties() -> None:
+    base = [0.0] * 10
+    cand = [0.11, 0.32, -0.05, 0.24, 0.07, 0.41, -0.13, 0.18, 0.29, 0.02]
+    r = stats.paired_comparison(base, cand, binary=False, seed=0)
+    expected = scipy.stats.wilcoxon(cand, zero_method="zsplit", method="exact").pvalue
+    assert r.test == "wilcoxon" and r.p_value == pytest.approx(expected, rel=1e-11)
+    # Textbook: the negatives have ranks 2 and 5, W- = 7; 19 of the 1024 sign patterns give W <= 7.
+    assert r.p_value == 2 * 19 / 1024
 
 
 def test_wilcoxon_all_zero_differences() -> None:
