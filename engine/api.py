@@ -19,8 +19,9 @@ from typing import Any
 import msgspec
 import trio
 
+from engine.compat import normalize
 from engine.errors import InputError, user_error
-from engine.loader import load_experiment
+from engine.loader import convert_spec, load_experiment, resolve_suites
 from engine.queries import list_runs, replay_json, resolve_run
 from engine.runner import RunControl, RunRequest, execute_run
 from engine.targets import target_maker
@@ -47,9 +48,8 @@ def new_run_id() -> str:
 
 
 def spec_from_dict(data: Mapping[str, Any]) -> ExperimentSpec:
-    from engine.loader import convert_spec
-
-    spec = convert_spec(dict(data), "<dict>")
+    # suite paths are relative to the working directory here, to the file's folder in files
+    spec = resolve_suites(convert_spec(normalize(dict(data), "<dict>"), "<dict>"), Path.cwd(), "<dict>")
     check_spec(spec, "<dict>")
     return spec
 

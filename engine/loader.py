@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from engine.compat import normalize
 from engine.errors import InputError
 from engine.suites import load_suite
 from events.spec import ExperimentSpec, GraderSpec, ScoringSpec
@@ -27,15 +28,22 @@ MAX_FILE_BYTES = 10 << 20
 def load_experiment(path: str | Path) -> ExperimentSpec:
     """Read, parse, validate and resolve an experiment file (suite cases are inlined)."""
     file = Path(path)
-    raw = parse_file(file)
-    spec = convert_spec(raw, str(file))
-    if spec.suite is not None:
-        cases = load_suite(file.parent, spec.suite, str(file))
-        spec = msgspec.structs.replace(spec, cases=[*spec.cases, *cases], suite=None)
+    name = str(file)
+    spec = resolve_suites(convert_spec(normalize(parse_file(file), name), name), file.parent, name)
     from engine.validate import check_spec
 
     check_spec(spec, str(file))
     return spec
+
+
+def resolve_suites(spec: ExperimentSpec, base_dir: Path, name: str) -> ExperimentSpec:
+    """The spec with the cases of its suite files (paths relative to base_dir) appended."""
+    suites = [("suite", spec.suite)] if spec.suite is not None else []
+    suites += [(f"suites[{i}]", suite) for i, suite in enumerate(spec.suites)]
+    if not suites:
+        return spec
+    cases = [case for field, suite in suites for case in load_suite(base_dir, suite, name, field)]
+    return msgspec.structs.replace(spec, cases=[*spec.cases, *cases], suite=None, suites=[])
 
 
 def parse_file(file: Path) -> dict[str, Any]:

@@ -21,13 +21,25 @@ from engine.errors import InputError
 from events.spec import CaseSpec, SuiteSpec
 
 
-def load_suite(base_dir: Path, suite: SuiteSpec, experiment_file: str) -> list[CaseSpec]:
-    path = (base_dir / suite.path).resolve()
-    if not path.is_file():
-        raise InputError(experiment_file, "suite.path", f"suite file {suite.path!r} not found")
-    records = _read_records(path)
-    cases = [_to_case(record, str(path), where) for where, record in records]
+def load_suite(
+    base_dir: Path, suite: SuiteSpec, experiment_file: str, field: str = "suite"
+) -> list[CaseSpec]:
+    """The selected cases of the suite file(s) `suite.path` names (a glob: every match, sorted)."""
+    paths = _suite_files(base_dir, suite.path, experiment_file, field)
+    cases = [_to_case(record, str(path), where) for path in paths for where, record in _read_records(path)]
     return [case for case in cases if _selected(case, suite)]
+
+
+def _suite_files(base_dir: Path, pattern: str, experiment_file: str, field: str) -> list[Path]:
+    if not any(char in pattern for char in "*?["):
+        path = (base_dir / pattern).resolve()
+        if not path.is_file():
+            raise InputError(experiment_file, f"{field}.path", f"suite file {pattern!r} not found")
+        return [path]
+    found = sorted(path.resolve() for path in base_dir.glob(pattern) if path.is_file())
+    if not found:
+        raise InputError(experiment_file, f"{field}.path", f"no suite file matches {pattern!r}")
+    return found
 
 
 def _selected(case: CaseSpec, suite: SuiteSpec) -> bool:

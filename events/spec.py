@@ -185,6 +185,7 @@ class ExperimentSpec(Spec):
     matrix: list[dict[str, Any]] | dict[str, list[Any]] | None = None
     cases: list[CaseSpec] = []
     suite: SuiteSpec | None = None
+    suites: list[SuiteSpec] = []
     graders: list[GraderSpec] = []
     repeat: RepeatSpec = RepeatSpec()
     budget: BudgetSpec = BudgetSpec()

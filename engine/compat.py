@@ -1,0 +1,111 @@
+"""AgentV / Vercel wire shapes (seed 003), rewritten into engine's own before validation.
+
+Accepted, so an AgentV experiment file loads as it is:
+- `suites: [{ref: GLOB, select: {test_ids: [GLOB...]}}]`: several suite files, globbed;
+- `runs: N` (+ `early_exit`): shorthand for a pass_at_k repeat; not together with `repeat`;
+- `repeat.costLimitUsd`: the prerelease spelling of `repeat.cost_limit_usd`;
+- `timeout_seconds`: the per-trial timeout (`execution.trial_timeout_s`);
+- `setup: [{script: CMD}]` and `scripts: [CMD | {script: CMD, timeout_seconds: S}]`: setup commands,
+  and verification scripts run after each trial (one `command` grader, passed = every script exits 0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.errors import InputError
+
+
+def normalize(raw: dict[str, Any], file: str) -> dict[str, Any]:
+    """A copy of `raw` with the AgentV spellings replaced by engine's; engine's own pass through."""
+    out = dict(raw)
+    _runs_shorthand(out, file)
+    _repeat_aliases(out)
+    if "timeout_seconds" in out:
+        execution = dict(_table(out.get("execution", {}), file, "execution"))
+        execution.setdefault("trial_timeout_s", out.pop("timeout_seconds"))
+        out["execution"] = execution
+    if "setup" in out:
+        out["setup"] = _scripts(out["setup"], file, "setup")[0]
+    if "scripts" in out:
+        out["graders"] = [*out.get("graders", []), _scripts_grader(out.pop("scripts"), file)]
+    if "suite" in out:
+        out["suite"] = _suite(out["suite"], file, "suite")
+    if "suites" in out:
+        suites = _list(out, "suites", file)
+        out["suites"] = [_suite(item, file, f"suites[{i}]") for i, item in enumerate(suites)]
+    return out
+
+
+def _runs_shorthand(out: dict[str, Any], file: str) -> None:
+    if "runs" not in out:
+        if "early_exit" in out:
+            raise InputError(file, "early_exit", "goes with `runs` (or use repeat.early_exit)")
+        return
+    if "repeat" in out:
+        raise InputError(file, "runs", "not together with `repeat`: use one of them")
+    early_exit = out.pop("early_exit", True)
+    out["repeat"] = {"count": out.pop("runs"), "strategy": "pass_at_k", "early_exit": early_exit}
+
+
+def _repeat_aliases(out: dict[str, Any]) -> None:
+    repeat = out.get("repeat")
+    if isinstance(repeat, dict) and "costLimitUsd" in repeat:
+        repeat = dict(repeat)
+        repeat.setdefault("cost_limit_usd", repeat.pop("costLimitUsd"))
+        out["repeat"] = repeat
+
+
+def _scripts(items: Any, file: str, field: str) -> tuple[list[Any], float | None]:
+    """Commands from a list of strings or {script, timeout_seconds} tables, and the largest timeout."""
+    if not isinstance(items, list):
+        raise InputError(file, field, "expected a list of commands")
+    commands: list[Any] = []
+    timeout: float | None = None
+    for i, item in enumerate(items):
+        if isinstance(item, dict):
+            if "script" not in item:
+                raise InputError(file, f"{field}[{i}]", "expected a command string or a table with `script`")
+            seconds = item.get("timeout_seconds")
+            if seconds is not None:
+                if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds <= 0:
+                    raise InputError(file, f"{field}[{i}].timeout_seconds", "expected a positive number")
+                timeout = max(timeout or 0.0, float(seconds))
+            item = item["script"]
+        commands.append(item)
+    return commands, timeout
+
+
+def _scripts_grader(items: Any, file: str) -> dict[str, Any]:
+    commands, timeout = _scripts(items, file, "scripts")
+    grader: dict[str, Any] = {"kind": "command", "name": "scripts", "commands": commands}
+    if timeout is not None:
+        grader["timeout_s"] = timeout
+    return grader
+
+
+def _suite(item: Any, file: str, field: str) -> Any:
+    if not isinstance(item, dict):
+        return item  # the spec's validation names what was expected
+    suite = dict(item)
+    if "ref" in suite:
+        suite.setdefault("path", suite.pop("ref"))
+    select = suite.get("select")
+    if isinstance(select, dict):
+        if set(select) - {"test_ids"}:
+            raise InputError(file, f"{field}.select", "expected a list of id globs or {test_ids = [...]}")
+        suite["select"] = select.get("test_ids", [])
+    return suite
+
+
+def _list(out: dict[str, Any], key: str, file: str) -> list[Any]:
+    value = out[key]
+    if not isinstance(value, list):
+        raise InputError(file, key, "expected a list")
+    return value
+
+
+def _table(value: Any, file: str, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(file, field, "expected a table")
+    return value
