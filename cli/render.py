@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 
+from cli.render_md import case_verdicts
+
 
 def print_report(data: bytes, as_json: bool) -> None:
     if as_json:
@@ -40,8 +42,8 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
 
     title = f"{r['experiment']}  run {r['run_id']}  {r['status']}{'  (partial)' if r['is_partial'] else ''}"
     table = Table(title=title)
-    columns = ("variant", "trials", "errors", "score", "95% CI", "pass rate [95% CI]", "p50/p95 ms",
-               "tokens in/out", "cost $")  # fmt: skip
+    columns = ("variant", "trials", "errors", "score", "95% CI", "pass rate [95% CI]",
+               "cases pass/fail/flaky/err", "p50/p95 ms", "tokens in/out", "cost $")  # fmt: skip
     for name in columns:
         table.add_column(name, justify="left" if name == "variant" else "right")
     for v in r["variants"]:
@@ -50,6 +52,7 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
         table.add_row(
             v["name"] + mark, str(v["trials"]), str(v["errors"]), _fmt(v["strategy_score"]),
             _interval(v["ci95"]), f"{_fmt(v['pass_rate'])} {_interval(v['pass_rate_ci95'])}",
+            case_verdicts(v),
             f'{_fmt(v["latency_ms"].get("p50"), 1)}/{_fmt(v["latency_ms"].get("p95"), 1)}',
             f"{v['tokens']['in']}/{v['tokens']['out']}", f"{v['cost_usd']:.4f}",
         )  # fmt: skip

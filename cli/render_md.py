@@ -53,16 +53,22 @@ def variant_rows(r: dict[str, Any]) -> list[list[str]]:
             [
                 md_escape(variant_label(r, v["name"])), str(v["trials"]), str(v["errors"]),
                 fmt(v["strategy_score"]), interval(v["ci95"]), fmt(v["pass_rate"]),
-                interval(v["pass_rate_ci95"]), fmt(lat.get("p50"), 1), fmt(lat.get("p95"), 1),
+                interval(v["pass_rate_ci95"]), case_verdicts(v),
+                fmt(lat.get("p50"), 1), fmt(lat.get("p95"), 1),
                 str(v["tokens"]["in"]), str(v["tokens"]["out"]), f"{v['cost_usd']:.4f}",
             ]
         )  # fmt: skip
     return rows
 
 
+def case_verdicts(variant: dict[str, Any]) -> str:
+    cases = variant.get("cases") or {}  # absent from reports written before verdicts existed
+    return "/".join(str(cases.get(key, 0)) for key in ("passed", "failed", "flaky", "errors"))
+
+
 VARIANT_HEADER = [
     "variant", "trials", "errors", "score", "score 95% CI", "pass rate", "pass 95% CI",
-    "p50 ms", "p95 ms", "tokens in", "tokens out", "cost $",
+    "cases pass/fail/flaky/err", "p50 ms", "p95 ms", "tokens in", "tokens out", "cost $",
 ]  # fmt: skip
 COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
 

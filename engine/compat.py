@@ -7,6 +7,10 @@ Accepted, so an AgentV experiment file loads as it is:
 - `timeout_seconds`: the per-trial timeout (`execution.trial_timeout_s`);
 - `setup: [{script: CMD}]` and `scripts: [CMD | {script: CMD, timeout_seconds: S}]`: setup commands,
   and verification scripts run after each trial (one `command` grader, passed = every script exits 0).
+
+And Keystone's (seed 004): `parallelism: {replicas, matrix, isolation}` (repeats and matrix variants;
+every trial is its own request or process, so isolation is always per run) and
+`resources: {concurrency_limit}` (the executor pool's size).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from engine.errors import InputError
 def normalize(raw: dict[str, Any], file: str) -> dict[str, Any]:
     """A copy of `raw` with the AgentV spellings replaced by engine's; engine's own pass through."""
     out = dict(raw)
+    _keystone(out, file)
     _runs_shorthand(out, file)
     _repeat_aliases(out)
     if "timeout_seconds" in out:
@@ -35,6 +40,42 @@ def normalize(raw: dict[str, Any], file: str) -> dict[str, Any]:
         suites = _list(out, "suites", file)
         out["suites"] = [_suite(item, file, f"suites[{i}]") for i, item in enumerate(suites)]
     return out
+
+
+def _keystone(out: dict[str, Any], file: str) -> None:
+    if "parallelism" in out:
+        parallelism = dict(_table(out.pop("parallelism"), file, "parallelism"))
+        isolation = parallelism.pop("isolation", "per_run")
+        if isolation not in ("per_run", "shared"):
+            raise InputError(file, "parallelism.isolation", "expected 'per_run' or 'shared'")
+        if "replicas" in parallelism:
+            _move(out, ("repeat", "count"), parallelism.pop("replicas"), file, "parallelism.replicas")
+        if "matrix" in parallelism:
+            _move(out, ("matrix",), parallelism.pop("matrix"), file, "parallelism.matrix")
+        if parallelism:
+            raise InputError(
+                file, f"parallelism.{next(iter(parallelism))}", "expected replicas, matrix or isolation"
+            )
+    if "resources" in out:
+        resources = dict(_table(out.pop("resources"), file, "resources"))
+        if "concurrency_limit" in resources:
+            limit = resources.pop("concurrency_limit")
+            _move(out, ("execution", "concurrency"), limit, file, "resources.concurrency_limit")
+        if resources:
+            raise InputError(file, f"resources.{next(iter(resources))}", "expected concurrency_limit")
+
+
+def _move(out: dict[str, Any], path: tuple[str, ...], value: Any, file: str, field: str) -> None:
+    """Set out[path...] = value, refusing when the file also sets it the engine way."""
+    *tables, key = path
+    target = out
+    for name in tables:
+        table = dict(_table(target.get(name, {}), file, name))
+        target[name] = table
+        target = table
+    if key in target:
+        raise InputError(file, field, f"not together with `{'.'.join(path)}`: use one of them")
+    target[key] = value
 
 
 def _runs_shorthand(out: dict[str, Any], file: str) -> None:

@@ -27,12 +27,14 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
         fail("execution.judge_concurrency", "expected an integer >= 1")
     if not 0.0 <= spec.scoring.pass_threshold <= 1.0:
         fail("scoring.pass_threshold", "expected a number between 0 and 1")
+    if not 0.0 < spec.scoring.replica_aggregation.min_pass_rate <= 1.0:
+        fail("scoring.replica_aggregation.min_pass_rate", "expected a number above 0, at most 1")
     for name in ("max_trials", "max_wall_time_s", "max_tokens", "max_cost_usd", "judge_max_tokens"):
         value = getattr(spec.budget, name)
         if value is not None and value <= 0:
             fail(f"budget.{name}", "expected a positive number")
     check_graders(spec.graders, file)
-    if not spec.graders:
+    if all(g.kind == "forbidden" for g in spec.graders):  # the default contains-check grades them
         for i, case in enumerate(spec.cases):
             if case.expected is None:
                 fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
@@ -75,9 +77,11 @@ def _check_unique(names: list[str], section: str, key: str, fail) -> None:  # no
 def _check_grader(grader: GraderSpec, field: str, fail) -> None:  # noqa: ANN001
     if grader.weight < 0:
         fail(f"{field}.weight", "expected a weight >= 0")
-    if grader.kind == "regex":
-        if grader.pattern is None:
-            fail(f"{field}.pattern", "expected a regular expression for a regex grader")
+    if grader.kind == "regex" and grader.pattern is None:
+        fail(f"{field}.pattern", "expected a regular expression for a regex grader")
+    if grader.kind == "forbidden" and grader.pattern is None and grader.value is None:
+        fail(f"{field}.value", "expected the forbidden text (`value`) or a `pattern` for a forbidden rule")
+    if grader.pattern is not None:
         try:
             re.compile(grader.pattern or "")
         except re.error as exc:

@@ -25,6 +25,15 @@ class Tokens(Report):
     out: int = 0
 
 
+class CaseVerdicts(Report):
+    """Cases by verdict, their repeats aggregated per scoring.replica_aggregation."""
+
+    passed: int = 0
+    failed: int = 0
+    flaky: int = 0  # some repeats passed, some failed, short of the aggregation's bar
+    errors: int = 0  # every attempt errored (infrastructure, timeout): distinct from failed
+
+
 class VariantReport(Report):
     name: str
     trials: int
@@ -45,6 +54,7 @@ class VariantReport(Report):
     cost_usd: float
     params: dict[str, object] = {}
     unscored: int = 0  # graded but without a score (e.g. an unparseable judge answer): excluded, counted
+    cases: CaseVerdicts = msgspec.field(default_factory=CaseVerdicts)
 
 
 class Comparison(Report):

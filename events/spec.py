@@ -12,7 +12,7 @@ import msgspec
 
 TargetKind = Literal["openai", "anthropic", "command", "python", "local"]
 RepeatStrategy = Literal["mean", "pass_at_k", "confidence_interval"]
-GraderKind = Literal["exact", "contains", "regex", "json", "command", "judge"]
+GraderKind = Literal["exact", "contains", "regex", "json", "command", "judge", "forbidden"]
 TuneStrategy = Literal["grid", "random", "neighborhood"]
 
 
@@ -127,8 +127,16 @@ class ExecutionSpec(Spec):
     trial_timeout_s: float | None = None
 
 
+class ReplicaAggregation(Spec):
+    """How a case's repeats make one verdict (Keystone): all must pass, any may, or a share of them."""
+
+    strategy: Literal["all", "any", "percentage"] = "all"
+    min_pass_rate: float = 1.0  # for "percentage"
+
+
 class ScoringSpec(Spec):
     pass_threshold: float = 0.5
+    replica_aggregation: ReplicaAggregation = ReplicaAggregation()
 
 
 class GateSpec(Spec):

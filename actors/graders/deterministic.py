@@ -1,10 +1,12 @@
-"""Deterministic graders: exact, contains, regex, json."""
+"""Deterministic graders: exact, contains, regex, json, forbidden."""
 
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
+
+import msgspec
 
 from actors.graders.base import expected_text, result
 from events.kinds import GraderResult
@@ -65,6 +67,28 @@ class RegexGrader(_Sync):
     def check(self, case: CaseSpec, output: str) -> GraderResult:
         ok = self._pattern.search(output) is not None
         return result(self.spec, float(ok), ok, "" if ok else f"no match for /{self._pattern.pattern}/")
+
+
+class ForbiddenGrader(_Sync):
+    """A forbidden rule (Keystone): the trial fails if the output contains `value` or matches `pattern`.
+
+    It is a gate and carries no weight: a violation fails the trial whatever its score,
+    and a clean output does not raise the score.
+    """
+
+    def __init__(self, spec: GraderSpec) -> None:
+        super().__init__(msgspec.structs.replace(spec, gate=True, weight=0.0))
+        flags = 0 if spec.case_sensitive else re.IGNORECASE
+        self._pattern = re.compile(spec.pattern, flags | re.DOTALL) if spec.pattern else None
+
+    def check(self, case: CaseSpec, output: str) -> GraderResult:
+        hits = []
+        if self.spec.value is not None and self._fold(self.spec.value) in self._fold(output):
+            hits.append(repr(self.spec.value))
+        if self._pattern is not None and self._pattern.search(output):
+            hits.append(f"/{self._pattern.pattern}/")
+        ok = not hits
+        return result(self.spec, float(ok), ok, "" if ok else f"forbidden: {' and '.join(hits)} found")
 
 
 class JsonGrader(_Sync):

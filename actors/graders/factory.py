@@ -8,12 +8,24 @@ from typing import Any
 import msgspec
 
 from actors.graders.base import Grader
-from actors.graders.deterministic import ContainsGrader, ExactGrader, JsonGrader, RegexGrader
+from actors.graders.deterministic import (
+    ContainsGrader,
+    ExactGrader,
+    ForbiddenGrader,
+    JsonGrader,
+    RegexGrader,
+)
 from actors.graders.judge import JudgeBudget, JudgeGrader
 from actors.targets.base import Target
 from events.spec import GraderSpec, TargetSpec
 
-_KINDS = {"exact": ExactGrader, "contains": ContainsGrader, "regex": RegexGrader, "json": JsonGrader}
+_KINDS = {
+    "exact": ExactGrader,
+    "contains": ContainsGrader,
+    "regex": RegexGrader,
+    "json": JsonGrader,
+    "forbidden": ForbiddenGrader,
+}
 
 DEFAULT_GRADERS = [GraderSpec(kind="contains", case_sensitive=False)]
 
@@ -49,4 +61,7 @@ def _judge(spec: GraderSpec, context: GraderContext) -> Grader:
 
 
 def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:
-    return [make_grader(s, context) for s in (specs or DEFAULT_GRADERS)]
+    # forbidden rules only veto; with nothing else to score, the default check scores the output
+    if all(s.kind == "forbidden" for s in specs):
+        specs = [*DEFAULT_GRADERS, *specs]
+    return [make_grader(s, context) for s in specs]

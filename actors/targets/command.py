@@ -68,6 +68,7 @@ def build_argv(spec: TargetSpec, request: TargetRequest) -> tuple[list[str], byt
     command, via = spec.command, spec.prompt_via
     if not command:
         raise TargetError("config", "command target: `command` is not set")
+    command = interpolate(command, request)
     values = {
         "prompt": request.prompt, "model": request.model or "", "system": request.system or "",
         "case_id": request.case.id, "variant": request.variant.name,
@@ -83,6 +84,31 @@ def build_argv(spec: TargetSpec, request: TargetRequest) -> tuple[list[str], byt
     else:
         argv = [*command, request.prompt] if via == "arg" else list(command)
     return argv, request.prompt.encode() if via == "stdin" else None
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(matrix|params|flags)\.([\w.-]+)\s*\}\}")
+
+
+def interpolate(command: list[str] | str, request: TargetRequest) -> list[str] | str:
+    """Keystone's `{{ matrix.model }}` (and `{{ params.x }}`, `{{ flags.x }}`): the variant's values."""
+    if isinstance(command, str):
+        return _PLACEHOLDER.sub(lambda m: shlex.quote(_variant_value(request, m)), command)
+    return [_PLACEHOLDER.sub(lambda m: _variant_value(request, m), part) for part in command]
+
+
+def _variant_value(request: TargetRequest, match: re.Match[str]) -> str:
+    scope, key = match.group(1), match.group(2)
+    variant = request.variant
+    sources = {
+        "params": [request.params],
+        "flags": [request.flags],
+        # a matrix entry's keys land in params, flags or the variant's own fields
+        "matrix": [request.params, request.flags, {"model": request.model, "system": request.system}],
+    }[scope]
+    for source in sources:
+        if source.get(key) is not None:
+            return env_value(source[key])
+    raise TargetError("config", f"{match.group(0)}: variant {variant.name!r} has no value for {key!r}")
 
 
 def _fill(text: str, values: dict[str, str]) -> str:

@@ -17,10 +17,13 @@ from events.report import (
     VariantReport,
     VariationRecord,
 )
+from events.spec import ReplicaAggregation
 from store import stats
 from store.projections.run_state import SCALE, Cell, RunState, VariantTotals
+from store.projections.verdicts import count_verdicts
 
 DIGITS = 6
+_ALL = ReplicaAggregation()
 
 
 def rnd(value: float | None) -> float | None:
@@ -127,6 +130,7 @@ def variant_report(state: RunState, name: str, case_ids: list[str], strategy: st
         cost_usd=round(totals.cost / SCALE, DIGITS),
         params=dict(variant.params),
         unscored=sum(c.unscored.bit_count() for c in cells),
+        cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
     )
 
 

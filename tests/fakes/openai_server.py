@@ -180,12 +180,16 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
 
 async def _connection(server: FakeOpenAI, stream: trio.SocketStream) -> None:
     conn = h11.Connection(h11.SERVER)
-    async with stream:
-        try:
-            while await _serve_one(server, conn, stream):
-                pass
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+    try:
+        while await _serve_one(server, conn, stream):
             pass
+    except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+        pass
+    finally:
+        # shielded: the client reacts to the close at once, and a cancellation arriving in an
+        # unshielded aclose would replace the error (an unknown fault) this task is raising
+        with trio.CancelScope(shield=True):
+            await stream.aclose()
 
 
 @asynccontextmanager
