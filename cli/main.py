@@ -14,12 +14,15 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     help="Event-sourced experiments engine for LLM agents.",
+    # plain help text: rich markup would swallow "[schedule]" and other TOML table names
+    rich_markup_mode=None,
 )
 
 StoreOpt = Annotated[
     Path | None, typer.Option("--store", help="Store directory (default ./.engine or $ENGINE_STORE).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
+JsonListOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 def store_path(store: Path | None) -> Path:
@@ -122,7 +125,7 @@ def report(
 
 
 @app.command("list")
-def list_cmd(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """List runs in the store."""
     from cli.render import print_runs
     from engine.queries import list_runs
@@ -135,7 +138,7 @@ def list_cmd(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 def status(
     run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     store: StoreOpt = None,
-    as_json: JsonOpt = False,
+    as_json: JsonListOpt = False,
 ) -> None:
     """Progress of a run; works from another process while the run is live."""
     from cli.render import print_status
@@ -156,10 +159,14 @@ def cancel(
 ) -> None:
     """Ask a live run (in any process) to stop; it keeps its partial results."""
     from engine.api import cancel_run
-    from engine.queries import resolve_run
+    from engine.queries import resolve_run, summarize
 
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
+        status = summarize(log, rid).status
+        if status not in ("pending", "running", "interrupted"):
+            typer.echo(f"run {rid} already {status}: nothing to cancel")
+            return
         cancel_run(log, rid, reason, by=f"cli pid {os.getpid()}")
     typer.echo(f"cancel requested for {rid}")
 
@@ -272,7 +279,7 @@ def export(
 
 
 @app.command()
-def best(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def best(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """The best accepted variation per parameter across all tuning sessions."""
     from cli.render import print_best
     from engine.queries import best_variations

@@ -5,11 +5,13 @@ from __future__ import annotations
 import datetime
 import json
 import sys
+import time
 from typing import Any
 
 import msgspec
 
 from cli.render_md import case_verdicts
+from events import kinds as k
 
 
 def print_report(data: bytes, as_json: bool) -> None:
@@ -101,7 +103,9 @@ def print_runs(runs: list[Any], as_json: bool) -> None:
     for name in ("run id", "experiment", "status", "trials", "started", "origin"):
         table.add_column(name)
     for s in runs:
-        table.add_row(s.run_id, s.experiment, s.status, str(s.trials_total), _when(s.started_ts), s.origin)
+        # a tuning session does not know its trial count up front
+        total = str(s.trials_total) if s.trials_total else "-"
+        table.add_row(s.run_id, s.experiment, s.status, total, _when(s.started_ts), s.origin)
     make_console().print(table)
 
 
@@ -118,13 +122,25 @@ def print_status(summary: Any, state: Any, as_json: bool) -> None:
         "passed": sum(c.passed.bit_count() for c in state.cells.values()),
         "tokens": state.tokens_used,
         "pid": summary.pid,
+        "elapsed_s": round((summary.finished_ts or time.time()) - summary.started_ts, 1)
+        if summary.started_ts
+        else 0.0,
     }
+    tune = state.spec.tune if state.spec is not None and state.spec.kind == "tune" else None
+    if tune is not None:  # seed 000's status: experiments run, accepted, elapsed
+        info["variations"] = len(state.variations)
+        info["accepted"] = sum(1 for v in state.variations if isinstance(v, k.VariationAccepted))
+        info["max_experiments"] = tune.max_experiments
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(info) + b"\n")
         return
-    pct = 100.0 * done / state.trials_total if state.trials_total else 0.0
-    print(f"{summary.run_id}  {summary.experiment}  {summary.status}")
-    print(f"trials {done}/{state.trials_total} ({pct:.0f}%), in flight {info['in_flight']}", end="")
+    print(f"{summary.run_id}  {summary.experiment}  {summary.status}  elapsed {info['elapsed_s']:.0f} s")
+    if tune is None:
+        pct = 100.0 * done / state.trials_total if state.trials_total else 0.0
+        print(f"trials {done}/{state.trials_total} ({pct:.0f}%), in flight {info['in_flight']}", end="")
+    else:
+        print(f"variations {info['variations']}/{tune.max_experiments}, accepted {info['accepted']}", end="")
+        print(f", trials {done}, in flight {info['in_flight']}", end="")
     print(f", errors {info['errors']}, passed {info['passed']}")
 
 

@@ -20,7 +20,7 @@ import msgspec
 import trio
 
 from engine.compat import normalize
-from engine.errors import InputError, user_error
+from engine.errors import InputError, RunBusyError, user_error
 from engine.loader import convert_spec, load_experiment, resolve_suites
 from engine.queries import list_runs, replay_json, resolve_run
 from engine.runner import RunControl, RunRequest, execute_run
@@ -98,6 +98,7 @@ class Engine:
         self.cancel_poll_s = cancel_poll_s
         self._nursery = nursery
         self._make_target = target_maker(callables)
+        self._active: set[str] = set()  # run ids this engine is executing
 
     async def run(
         self,
@@ -121,6 +122,9 @@ class Engine:
             subscribers=subscribers if subscribers is not None else [],
             cancel_poll_s=self.cancel_poll_s,
         )
+        if request.run_id in self._active:
+            raise RunBusyError(f"run {request.run_id} is already running in this engine")
+        self._active.add(request.run_id)
         try:
             return await execute_run(self.log, request)
         except BaseExceptionGroup as group:
@@ -129,6 +133,8 @@ class Engine:
             if found is None:
                 raise
             raise found from None
+        finally:
+            self._active.discard(request.run_id)
 
     def start(self, spec: ExperimentSpec, *, run_id: str | None = None, events: bool = False) -> RunHandle:
         """Start a run in the background; events=True to iterate its events (then do iterate them)."""

@@ -8,6 +8,8 @@ Accepted, so an AgentV experiment file loads as it is:
 - `setup: [{script: CMD}]` and `scripts: [CMD | {script: CMD, timeout_seconds: S}]`: setup commands,
   and verification scripts run after each trial (one `command` grader, passed = every script exits 0).
 
+A `kind = "tune"` session without `tune.parameters` gets seed 000's default search space.
+
 And Keystone's (seed 004): `parallelism: {replicas, matrix, isolation}` (repeats and matrix variants;
 every trial is its own request or process, so isolation is always per run) and
 `resources: {concurrency_limit}` (the executor pool's size).
@@ -18,11 +20,13 @@ from __future__ import annotations
 from typing import Any
 
 from engine.errors import InputError
+from events.spec import DEFAULT_SEARCH_SPACE
 
 
 def normalize(raw: dict[str, Any], file: str) -> dict[str, Any]:
     """A copy of `raw` with the AgentV spellings replaced by engine's; engine's own pass through."""
     out = dict(raw)
+    _default_search_space(out, file)
     _keystone(out, file)
     _runs_shorthand(out, file)
     _repeat_aliases(out)
@@ -40,6 +44,16 @@ def normalize(raw: dict[str, Any], file: str) -> dict[str, Any]:
         suites = _list(out, "suites", file)
         out["suites"] = [_suite(item, file, f"suites[{i}]") for i, item in enumerate(suites)]
     return out
+
+
+def _default_search_space(out: dict[str, Any], file: str) -> None:
+    """Seed 000: a tuning session that names no parameters searches the five sampling parameters."""
+    if out.get("kind") != "tune":
+        return
+    tune = dict(_table(out.get("tune", {}), file, "tune"))
+    if "parameters" not in tune:
+        tune["parameters"] = [dict(p) for p in DEFAULT_SEARCH_SPACE]
+    out["tune"] = tune
 
 
 def _keystone(out: dict[str, Any], file: str) -> None:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 
-class InputError(Exception):
+class UserError(Exception):
+    """Anything the user can fix: the CLI prints one line and exits 2."""
+
+
+class InputError(UserError):
     """Bad input: exit code 2, one clear line, no traceback."""
 
     def __init__(self, file: str, field: str, expected: str) -> None:
@@ -14,13 +18,17 @@ class InputError(Exception):
         super().__init__(f"{where}: {expected}")
 
 
-class NotFoundError(Exception):
+class NotFoundError(UserError):
     """A run id or other name that the store does not hold (exit code 2)."""
 
 
-def user_error(exc: BaseException) -> InputError | NotFoundError | None:
+class RunBusyError(UserError):
+    """A run that a live process is executing: resuming it too would run its trials twice."""
+
+
+def user_error(exc: BaseException) -> UserError | None:
     """The user-fixable error inside `exc`, looking through Trio's exception groups."""
-    if isinstance(exc, InputError | NotFoundError):
+    if isinstance(exc, UserError):
         return exc
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:

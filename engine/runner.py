@@ -23,9 +23,10 @@ from actors.messages import Feedback, StopRequested, WriteBatch
 from actors.process import run_setup
 from actors.targets.base import TargetError
 from actors.variants import expand_variants, propose_variants
-from engine.errors import InputError
+from engine.errors import InputError, RunBusyError
 from engine.pipeline import Pipeline, open_pipeline
 from engine.plan import build_plan
+from engine.queries import process_alive
 from engine.state import load_state, spec_hash
 from engine.tune import tune_session
 from engine.workers import open_workers
@@ -73,9 +74,21 @@ class RunRequest:
     cancel_poll_s: float = 0.25
 
 
+def refuse_if_live(state: RunState) -> None:
+    """A run another live process is executing must not be resumed: its trials would run twice."""
+    if state.status != "running" or not state.pid or state.pid == os.getpid():
+        return
+    if process_alive(state.pid, state.host):
+        raise RunBusyError(
+            f"run {state.run_id} is still running (pid {state.pid} on {state.host or 'this host'}): "
+            f"wait for it to end, or `engine cancel {state.run_id}` and resume it after"
+        )
+
+
 async def execute_run(log: EventLog, request: RunRequest) -> RunReport:
     load = trio.to_thread.run_sync
     state = await load(load_state, log, request.run_id) if request.resume else RunState(request.run_id)
+    refuse_if_live(state)
     spec = state.spec if request.resume and state.spec is not None else request.spec
     if spec is None:
         raise ValueError(f"run {request.run_id} has no experiment definition in the log")

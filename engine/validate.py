@@ -121,6 +121,11 @@ def _check_tune(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
             fail(f"tune.parameters[{i}].step", "expected a positive step")
         if not p.min <= p.default <= p.max:
             fail(f"tune.parameters[{i}].default", "expected a default within [min, max]")
+    if not 0.0 <= spec.tune.min_improvement < 1.0:
+        # seed 000's scores run 1-10 (its default 0.5); engine's run 0-1, so 0.5 there is 0.05 here
+        fail("tune.min_improvement", "expected a score delta in [0, 1): scores run from 0 to 1")
+    if spec.tune.auto_apply and not spec.tune.apply_to:
+        fail("tune.apply_to", "expected the config file to write accepted values to (auto_apply is on)")
     if spec.tune.max_experiments < 1:
         fail("tune.max_experiments", "expected an integer >= 1")
     if spec.tune.radius <= 0:

@@ -161,6 +161,16 @@ class ParameterRange(Spec):
     integer: bool = False
 
 
+# seed 000's default search space: used when a tuning session lists no parameters
+DEFAULT_SEARCH_SPACE: list[dict[str, Any]] = [
+    {"name": "temperature", "min": 0.0, "max": 1.0, "step": 0.1, "default": 0.7},
+    {"name": "top_p", "min": 0.1, "max": 1.0, "step": 0.05, "default": 0.9},
+    {"name": "top_k", "min": 1, "max": 100, "step": 5, "default": 40, "integer": True},
+    {"name": "frequency_penalty", "min": -2.0, "max": 2.0, "step": 0.2, "default": 0.0},
+    {"name": "presence_penalty", "min": -2.0, "max": 2.0, "step": 0.2, "default": 0.0},
+]
+
+
 class TuneSpec(Spec):
     strategy: TuneStrategy = "grid"
     parameters: list[ParameterRange] = []

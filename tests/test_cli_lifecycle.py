@@ -59,6 +59,9 @@ def test_cancel_from_another_process_keeps_partial_results(tmp_path: Path, write
     proc = start(["run", str(file), "--run-id", "live", "--json", "--store", "st"], tmp_path, latency_ms=100)
     status = wait_for_progress(tmp_path, "live", at_least=2)
     assert status["status"] == "running"
+    # resuming a run that a live process is executing would run its trials twice: refused
+    second = run_engine("run", "--resume", "live", "--store", "st", cwd=tmp_path)
+    assert second.returncode == 2 and b"still running" in second.stderr and b"Traceback" not in second.stderr
     cancelled = run_engine("cancel", "live", "--store", "st", cwd=tmp_path)
     assert cancelled.returncode == 0
     out, err = proc.communicate(timeout=30)
@@ -68,6 +71,9 @@ def test_cancel_from_another_process_keeps_partial_results(tmp_path: Path, write
     assert 2 <= report["trials_done"] < report["trials_total"]
     stored = run_engine("report", "live", "--json", "--store", "st", cwd=tmp_path)
     assert stored.stdout == out
+    assert max(completions_per_trial(tmp_path / "st", "live").values()) == 1
+    again = run_engine("cancel", "live", "--store", "st", cwd=tmp_path)
+    assert again.returncode == 0 and b"already cancelled" in again.stdout
 
 
 def test_sigint_stops_gracefully(tmp_path: Path, write_experiment) -> None:

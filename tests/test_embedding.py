@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import trio
 
 from actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
+from engine.errors import RunBusyError
 from engine.queries import replay_json, stored_report
 from events import kinds as k
 
@@ -184,3 +186,21 @@ async def test_resume_writes_skips_a_crash_left_out(tmp_path: Path) -> None:
     loud = next(v for v in report.variants if v.name == "loud")
     assert not report.is_partial and report.trials_done == 60
     assert loud.trials == 10 and loud.skipped == 20
+
+
+async def test_a_run_in_progress_cannot_be_resumed_alongside(tmp_path: Path) -> None:
+    started = trio.Event()
+
+    async def slow_agent(request: TargetRequest) -> str:
+        started.set()
+        await trio.sleep(0.05)
+        return request.case.id
+
+    async with open_engine(tmp_path, callables={"agent": slow_agent}) as eng:
+        handle = eng.start(spec(), run_id="busy")
+        await started.wait()
+        with pytest.raises(RunBusyError, match="already running"):
+            await eng.run(None, run_id="busy", resume=True)
+        eng.cancel("busy")
+        report = await handle.result()
+    assert report.status == "cancelled"

@@ -1,0 +1,77 @@
+"""The shipped tuning example end to end, seed 000's defaults, and what status says of a session."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.api import spec_from_dict
+from engine.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "cli.main"]
+
+
+def engine(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args, "--store", str(store)], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+
+
+def test_the_tuning_example_accepts_a_real_improvement(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    done = engine("run", "examples/tune.toml", "--json", "-q", store=store)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    accepted = [v for v in report["variations"] if v["accepted"]]
+    assert accepted and all(v["delta"] >= 0.05 and v["p_value"] < 0.05 for v in accepted)
+    best = json.loads(engine("best", "--json", store=store).stdout)
+    assert [b["parameter"] for b in best] == ["temperature"]
+    status = json.loads(engine("status", report["run_id"], "--json", store=store).stdout)
+    assert status["variations"] == len(report["variations"]) and status["accepted"] == len(accepted)
+    assert status["max_experiments"] == 10 and status["elapsed_s"] >= 0
+    listing = engine("list", store=store).stdout
+    assert report["run_id"] in listing and " 0 " not in listing  # no "0 trials" for a session
+
+
+def test_a_session_without_parameters_searches_seed_000s_default_space() -> None:
+    spec = spec_from_dict(
+        {"name": "t", "kind": "tune", "cases": [{"id": "a", "prompt": "p", "expected": "x"}]}
+    )
+    assert spec.tune is not None
+    space = {p.name: (p.min, p.max, p.step, p.default) for p in spec.tune.parameters}
+    assert space == {
+        "temperature": (0.0, 1.0, 0.1, 0.7),
+        "top_p": (0.1, 1.0, 0.05, 0.9),
+        "top_k": (1, 100, 5, 40),
+        "frequency_penalty": (-2.0, 2.0, 0.2, 0.0),
+        "presence_penalty": (-2.0, 2.0, 0.2, 0.0),
+    }
+    assert [p.integer for p in spec.tune.parameters] == [False, False, True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("tune", "field", "expected"),
+    [
+        ({"min_improvement": 0.5 * 10}, "tune.min_improvement", "scores run from 0 to 1"),
+        ({"auto_apply": True}, "tune.apply_to", "config file"),
+        ({"parameters": []}, "tune.parameters", "at least one parameter range"),
+    ],
+)
+def test_tuning_settings_that_could_never_work_are_refused(
+    tune: dict[str, object], field: str, expected: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        spec_from_dict(
+            {
+                "name": "t",
+                "kind": "tune",
+                "cases": [{"id": "a", "prompt": "p", "expected": "x"}],
+                "tune": tune,
+            }
+        )
+    assert caught.value.field == field and expected in caught.value.expected
