@@ -7,10 +7,11 @@ from collections.abc import Callable
 
 import trio
 
-from actors.graders.base import Grader, composite
+from actors.graders.base import Grader, composite, result
 from actors.graders.judge import JudgeBudget
 from actors.messages import GradeJob, WriteBatch
 from events import kinds as k
+from events.kinds import GraderResult
 
 MakeGraders = Callable[[], list[Grader]]
 
@@ -57,8 +58,26 @@ async def judge_worker(
                 await grader.aclose()
 
 
+async def grade_all(job: GradeJob, graders: list[Grader]) -> list[GraderResult]:
+    """Cheap graders first (seed 001): when one of their gates fails the trial has failed, so the
+    LLM judges are not called; they score 0 with the reason, in the graders' declared order."""
+    cheap = {id(g): await g.grade(job.case, job.output) for g in graders if g.spec.kind != "judge"}
+    failed_gate = next((r.name for r in cheap.values() if r.gate and not r.passed), None)
+    results = []
+    for grader in graders:
+        found = cheap.get(id(grader))
+        if found is None:
+            found = (
+                await grader.grade(job.case, job.output)
+                if failed_gate is None
+                else result(grader.spec, 0.0, False, f"not judged: gate {failed_gate!r} failed")
+            )
+        results.append(found)
+    return results
+
+
 async def grade_one(job: GradeJob, graders: list[Grader], pass_threshold: float) -> k.TrialGraded:
-    results = [await grader.grade(job.case, job.output) for grader in graders]
+    results = await grade_all(job, graders)
     score, passed = composite(results, pass_threshold)
     c = job.completed
     return k.TrialGraded(

@@ -9,6 +9,7 @@ test_aa_simulation.py checks the same decision path faster and with more shapes 
 
 from __future__ import annotations
 
+import os
 import random
 import tempfile
 
@@ -16,7 +17,7 @@ from actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from events.spec import ExperimentSpec
 
-EXPERIMENTS = 1000
+EXPERIMENTS = int(os.environ.get("AA_EXPERIMENTS", "1000"))  # fewer for a quick local look
 CASES = 20
 WORDS = ("alpha", "beta", "gamma")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from actors.graders.judge import DEFAULT_RUBRIC, judge_prompt, parse_verdict
 from actors.targets.base import TargetRequest, TargetResponse
 from engine.api import open_engine, spec_from_dict
+from events.codec import decode
 from events.spec import CaseSpec
 
 CASE = CaseSpec(id="c", prompt="What is 2+2?", reference="4 <exactly>")
@@ -76,3 +77,36 @@ async def test_judge_token_budget_gives_a_partial_report(tmp_path: Path) -> None
     assert "judge_max_tokens" in report.budget_exhausted and report.is_partial
     assert 200 <= judged < 200 + 3 * 60  # at most the judge workers' in-flight calls go past the line
     assert sum(v.unscored for v in report.variants) >= 14 - 6
+
+
+async def test_the_judge_is_not_called_when_a_cheap_gate_already_failed(tmp_path: Path) -> None:
+    judged_prompts: list[str] = []
+
+    def counting_judge(request: TargetRequest) -> TargetResponse:
+        judged_prompts.append(request.prompt)
+        return judge_model(request)
+
+    spec = spec_from_dict(
+        {
+            "name": "gated",
+            "target": {"kind": "python", "callable": "subject"},
+            "variants": [{"name": "right"}, {"name": "wrong", "params": {"answer": "5"}}],
+            "cases": [{"id": f"c{i}", "prompt": "2+2?"} for i in range(4)],
+            # declared judge first: the cheap gate still runs first
+            "graders": [
+                {"kind": "judge", "judge": {"kind": "python", "callable": "judge"}},
+                {"kind": "regex", "name": "says-four", "pattern": "4", "gate": True},
+            ],
+        }
+    )
+    async with open_engine(tmp_path, callables={"subject": subject, "judge": counting_judge}) as eng:
+        report = await eng.run(spec)
+        events = eng.log.read_run(report.run_id, tags={"trial.graded"})
+        grades = [decode(data).grades for _, data in events]
+    right, wrong = report.variants
+    assert len(judged_prompts) == 4 and all("<subject_response>4" in p for p in judged_prompts)
+    assert wrong.judge_tokens == 0 and wrong.mean_score == 0.0 and wrong.pass_rate == 0.0
+    assert right.mean_score == 1.0 and right.pass_rate == 1.0
+    skipped = [g[0] for g in grades if g[0].reason.startswith("not judged")]
+    assert len(skipped) == 4 and skipped[0].reason == "not judged: gate 'says-four' failed"
+    assert [r.name for r in grades[0]] == ["judge", "says-four"]  # declared order kept

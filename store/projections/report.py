@@ -100,7 +100,7 @@ def variant_report(state: RunState, name: str, case_ids: list[str], strategy: st
     passed = sum(c.passed.bit_count() for c in cells)
     k_value = state.spec.repeat.count if state.spec else 1
     mean_score = stats.mean(means)
-    ci = stats.mean_ci95(means)
+    ci = within_unit(stats.mean_ci95(means))
     pass_k = _mean_over_cells(
         cells, lambda c: stats.pass_at_k(c.graded.bit_count(), c.passed.bit_count(), k_value)
     )
@@ -132,6 +132,11 @@ def variant_report(state: RunState, name: str, case_ids: list[str], strategy: st
         unscored=sum(c.unscored.bit_count() for c in cells),
         cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
     )
+
+
+def within_unit(pair: tuple[float, float] | None) -> tuple[float, float] | None:
+    """Scores live in [0, 1]; a t-interval near an end would otherwise claim 1.17."""
+    return None if pair is None else (max(0.0, pair[0]), min(1.0, pair[1]))
 
 
 def _mean_over_cells(cells: list[Cell], per_cell) -> float | None:  # noqa: ANN001

@@ -50,6 +50,9 @@ class FakeOpenAI:
     faults: FaultPlan = None
     answer: Callable[[dict[str, Any]], str] = default_answer
     requests: list[Recorded] = field(default_factory=list)
+    # faults the server did not know: also raised, but the raise can lose a race with the
+    # client's own error when both end the same nursery, so tests read them here
+    errors: list[str] = field(default_factory=list)
     port: int = 0
     # seconds ("1") or an HTTP date; None sends a 429 without the header
     retry_after: str | None = "1"
@@ -163,7 +166,8 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         await _respond(conn, stream, 200, b'{"id": "fake", "object": "error"}', [])
     elif fault is not None:
         # a typo in a test's fault plan must fail loudly, not serve a normal answer
-        raise ValueError(f"unknown fault {fault!r}")
+        server.errors.append(f"unknown fault {fault!r}")
+        raise ValueError(server.errors[-1])
     elif path.endswith("/models"):
         await _respond(conn, stream, 200, b'{"object": "list", "data": [{"id": "fake"}]}', [])
     elif path.endswith("/chat/completions"):
