@@ -38,9 +38,23 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
         for i, case in enumerate(spec.cases):
             if case.expected is None:
                 fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
+    _check_case_commands(spec, fail)
     _check_target(spec, fail)
     if spec.kind == "tune":
         _check_tune(spec, fail)
+
+
+def _check_case_commands(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
+    for i, grader in enumerate(spec.graders):
+        if grader.kind != "command" or grader.commands:
+            continue
+        for j, case in enumerate(spec.cases):
+            commands = case.criteria.get("commands")
+            if not commands or not isinstance(commands, str | list):
+                fail(
+                    f"graders[{i}].commands",
+                    f"expected commands here or in every case's criteria.commands (cases[{j}] has none)",
+                )
 
 
 def _check_matrix(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
@@ -86,8 +100,6 @@ def _check_grader(grader: GraderSpec, field: str, fail) -> None:  # noqa: ANN001
             re.compile(grader.pattern or "")
         except re.error as exc:
             fail(f"{field}.pattern", f"expected a valid regular expression ({exc})")
-    if grader.kind == "command" and not grader.commands:
-        fail(f"{field}.commands", "expected at least one command for a command grader")
     if grader.kind == "judge":
         total = sum(c.weight for c in grader.rubric)
         if grader.rubric and total <= 0:

@@ -63,3 +63,16 @@ async def test_no_commands_is_unscored_and_factory_builds_it():
     verdict = await grader().grade(CASE, "x")
     assert verdict.score is None and not verdict.passed
     assert isinstance(make_grader(GraderSpec(kind="command", commands=["true"])), CommandGrader)
+
+
+async def test_a_case_brings_its_own_verifier_commands():
+    case = CaseSpec(
+        id="fix", prompt="p", criteria={"commands": ["grep -q fixed output.txt", "test -s output.txt"]}
+    )
+    passed = await grader().grade(case, "bug fixed")
+    failed = await grader("true").grade(case, "still broken")
+    assert (passed.score, passed.passed) == (1.0, True)
+    # the grader's own commands run first, then the case's: one of three failed
+    assert failed.score == pytest.approx(2 / 3) and "grep -q fixed" in failed.reason
+    single = CaseSpec(id="one", prompt="p", criteria={"commands": "test -s output.txt"})
+    assert (await grader().grade(single, "x")).passed

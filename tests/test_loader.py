@@ -135,7 +135,7 @@ def test_yaml_loads_the_same_spec_as_toml(tmp_path: Path, suffix: str) -> None:
         ('[[graders]]\nkind = "regex"\npattern = "("\n', "graders[0].pattern", ["valid regular expression"]),
         ('[[graders]]\nkind = "regex"\n', "graders[0].pattern", ["regular expression"]),
         ('[[graders]]\nkind = "telepathy"\n', "graders[0].kind", ["invalid enum value", "'contains'"]),
-        ('[[graders]]\nkind = "command"\n', "graders[0].commands", ["at least one command"]),
+        ('[[graders]]\nkind = "command"\n', "graders[0].commands", ["criteria.commands"]),
         ("[repeat]\ncount = 0\n", "repeat.count", ["expected an integer >= 1"]),
         ('[repeat]\nstrategy = "median"\n', "repeat.strategy", ["'pass_at_k'"]),
         ('[[cases]]\nid = "a"\nprompt = "again"\nexpected = "y"\n', "cases[1].id", ["unique id", "'a'"]),

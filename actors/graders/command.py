@@ -27,14 +27,16 @@ class CommandGrader:
         self.spec = spec
 
     async def grade(self, case: CaseSpec, output: str) -> GraderResult:
-        if not self.spec.commands:
+        # the grader's commands, then the case's own (seed 001: a verifier runs case.criteria.commands)
+        commands = [*self.spec.commands, *case_commands(case)]
+        if not commands:
             return result(self.spec, None, False, "no commands")
         workdir = Path(tempfile.mkdtemp(prefix="engine-grade-"))
         try:
             output_file = workdir / "output.txt"
             output_file.write_text(output, encoding="utf-8")
             env = {**os.environ, **verifier_env(self.spec, case, output_file)}
-            failures = [await self._check(command, workdir, env) for command in self.spec.commands]
+            failures = [await self._check(command, workdir, env) for command in commands]
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(shutil.rmtree, workdir, True)
@@ -58,6 +60,11 @@ class CommandGrader:
 
     async def aclose(self) -> None:
         return None
+
+
+def case_commands(case: CaseSpec) -> list[str]:
+    commands = case.criteria.get("commands", [])
+    return [commands] if isinstance(commands, str) else [str(c) for c in commands]
 
 
 def verifier_env(spec: GraderSpec, case: CaseSpec, output_file: Path) -> dict[str, str]:
