@@ -44,6 +44,9 @@ class TargetSpec(Spec):
     concurrency: int | None = None
     headers: dict[str, str] = {}
     price: Price | None = None
+    # openai/anthropic: params sent beyond the standard sampling ones (e.g. min_p, repetition_penalty
+    # for vLLM or llama.cpp); opt-in, since OpenAI itself rejects fields it does not know
+    extra_params: list[str] = []
 
 
 class VariantSpec(Spec):

@@ -45,6 +45,18 @@ async def test_openai_body_usage_cost_and_key(monkeypatch: pytest.MonkeyPatch) -
     assert response.cost_usd == pytest.approx((response.tokens_in * 1.0 + 4 * 2.0) / 1e6)
 
 
+async def test_extra_params_are_sent_only_when_named() -> None:
+    params = {"temperature": 0.2, "min_p": 0.05, "retrieval_top_k": 8}
+    async with open_fake_openai() as server:
+        for extra in ([], ["min_p"]):
+            target = OpenAITarget(TargetSpec(kind="openai", base_url=server.base_url, extra_params=extra))
+            await target.call(request(params=params))
+            await target.aclose()
+    plain, extended = (r.body for r in server.requests)
+    assert "min_p" not in plain and extended["min_p"] == 0.05
+    assert "retrieval_top_k" not in extended  # an app-level parameter stays with the app
+
+
 @pytest.mark.parametrize(
     ("fault", "kind", "retryable"),
     [("429", "infra", True), ("500", "infra", True), ("malformed", "infra", True), ("close", "infra", True)],

@@ -21,7 +21,7 @@ def messages_body(spec: TargetSpec, request: TargetRequest) -> dict[str, Any]:
     }
     if system:
         body["system"] = system
-    body.update({k: request.params[k] for k in SAMPLING if k in request.params})
+    body.update({k: request.params[k] for k in (*SAMPLING, *spec.extra_params) if k in request.params})
     return body
 
 

@@ -28,7 +28,7 @@ def chat_body(spec: TargetSpec, request: TargetRequest) -> dict[str, Any]:
         messages.append({"role": "system", "content": request.context})
     messages.append({"role": "user", "content": request.prompt})
     body: dict[str, Any] = {"model": request.model or spec.model or "default", "messages": messages}
-    body.update({k: request.params[k] for k in SAMPLING if k in request.params})
+    body.update({k: request.params[k] for k in (*SAMPLING, *spec.extra_params) if k in request.params})
     body.setdefault("seed", request.seed)
     return body
 
