@@ -52,6 +52,16 @@ def run(
     schedule: Annotated[
         str | None, typer.Option("--schedule", help="Stay alive and run on this cron schedule ('0 3 * * *').")
     ] = None,
+    case: Annotated[
+        list[str] | None, typer.Option("--case", help="Only cases whose id matches this glob (repeatable).")
+    ] = None,
+    variant: Annotated[
+        list[str] | None, typer.Option("--variant", help="Only this variant (repeatable; first = baseline).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Override the experiment's seed.")] = None,
+    max_experiments: Annotated[
+        int | None, typer.Option("--max-experiments", help="Tuning: variations this session (overrides).")
+    ] = None,
 ) -> None:
     """Run an experiment or tuning session to completion, show progress, print and store the report.
 
@@ -62,7 +72,12 @@ def run(
 
     if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
         raise typer.Exit(schedule_command(file, store_path(store), schedule))
-    raise typer.Exit(run_command(file, store_path(store), resume, run_id, as_json, quiet))
+    from engine.narrow import Narrowing
+
+    narrowing = Narrowing(
+        cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments
+    )
+    raise typer.Exit(run_command(file, store_path(store), resume, run_id, as_json, quiet, narrowing))
 
 
 def _has_schedule(file: Path) -> bool:

@@ -10,6 +10,7 @@ from typing import Protocol
 import trio
 
 from engine.errors import InputError
+from engine.narrow import Narrowing, narrow
 from events import kinds as k
 from events.spec import ExperimentSpec
 
@@ -18,7 +19,13 @@ NOTE_SCHEDULE = "stopping after the current session's partial results"
 
 
 def run_command(
-    file: Path | None, store: Path, resume: str | None, run_id: str | None, as_json: bool, quiet: bool
+    file: Path | None,
+    store: Path,
+    resume: str | None,
+    run_id: str | None,
+    as_json: bool,
+    quiet: bool,
+    narrowing: Narrowing | None = None,
 ) -> int:
     from engine.loader import load_experiment
 
@@ -27,6 +34,10 @@ def run_command(
         if file is None:
             raise InputError("engine run", "FILE", "expected an experiment file (or --resume RUN_ID)")
         spec = load_experiment(file)  # bad input stops here, before the store is touched
+        if narrowing is not None:
+            spec = narrow(spec, narrowing, str(file))
+    elif narrowing is not None and narrowing != Narrowing():
+        raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")
     return trio.run(_run, spec, store, resume or run_id, resume is not None, as_json, quiet, str(file or ""))
 
 

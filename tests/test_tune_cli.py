@@ -75,3 +75,9 @@ def test_tuning_settings_that_could_never_work_are_refused(
             }
         )
     assert caught.value.field == field and expected in caught.value.expected
+
+
+def test_max_experiments_from_the_command_line_caps_the_session(tmp_path: Path) -> None:
+    done = engine("run", "examples/tune.toml", "--max-experiments", "2", "--json", "-q", store=tmp_path / "s")
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["variations"]) == 2

@@ -1,0 +1,49 @@
+"""Command-line narrowing of an experiment: some cases, some variants, another seed or session size.
+
+`engine run FILE --case 'refund-*' --variant concise --seed 7` (AgentV's --test-id globs; Keystone's
+reproducer reruns one scenario with its seed; seed 000's `/experiment start N`). The narrowed spec is
+what the run records, so replay and resume see exactly what ran.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import msgspec
+
+from actors.variants import expand_variants
+from engine.errors import InputError
+from events.spec import ExperimentSpec
+
+
+class Narrowing(msgspec.Struct, kw_only=True, frozen=True):
+    cases: list[str] = []  # id globs
+    variants: list[str] = []  # names (matrix variants by their generated names too)
+    seed: int | None = None
+    max_experiments: int | None = None
+
+
+def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
+    changes: dict[str, object] = {}
+    if by.cases:
+        kept = [c for c in spec.cases if any(fnmatch.fnmatchcase(c.id, glob) for glob in by.cases)]
+        if not kept:
+            raise InputError(file, "--case", f"no case id matches {', '.join(map(repr, by.cases))}")
+        changes["cases"] = kept
+    if by.variants:
+        if spec.kind == "tune":
+            raise InputError(file, "--variant", "a tuning session makes its own variants")
+        known = {v.name: v for v in expand_variants(spec)}
+        missing = [name for name in by.variants if name not in known]
+        if missing:
+            raise InputError(file, "--variant", f"no variant named {missing[0]!r} (have {', '.join(known)})")
+        changes["variants"], changes["matrix"] = [known[name] for name in by.variants], None
+    if by.seed is not None:
+        changes["seed"] = by.seed
+    if by.max_experiments is not None:
+        if spec.tune is None or spec.kind != "tune":
+            raise InputError(file, "--max-experiments", "applies to tuning sessions (kind = 'tune')")
+        if by.max_experiments < 1:
+            raise InputError(file, "--max-experiments", "expected an integer >= 1")
+        changes["tune"] = msgspec.structs.replace(spec.tune, max_experiments=by.max_experiments)
+    return msgspec.structs.replace(spec, **changes) if changes else spec
