@@ -294,6 +294,27 @@ def export(
 
 
 @app.command()
+def promote(
+    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    variant: Annotated[str | None, typer.Argument(help="Variant (default: the run's winner).")] = None,
+    to: Annotated[
+        Path, typer.Option("--to", help="Config file to write (.toml edited in place, or .json).")
+    ] = Path("agent.toml"),
+    force: Annotated[bool, typer.Option("--force", help="Promote a winner that is not significant.")] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Write a variant's params, flags, model and system prompt into a config file (seed 001)."""
+    import msgspec
+
+    from engine.promote import promote as promote_variant
+    from engine.queries import resolve_run
+
+    with open_log(store) as log:
+        written = promote_variant(log, resolve_run(log, run_id), variant, to, force)
+    sys.stdout.buffer.write(msgspec.json.encode(written) + b"\n")
+
+
+@app.command()
 def best(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """The best accepted variation per parameter across all tuning sessions."""
     from cli.render import print_best

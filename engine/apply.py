@@ -31,7 +31,11 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    return json.dumps(str(value))
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(str(value))  # a JSON string literal is a valid TOML basic string
 
 
 def _set_toml_value(lines: list[str], table: str, name: str, value: Any) -> list[str]:

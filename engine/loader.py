@@ -49,16 +49,34 @@ def resolve_suites(spec: ExperimentSpec, base_dir: Path, name: str) -> Experimen
 def parse_file(file: Path) -> dict[str, Any]:
     name = str(file)
     if not file.is_file():
-        raise InputError(name, "", "file not found (expected an experiment file, .toml or .yaml)")
+        expected = "file not found (expected an experiment file: .toml, .yaml or .experiment.md)"
+        raise InputError(name, "", expected)
     if file.stat().st_size > MAX_FILE_BYTES:
         raise InputError(name, "", f"file larger than {MAX_FILE_BYTES >> 20} MiB")
     text = file.read_text(encoding="utf-8")
     if file.suffix.lower() in (".yaml", ".yml"):
         data = _parse_yaml(text, name)
+    elif file.suffix.lower() == ".md":
+        data = _parse_markdown(text, name)
     else:
         data = _parse_toml(text, name)
     if not isinstance(data, dict):
         raise InputError(name, "", "expected a table/mapping at the top level")
+    return data
+
+
+def _parse_markdown(text: str, name: str) -> Any:
+    """`*.experiment.md` (seed 001): YAML front matter between `---` lines; the body documents it."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise InputError(name, "", "expected YAML front matter opening with a '---' line")
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        raise InputError(name, "", "expected a closing '---' line after the front matter")
+    data = _parse_yaml("\n".join(lines[1:end]), name)
+    body = "\n".join(lines[end + 1 :]).strip()
+    if isinstance(data, dict) and body:
+        data.setdefault("description", body)
     return data
 
 

@@ -170,3 +170,37 @@ def test_bad_narrowing_exits_2_naming_the_option(tmp_path: Path, write_experimen
         done = run_engine("run", str(file), *args, "-q", "--store", "st", cwd=tmp_path)
         assert done.returncode == 2 and expected in done.stderr and b"Traceback" not in done.stderr
     assert not (tmp_path / "st").exists()  # refused before the store was touched
+
+
+def test_promote_writes_the_variant_into_a_config_file(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=12, repeats=2))
+    report = json.loads(run_engine("run", str(file), "--json", "-q", "--store", "st", cwd=tmp_path).stdout)
+    config = tmp_path / "agent.toml"
+    config.write_text(
+        '# my agent\nname = "bot"\n\n[params]\ntemperature = 0.9  # was tuned by hand\nmax_tokens = 64\n'
+    )
+    done = run_engine("promote", report["run_id"], "cold", "--to", str(config), "--store", "st", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["params"] == {"temperature": 0.1}
+    text = config.read_text()
+    assert (
+        text.startswith('# my agent\nname = "bot"')
+        and "temperature = 0.1\n" in text
+        and "max_tokens = 64" in text
+    )
+    # the default is the winner; a name the run does not have is refused
+    winner = run_engine(
+        "promote",
+        report["run_id"],
+        "--force",
+        "--to",
+        str(tmp_path / "w.json"),
+        "--store",
+        "st",
+        cwd=tmp_path,
+    )
+    assert json.loads(winner.stdout)["variant"] == report["winner"]
+    missing = run_engine(
+        "promote", report["run_id"], "warm", "--to", str(config), "--store", "st", cwd=tmp_path
+    )
+    assert missing.returncode == 2 and b"no variant 'warm' (have baseline, cold)" in missing.stderr

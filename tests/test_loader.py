@@ -293,3 +293,24 @@ def test_a_missing_or_unknown_suite_file(tmp_path: Path) -> None:
     assert_names(load_error(path), path, "suite.path", "'nowhere.jsonl' not found")
     (tmp_path / "cases.txt").write_text("hello\n")
     assert_names(load_error(suite_experiment(tmp_path, "cases.txt")), tmp_path / "cases.txt", "", ".jsonl")
+
+
+def test_an_experiment_md_file_reads_its_front_matter(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "---\nname: tighten-coder-skill\ncases:\n  - {id: a, prompt: p, expected: x}\n---\n"
+        "# Tighten coder skill\nFree-form rationale.\n",
+        "tighten.experiment.md",
+    )
+    spec = load_experiment(path)
+    assert spec.name == "tighten-coder-skill" and [c.id for c in spec.cases] == ["a"]
+    assert spec.description == "# Tighten coder skill\nFree-form rationale."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("name: x\n", "opening with a '---' line"), ("---\nname: x\n", "closing '---' line")],
+)
+def test_an_experiment_md_without_front_matter(tmp_path: Path, text: str, expected: str) -> None:
+    error = load_error(write(tmp_path, text, "x.experiment.md"))
+    assert expected in error.expected

@@ -1,0 +1,52 @@
+"""`engine promote RUN_ID [VARIANT] --to FILE` (seed 001): write a variant's settings into a config file.
+
+The variant defaults to the run's winner, which must be significant unless forced. Its effective
+parameters (the experiment's [params] under the variant's own) go to `[params]`, its flags to
+`[flags]`, and a model or system prompt it sets to `[variant]`; the rest of the file is kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.apply import apply_params
+from engine.errors import InputError
+from engine.queries import run_state
+from store.log import EventLog
+from store.projections.report import build_report
+
+WHERE = "engine promote"
+
+
+def promote(log: EventLog, run_id: str, variant: str | None, path: Path, force: bool) -> dict[str, Any]:
+    """Write the variant's settings; returns what was written, by table."""
+    state = run_state(log, run_id)
+    name = variant or _winner(state, run_id, force)
+    chosen = state.variants.get(name)
+    if chosen is None:
+        have = ", ".join(state.variants)
+        raise InputError(WHERE, "VARIANT", f"run {run_id} has no variant {name!r} (have {have})")
+    base_params = state.spec.params if state.spec is not None else {}
+    tables: dict[str, dict[str, Any]] = {
+        "params": {**base_params, **chosen.params},
+        "flags": dict(chosen.flags),
+        "variant": {k: v for k, v in (("model", chosen.model), ("system", chosen.system)) if v is not None},
+    }
+    written = {table: values for table, values in tables.items() if values}
+    if not written:
+        raise InputError(WHERE, "VARIANT", f"variant {name!r} sets no params, flags, model or system")
+    for table, values in written.items():
+        apply_params(path, values, table)
+    return {"run_id": run_id, "variant": name, "file": str(path), **written}
+
+
+def _winner(state: Any, run_id: str, force: bool) -> str:
+    report = build_report(state)
+    if report.winner is None:
+        raise InputError(WHERE, "VARIANT", f"run {run_id} has no winner: name the variant to promote")
+    if not report.winner_significant and not force:
+        raise InputError(
+            WHERE, "--force", f"winner {report.winner!r} is not significant: name it, or pass --force"
+        )
+    return report.winner
