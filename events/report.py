@@ -68,6 +68,8 @@ class Comparison(Report):
     test: str
     n_pairs: int
     significant: bool
+    pass_rate_delta: float | None = None  # candidate's pass rate minus the baseline's
+    relative_improvement: float | None = None  # delta / the baseline's score (seed 002)
 
 
 class FlakyCase(Report):
@@ -105,3 +107,4 @@ class RunReport(Report):
     budget_exhausted: list[str]
     strategy: str
     variations: list[VariationRecord] = []
+    spec_hash: str = ""  # fingerprint of the experiment spec that produced the report

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from events import kinds as k
 from events.report import (
-    Comparison,
     FlakyCase,
     Latency,
     RunReport,
@@ -19,19 +18,11 @@ from events.report import (
 )
 from events.spec import ReplicaAggregation
 from store import stats
+from store.projections.comparisons import DIGITS, add_relative_figures, compare_all, rnd, rnd_pair
 from store.projections.run_state import SCALE, Cell, RunState, VariantTotals
 from store.projections.verdicts import count_verdicts
 
-DIGITS = 6
 _ALL = ReplicaAggregation()
-
-
-def rnd(value: float | None) -> float | None:
-    return None if value is None else round(value, DIGITS)
-
-
-def rnd_pair(pair: tuple[float, float] | None) -> list[float] | None:
-    return None if pair is None else [round(pair[0], DIGITS), round(pair[1], DIGITS)]
 
 
 def build_report(state: RunState) -> RunReport:
@@ -44,6 +35,7 @@ def build_report(state: RunState) -> RunReport:
     baseline = names[0] if names else None
     alpha = spec.gate.alpha if spec else 0.05
     comparisons = compare_all(baseline, names, per_case, seed=spec.seed if spec else 0, alpha=alpha)
+    add_relative_figures(comparisons, {v.name: v for v in variants})
     means = {v.name: v.strategy_score for v in variants}
     adjusted = {c.candidate: c.p_value_adjusted for c in comparisons}
     deltas = {c.candidate: c.delta for c in comparisons}
@@ -67,6 +59,7 @@ def build_report(state: RunState) -> RunReport:
         budget_exhausted=list(state.budget_exhausted),
         strategy=strategy,
         variations=[variation_record(v) for v in state.variations],
+        spec_hash=state.spec_hash,
     )
 
 
@@ -156,36 +149,6 @@ def latency(totals: VariantTotals) -> Latency:
         p99=rnd(at(99) / 1000),
         mean=rnd(totals.latency_sum_us / count / 1000),
     )
-
-
-def compare_all(
-    baseline: str | None, names: list[str], per_case: dict[str, dict[str, float]], seed: int, alpha: float
-) -> list[Comparison]:
-    if baseline is None:
-        return []
-    raw = []
-    for name in names[1:]:
-        shared = [c for c in per_case[baseline] if c in per_case[name]]
-        base = [per_case[baseline][c] for c in shared]
-        cand = [per_case[name][c] for c in shared]
-        binary = all(v in (0.0, 1.0) for v in base + cand)
-        raw.append((name, stats.paired_comparison(base, cand, binary=binary, seed=seed)))
-    adjusted = stats.holm([r.p_value for _, r in raw])
-    return [
-        Comparison(
-            candidate=name,
-            baseline=baseline,
-            metric="score",
-            delta=rnd(r.delta),
-            ci95=rnd_pair(r.ci95),
-            p_value=rnd(r.p_value),
-            p_value_adjusted=rnd(adj),
-            test=r.test,
-            n_pairs=r.n_pairs,
-            significant=adj is not None and adj < alpha,
-        )
-        for (name, r), adj in zip(raw, adjusted, strict=True)
-    ]
 
 
 def flaky_cases(state: RunState, names: list[str], case_ids: list[str]) -> list[FlakyCase]:

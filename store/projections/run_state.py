@@ -71,6 +71,7 @@ class RunState:
     host: str = ""
     origin: str = "manual"
     report_hash: str = ""
+    spec_hash: str = ""
     tokens_used: int = 0
     cost_used: int = 0
 
@@ -99,7 +100,7 @@ def evolve(state: RunState, event: k.AnyEvent) -> RunState:
 
 
 def _defined(s: RunState, e: k.ExperimentDefined) -> None:
-    s.spec = e.spec
+    s.spec, s.spec_hash = e.spec, e.spec_hash
 
 
 def _started(s: RunState, e: k.RunStarted) -> None:
