@@ -112,9 +112,27 @@ def report_markdown(report: dict[str, Any]) -> str:
     lines += [winner_line(r), ""]
     if r["budget_exhausted"]:
         lines += ["**Budget exhausted:** " + ", ".join(md_escape(b) for b in r["budget_exhausted"]), ""]
+    lines += tags_section(r)
     lines += flaky_section(r)
     lines += variations_section(r)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def tags_section(r: dict[str, Any]) -> list[str]:
+    """Score and pass rate per case tag and variant (absent from reports written before tags)."""
+    tags = sorted({tag for v in r["variants"] for tag in v.get("by_tag") or {}})
+    if not tags:
+        return []
+    names = [v["name"] for v in r["variants"]]
+    rows = []
+    for tag in tags:
+        row = [md_escape(tag)]
+        for v in r["variants"]:
+            found = (v.get("by_tag") or {}).get(tag)
+            row.append("-" if found is None else f"{fmt(found['mean_score'])} / {fmt(found['pass_rate'])}")
+        rows.append(row)
+    lines = ["### By tag (score / pass rate)", ""]
+    return lines + _table(["tag", *map(md_escape, names)], [":---"] + ["---:"] * len(names), rows) + [""]
 
 
 def flaky_section(r: dict[str, Any]) -> list[str]:

@@ -16,7 +16,8 @@ from engine.queries import run_state
 from events.spec import GateSpec
 from store import stats
 from store.log import EventLog
-from store.projections.report import build_report, case_values
+from store.projections.cases import case_values
+from store.projections.report import build_report
 from store.projections.run_state import RunState
 
 

@@ -26,7 +26,7 @@ from engine.workers import Workers
 from events import kinds as k
 from events.spec import ExperimentSpec, TuneSpec, VariantSpec
 from store import stats
-from store.projections.report import case_values
+from store.projections.cases import case_values
 from store.projections.run_state import RunState
 
 BASELINE = "baseline"

@@ -55,6 +55,7 @@ class VariantReport(Report):
     params: dict[str, object] = {}
     unscored: int = 0  # graded but without a score (e.g. an unparseable judge answer): excluded, counted
     cases: CaseVerdicts = msgspec.field(default_factory=CaseVerdicts)
+    by_tag: dict[str, TagSummary] = {}
 
 
 class Comparison(Report):
@@ -70,6 +71,14 @@ class Comparison(Report):
     significant: bool
     pass_rate_delta: float | None = None  # candidate's pass rate minus the baseline's
     relative_improvement: float | None = None  # delta / the baseline's score (seed 002)
+
+
+class TagSummary(Report):
+    """One variant's results on the cases carrying a tag (seed 000: tags group cases in reports)."""
+
+    cases: int
+    mean_score: float | None
+    pass_rate: float | None
 
 
 class FlakyCase(Report):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 import trio
 
 from actors.targets.base import TargetRequest
+from cli.render_md import report_markdown
 from engine.api import open_engine, spec_from_dict
 from engine.errors import RunBusyError
 from engine.queries import replay_json, stored_report
@@ -205,3 +207,39 @@ async def test_a_run_in_progress_cannot_be_resumed_alongside(tmp_path: Path) -> 
         completions = [e for _, e in eng.log.read_run("busy", tags={"trial.completed"})]
     # the refused resume started nothing: the run finished alone, each trial once
     assert report.status == "completed" and report.trials_done == len(completions) == 2 * 10 * 2
+
+
+async def test_report_summarises_each_case_tag(tmp_path: Path) -> None:
+    def tags(i: int) -> list[str]:
+        return ["geo" if i < 5 else "math"] + (["smoke"] if i == 0 else [])
+
+    def half_loud(request: TargetRequest) -> str:  # right on the geo cases only, unless loud
+        i = int(request.case.id[1:])
+        return request.case.id.upper() if request.flags.get("shout") or i < 5 else "?"
+
+    tagged = spec_from_dict(
+        {
+            "name": "tagged",
+            "target": {"kind": "python", "callable": "agent"},
+            "variants": [{"name": "quiet"}, {"name": "loud", "flags": {"shout": True}}],
+            "cases": [
+                {"id": f"c{i}", "prompt": "p", "expected": f"C{i}", "tags": tags(i)} for i in range(10)
+            ],
+            "graders": [{"kind": "exact"}],
+        }
+    )
+    async with open_engine(tmp_path, callables={"agent": half_loud}) as eng:
+        report = await eng.run(tagged)
+    quiet, loud = report.variants
+    assert list(quiet.by_tag) == ["geo", "math", "smoke"]
+    assert (quiet.by_tag["geo"].cases, quiet.by_tag["geo"].pass_rate, quiet.by_tag["math"].pass_rate) == (
+        5,
+        1.0,
+        0.0,
+    )
+    assert quiet.by_tag["smoke"].cases == 1 and loud.by_tag["math"].mean_score == 1.0
+    markdown = report_markdown(msgspec.to_builtins(report))
+    assert (
+        "### By tag (score / pass rate)" in markdown
+        and "| math | 0.000 / 0.000 | 1.000 / 1.000 |" in markdown
+    )

@@ -18,6 +18,7 @@ from events.report import (
 )
 from events.spec import ReplicaAggregation
 from store import stats
+from store.projections.cases import case_values, tag_summaries
 from store.projections.comparisons import DIGITS, add_relative_figures, compare_all, rnd, rnd_pair
 from store.projections.run_state import SCALE, Cell, RunState, VariantTotals
 from store.projections.verdicts import count_verdicts
@@ -69,23 +70,6 @@ def is_partial(state: RunState, done: int) -> bool:
     return done < state.trials_total
 
 
-def case_values(state: RunState, variant: str, case_ids: list[str], strategy: str) -> dict[str, float]:
-    """The per-case score used to pair variants: mean over repeats, or any-pass for pass_at_k."""
-    out: dict[str, float] = {}
-    for case in case_ids:
-        cell = state.cells.get((variant, case))
-        if cell is None:
-            continue
-        if strategy == "pass_at_k":
-            if cell.graded:
-                out[case] = 1.0 if cell.passed else 0.0
-            continue
-        scored = (cell.graded & ~cell.unscored).bit_count()
-        if scored:
-            out[case] = cell.score_sum / scored / SCALE
-    return out
-
-
 def variant_report(state: RunState, name: str, case_ids: list[str], strategy: str) -> VariantReport:
     cells = [state.cells[(name, c)] for c in case_ids if (name, c) in state.cells]
     means = list(case_values(state, name, case_ids, "mean").values())
@@ -123,6 +107,7 @@ def variant_report(state: RunState, name: str, case_ids: list[str], strategy: st
         cost_usd=round(totals.cost / SCALE, DIGITS),
         params=dict(variant.params),
         unscored=sum(c.unscored.bit_count() for c in cells),
+        by_tag=tag_summaries(state, name),
         cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
     )
 

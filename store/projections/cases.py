@@ -1,0 +1,45 @@
+"""Per-case views of a run: the value each case contributes, and summaries by case tag."""
+
+from __future__ import annotations
+
+from events.report import TagSummary
+from store import stats
+from store.projections.comparisons import rnd
+from store.projections.run_state import SCALE, RunState
+
+
+def case_values(state: RunState, variant: str, case_ids: list[str], strategy: str) -> dict[str, float]:
+    """The per-case score used to pair variants: mean over repeats, or any-pass for pass_at_k."""
+    out: dict[str, float] = {}
+    for case in case_ids:
+        cell = state.cells.get((variant, case))
+        if cell is None:
+            continue
+        if strategy == "pass_at_k":
+            if cell.graded:
+                out[case] = 1.0 if cell.passed else 0.0
+            continue
+        scored = (cell.graded & ~cell.unscored).bit_count()
+        if scored:
+            out[case] = cell.score_sum / scored / SCALE
+    return out
+
+
+def tag_summaries(state: RunState, variant: str) -> dict[str, TagSummary]:
+    """Per tag, in tag order: the mean of per-case means and the pass rate over graded repeats."""
+    tagged: dict[str, list[str]] = {}
+    for case in state.spec.cases if state.spec else []:
+        for tag in case.tags:
+            tagged.setdefault(tag, []).append(case.id)
+    out = {}
+    for tag in sorted(tagged):
+        cells = [state.cells[(variant, c)] for c in tagged[tag] if (variant, c) in state.cells]
+        graded = sum(c.graded.bit_count() for c in cells)
+        passed = sum(c.passed.bit_count() for c in cells)
+        means = list(case_values(state, variant, tagged[tag], "mean").values())
+        out[tag] = TagSummary(
+            cases=len(tagged[tag]),
+            mean_score=rnd(stats.mean(means)),
+            pass_rate=rnd(passed / graded) if graded else None,
+        )
+    return out
