@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import trio
 
 from actors.tuning import Variation, VariationGenerator, defaults, quantize
@@ -135,6 +136,7 @@ async def _search(
             not tune.require_significance or p_value < spec.gate.alpha
         )
         decision = _decision(run_id, origin, candidate, variation, session.best.name, outcome, accepted)
+        decision = msgspec.structs.replace(decision, **_usage(pipe.state, candidate.name))
         await pipe.write_and_wait([decision])
         if accepted:
             session.accept(candidate, variation)
@@ -184,6 +186,17 @@ async def _evaluate(
         if not (close_call and spec.tune.require_significance):
             break
     return delta, p_value, stats.mean(b_vals) or 0.0, stats.mean(c_vals) or 0.0, rounds
+
+
+def _usage(state: RunState, variant: str) -> dict[str, Any]:
+    totals = state.totals.get(variant)
+    if totals is None:
+        return {}
+    count = totals.latency_us.get_total_count()
+    return {
+        "tokens_used": totals.tokens_in + totals.tokens_out + totals.judge_tokens,
+        "latency_ms": round(totals.latency_sum_us / count / 1000, 3) if count else 0.0,
+    }
 
 
 def _decision(

@@ -116,6 +116,9 @@ class VariationAccepted(Event, tag="variation.accepted"):
     delta: float
     p_value: float | None = None
     origin: Literal["manual", "scheduled"] = "manual"
+    # the candidate's cost of evaluation (seed 000): subject + judge tokens, mean trial latency
+    tokens_used: int = 0
+    latency_ms: float = 0.0
 
 
 class VariationRejected(Event, tag="variation.rejected"):
@@ -129,6 +132,9 @@ class VariationRejected(Event, tag="variation.rejected"):
     reason: str = ""
     p_value: float | None = None
     origin: Literal["manual", "scheduled"] = "manual"
+    # the candidate's cost of evaluation (seed 000): subject + judge tokens, mean trial latency
+    tokens_used: int = 0
+    latency_ms: float = 0.0
 
 
 class ConfigApplied(Event, tag="config.applied"):

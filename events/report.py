@@ -98,6 +98,9 @@ class VariationRecord(Report):
     accepted: bool
     p_value: float | None = None
     reason: str = ""
+    origin: str = "manual"  # manual or scheduled session
+    tokens_used: int = 0
+    latency_ms: float = 0.0
 
 
 class RunReport(Report):

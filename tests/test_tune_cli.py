@@ -29,6 +29,10 @@ def test_the_tuning_example_accepts_a_real_improvement(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     accepted = [v for v in report["variations"] if v["accepted"]]
     assert accepted and all(v["delta"] >= 0.05 and v["p_value"] < 0.05 for v in accepted)
+    # seed 000's record of each variation: what evaluating it cost, and who started the session
+    assert all(
+        v["tokens_used"] > 0 and v["latency_ms"] > 0 and v["origin"] == "manual" for v in report["variations"]
+    )
     best = json.loads(engine("best", "--json", store=store).stdout)
     assert [b["parameter"] for b in best] == ["temperature"]
     status = json.loads(engine("status", report["run_id"], "--json", store=store).stdout)

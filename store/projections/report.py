@@ -161,4 +161,7 @@ def variation_record(e: k.VariationAccepted | k.VariationRejected) -> VariationR
         accepted=isinstance(e, k.VariationAccepted),
         p_value=e.p_value,
         reason=getattr(e, "reason", ""),
+        origin=e.origin,
+        tokens_used=e.tokens_used,
+        latency_ms=e.latency_ms,
     )
