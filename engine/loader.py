@@ -18,6 +18,7 @@ import yaml
 
 from engine.compat import normalize
 from engine.errors import InputError
+from engine.overrides import apply_overrides
 from engine.suites import load_suite
 from events.spec import ExperimentSpec, GraderSpec, ScoringSpec
 
@@ -30,6 +31,7 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
     file = Path(path)
     name = str(file)
     spec = resolve_suites(convert_spec(normalize(parse_file(file), name), name), file.parent, name)
+    spec = apply_overrides(spec, file.parent, name)
     from engine.validate import check_spec
 
     check_spec(spec, str(file))

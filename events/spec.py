@@ -207,6 +207,7 @@ class ExperimentSpec(Spec):
     cases: list[CaseSpec] = []
     suite: SuiteSpec | None = None
     suites: list[SuiteSpec] = []
+    overrides_dir: str | None = None  # prompt overrides by variant overrides_tag (seed 002)
     graders: list[GraderSpec] = []
     repeat: RepeatSpec = RepeatSpec()
     budget: BudgetSpec = BudgetSpec()

@@ -314,3 +314,33 @@ def test_an_experiment_md_file_reads_its_front_matter(tmp_path: Path) -> None:
 def test_an_experiment_md_without_front_matter(tmp_path: Path, text: str, expected: str) -> None:
     error = load_error(write(tmp_path, text, "x.experiment.md"))
     assert expected in error.expected
+
+
+def test_prompt_overrides_by_tag_fill_the_variant(tmp_path: Path) -> None:
+    folder = tmp_path / "prompts" / "overrides"
+    folder.mkdir(parents=True)
+    (folder / "v2.json").write_text('{"system": "Be terse.", "params": {"temperature": 0.1, "top_p": 0.5}}')
+    (folder / "latest.toml").write_text('system = "Be helpful."\n')
+    path = write(
+        tmp_path,
+        'name = "o"\noverrides_dir = "prompts/overrides"\n'
+        '[[variants]]\nname = "baseline"\n'
+        '[[variants]]\nname = "terse"\noverrides_tag = "v2"\nparams = { temperature = 0.3 }\n'
+        '[[cases]]\nid = "a"\nprompt = "p"\nexpected = "x"\n',
+    )
+    baseline, terse = load_experiment(path).variants
+    assert baseline.system == "Be helpful."  # "latest" applies its file when there is one
+    assert terse.system == "Be terse." and terse.params == {
+        "temperature": 0.3,
+        "top_p": 0.5,
+    }  # the variant wins
+
+
+def test_a_missing_or_bad_override_file(tmp_path: Path) -> None:
+    (tmp_path / "ov").mkdir()
+    (tmp_path / "ov" / "bad.json").write_text('{"sytem": "typo"}')
+    base = 'name = "o"\noverrides_dir = "ov"\n[[cases]]\nid = "a"\nprompt = "p"\nexpected = "x"\n'
+    missing = load_error(write(tmp_path, base + '[[variants]]\nname = "v"\noverrides_tag = "v9"\n'))
+    assert missing.field == "variants[0].overrides_tag" and "no override file v9" in missing.expected
+    bad = load_error(write(tmp_path, base + '[[variants]]\nname = "v"\noverrides_tag = "bad"\n'))
+    assert bad.file.endswith("bad.json") and "sytem" in bad.expected

@@ -1,0 +1,77 @@
+"""Prompt overrides by tag (seed 002): a variant's `overrides_tag` picks a file of prompt settings.
+
+With `overrides_dir = "prompts/overrides"` in the experiment, a variant whose `overrides_tag` is
+"v2" takes `system`, `prompt_template`, `model`, `params` and `flags` from `prompts/overrides/v2.json`
+(or .toml / .yaml); what the variant sets itself wins. The tag "latest" (the default) applies its
+file only if there is one. Resolved at load time, so the log records the prompt that actually ran.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from engine.errors import InputError
+from events.spec import ExperimentSpec, Spec, VariantSpec
+
+SUFFIXES = (".json", ".toml", ".yaml", ".yml")
+
+
+class PromptOverride(Spec):
+    system: str | None = None
+    prompt_template: str | None = None
+    model: str | None = None
+    params: dict[str, Any] = {}
+    flags: dict[str, Any] = {}
+
+
+def apply_overrides(spec: ExperimentSpec, base_dir: Path, name: str) -> ExperimentSpec:
+    if spec.overrides_dir is None:
+        return spec
+    folder = base_dir / spec.overrides_dir
+    variants = [_resolve(v, folder, name, f"variants[{i}]") for i, v in enumerate(spec.variants)]
+    return msgspec.structs.replace(spec, variants=variants)
+
+
+def _resolve(variant: VariantSpec, folder: Path, name: str, field: str) -> VariantSpec:
+    tag = variant.overrides_tag
+    path = next(
+        (folder / f"{tag}{suffix}" for suffix in SUFFIXES if (folder / f"{tag}{suffix}").is_file()), None
+    )
+    if path is None:
+        if tag == "latest":
+            return variant
+        raise InputError(
+            name, f"{field}.overrides_tag", f"no override file {tag}.json/.toml/.yaml in {folder}"
+        )
+    override = _read(path)
+    return msgspec.structs.replace(
+        variant,
+        system=variant.system if variant.system is not None else override.system,
+        prompt_template=variant.prompt_template
+        if variant.prompt_template is not None
+        else override.prompt_template,
+        model=variant.model if variant.model is not None else override.model,
+        params={**override.params, **variant.params},
+        flags={**override.flags, **variant.flags},
+    )
+
+
+def _read(path: Path) -> PromptOverride:
+    from engine.loader import parse_file, split_validation_error
+
+    raw = parse_file(path) if path.suffix != ".json" else _json(path)
+    try:
+        return msgspec.convert(raw, PromptOverride, strict=True)
+    except msgspec.ValidationError as exc:
+        field, expected = split_validation_error(str(exc))
+        raise InputError(str(path), field, expected) from None
+
+
+def _json(path: Path) -> Any:
+    try:
+        return msgspec.json.decode(path.read_bytes())
+    except msgspec.DecodeError as exc:
+        raise InputError(str(path), "", f"invalid JSON: {exc}") from None
