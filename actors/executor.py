@@ -115,11 +115,18 @@ async def run_trial(
             response.tokens_in * price.input_per_mtok + response.tokens_out * price.output_per_mtok
         ) / 1e6
     key, stored = pack_blob(response.text.encode())
+    blobs = [(key, stored)]
+    stderr_key = ""
+    if response.stderr:
+        stderr_key, stderr_blob = pack_blob(response.stderr.encode())
+        blobs.append((stderr_key, stderr_blob))
     completed = k.TrialCompleted(
         run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat, output_hash=key,
         latency_ms=round((trio.current_time() - started) * 1000, 3), tokens_in=response.tokens_in,
         tokens_out=response.tokens_out, cost_usd=response.cost_usd, exit_code=response.exit_code,
         attempts=response.attempts,
+        agent=k.AgentReport(stderr_hash=stderr_key, metrics=response.metrics)
+        if stderr_key or response.metrics else None,
     )  # fmt: skip
-    await emit.send(WriteBatch([completed], [(key, stored)]))
+    await emit.send(WriteBatch([completed], blobs))
     await graded.send(GradeJob(job.variant, job.case, repeat, response.text, completed))

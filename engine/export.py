@@ -50,6 +50,8 @@ class TrialRecord:
     cost_usd: float = 0.0
     attempts: int = 0
     exit_code: int | None = None
+    stderr_hash: str = ""
+    agent_metrics: dict[str, float] = field(default_factory=dict)
     error_kind: str = ""
     message: str = ""  # the error message, or why the trial was skipped
     graded: bool = False
@@ -72,6 +74,7 @@ class TrialRecord:
             "score": self.score, "passed": self.passed if self.graded else None,
             "latency_ms": self.latency_ms, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
             "cost_usd": self.cost_usd, "judge_tokens": self.judge_tokens, "attempts": self.attempts,
+            "exit_code": self.exit_code, "agent_metrics": self.agent_metrics or None,
             "grades": [msgspec.structs.asdict(g) for g in self.grades],
             "error": self.message if self.failed and not self.completed else None,
             "error_kind": self.error_kind or None,
@@ -124,6 +127,8 @@ def _apply(rec: TrialRecord, e: k.AnyEvent, grading: int) -> None:
         rec.latency_ms = e.latency_ms
         rec.tokens_in, rec.tokens_out, rec.cost_usd = e.tokens_in, e.tokens_out, e.cost_usd
         rec.attempts, rec.exit_code = e.attempts, e.exit_code
+        if e.agent is not None:
+            rec.stderr_hash, rec.agent_metrics = e.agent.stderr_hash, dict(e.agent.metrics)
     elif isinstance(e, k.TrialFailed) and not (rec.completed or rec.failed):
         rec.failed, rec.error_kind, rec.message, rec.finished_ts = True, e.error_kind, e.message, e.ts
         rec.latency_ms, rec.attempts = e.latency_ms, e.attempts
@@ -139,10 +144,19 @@ def output_of(log: EventLog, rec: TrialRecord) -> str | None:
     return read_text(log, rec.output_hash) if rec.completed and rec.output_hash else None
 
 
+def stderr_of(log: EventLog, rec: TrialRecord) -> str | None:
+    return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
+
+
 def write_jsonl(log: EventLog, run: RunTrials, write: Write) -> int:
     encode = msgspec.json.encode
     for rec in run.trials:
-        line = {"run_id": run.run_id, **rec.fields(), "output": output_of(log, rec)}
+        line = {
+            "run_id": run.run_id,
+            **rec.fields(),
+            "output": output_of(log, rec),
+            "stderr": stderr_of(log, rec),
+        }
         write(encode(line).decode() + "\n")
     return len(run.trials)
 
@@ -263,15 +277,20 @@ def _write_attempt(log: EventLog, run: RunTrials, rec: TrialRecord, run_dir: Pat
     output = output_of(log, rec)
     if output is not None:
         (run_dir / "outputs" / "answer.md").write_text(output, encoding="utf-8")
+    stderr = stderr_of(log, rec)
+    if stderr is not None:  # seed 004's agent_stderr
+        (run_dir / "outputs" / "stderr.txt").write_text(stderr, encoding="utf-8")
     grading = {"graded": rec.graded, "grading_round": run.grading, "score": rec.score}
     grading |= {"passed": rec.passed if rec.graded else None, "grades": rec.fields()["grades"]}
     metrics = {"tokens_in": rec.tokens_in, "tokens_out": rec.tokens_out, "cost_usd": rec.cost_usd}
     metrics |= {"judge_tokens": rec.judge_tokens, "attempts": rec.attempts, "exit_code": rec.exit_code}
+    metrics |= rec.agent_metrics
     timing = {"duration_ms": rec.latency_ms, "started_ts": rec.started_ts, "finished_ts": rec.finished_ts}
     result = {"run_id": run.run_id, "experiment": run.experiment, **rec.fields(), "run": rec.repeat + 1}
     result |= {
         "grading_path": "grading.json", "metrics_path": "metrics.json", "timing_path": "timing.json",
         "output_path": "outputs/answer.md" if output is not None else None,
+        "stderr_path": "outputs/stderr.txt" if stderr is not None else None,
         "timing": timing, "metrics": metrics,
     }  # fmt: skip
     for name, doc in (("grading", grading), ("metrics", metrics), ("timing", timing), ("result", result)):

@@ -52,6 +52,13 @@ class TrialStarted(Event, tag="trial.started"):
     attempt: int = 1
 
 
+class AgentReport(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True, gc=False):
+    """What an agent (command target) left beyond its output: stderr, and figures it reported."""
+
+    stderr_hash: str = ""  # blob of the agent's stderr, when it wrote any
+    metrics: dict[str, float] = {}  # from ENGINE_METRICS_FILE (tool_calls...)
+
+
 class TrialCompleted(Event, tag="trial.completed"):
     variant: str
     case: str
@@ -63,6 +70,8 @@ class TrialCompleted(Event, tag="trial.completed"):
     cost_usd: float = 0.0
     exit_code: int | None = None
     attempts: int = 1
+    # one optional field, not two: the wire map stays within msgpack's short header (15 keys)
+    agent: AgentReport | None = None
 
 
 class TrialFailed(Event, tag="trial.failed"):

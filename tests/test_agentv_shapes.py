@@ -17,7 +17,7 @@ AGENTV_YAML = """
 name: baseline
 target:
   kind: command
-  command: ["{python}", "-c", "import sys; print('refund ok: ' + sys.stdin.read())"]
+  command: ["{python}", "{agent}"]
 suites:
   - ref: evals/support-*.jsonl
     select:
@@ -49,11 +49,21 @@ def write_suites(root: Path) -> None:
     (evals / "billing.jsonl").write_text(json.dumps({"id": "invoice", "prompt": "an invoice"}))
 
 
+AGENT = """
+import json, os, sys
+sys.stderr.write("trace\\n")
+print("refund ok: " + sys.stdin.read())
+json.dump({"tool_calls": 3}, open(os.environ["ENGINE_METRICS_FILE"], "w"))
+"""
+
+
 def agentv_file(tmp_path: Path) -> Path:
     write_suites(tmp_path)
+    (tmp_path / "agent.py").write_text(AGENT)
     path = tmp_path / "experiments" / "default.yaml"
     path.parent.mkdir()
-    path.write_text(AGENTV_YAML.replace("{python}", sys.executable).replace("evals/", "../evals/"))
+    text = AGENTV_YAML.replace("{python}", sys.executable).replace("{agent}", str(tmp_path / "agent.py"))
+    path.write_text(text.replace("evals/", "../evals/"))
     return path
 
 
@@ -108,3 +118,19 @@ def test_an_agentv_experiment_runs_from_the_cli(tmp_path: Path) -> None:
     (variant,) = report["variants"]
     # pass_at_k with early exit: every case passes its scripts on the first attempt
     assert (variant["trials"], variant["pass_rate"], report["is_partial"]) == (4, 1.0, False)
+    # the AgentV run directory keeps each attempt's stderr and the agent's own metrics
+    out = tmp_path / "rundir"
+    export = [
+        "export",
+        report["run_id"],
+        "--format",
+        "rundir",
+        "--out",
+        str(out),
+        "--store",
+        str(tmp_path / "s"),
+    ]
+    subprocess.run([sys.executable, "-m", "cli.main", *export], check=True, capture_output=True, timeout=60)
+    attempt = out / "baseline" / "invoice" / "run-1"
+    assert (attempt / "outputs" / "stderr.txt").read_text() == "trace\n"
+    assert json.loads((attempt / "metrics.json").read_text())["tool_calls"] == 3.0

@@ -89,12 +89,28 @@ async def test_env_carries_trial_identity_flags_and_params():
     )
     response = await target([sys.executable, "-c", dump], env={"FOO": "bar"}).call(request)
     env = json.loads(response.text)
+    assert env.pop("ENGINE_METRICS_FILE").endswith("engine-metrics.json")
     assert env == {
         "FOO": "bar", "ENGINE_VARIANT": "concise", "ENGINE_CASE_ID": "capital-fr", "ENGINE_REPEAT": "2",
         "ENGINE_SEED": "7", "ENGINE_MODEL": "m-1", "ENGINE_SYSTEM": "Be brief.",
         "ENGINE_FLAG_MAX_RETRIES": "5", "ENGINE_FLAG_MODE": "fast", "ENGINE_FLAG_TOOLS": '{"web":true}',
         "ENGINE_PARAM_TEMPERATURE": "0.2",
     }  # fmt: skip
+
+
+async def test_an_agent_reports_its_tokens_cost_and_metrics_and_its_stderr_is_kept():
+    script = (
+        "import json, os, sys\n"
+        "print('working', file=sys.stderr)\n"
+        "json.dump({'tokens_in': 1200, 'tokens_out': 300, 'cost_usd': 0.0125, 'tool_calls': 7,"
+        " 'model': 'not-a-number'}, open(os.environ['ENGINE_METRICS_FILE'], 'w'))\n"
+        "print('done')\n"
+    )
+    response = await target([sys.executable, "-c", script]).call(make_request())
+    assert (response.tokens_in, response.tokens_out, response.cost_usd) == (1200, 300, 0.0125)
+    assert response.metrics == {"tool_calls": 7.0} and response.stderr == "working\n"
+    quiet = await target("echo hi").call(make_request())  # no report: words stand in for tokens
+    assert (quiet.tokens_out, quiet.metrics, quiet.stderr) == (1, {}, "")
 
 
 async def test_nonzero_exit_is_recorded_not_raised():

@@ -39,6 +39,8 @@ class TargetResponse(msgspec.Struct, kw_only=True):
     cost_usd: float = 0.0
     exit_code: int | None = None
     attempts: int = 1
+    stderr: str = ""  # an agent's diagnostics, kept as a blob next to its output
+    metrics: dict[str, float] = {}  # what an agent reported of itself (tool calls...)
 
 
 class TargetError(Exception):

@@ -34,15 +34,17 @@ class CommandTarget:
         argv, stdin = build_argv(self.spec, request)
         env = trial_env(self.spec, request)
         fresh = self.spec.workdir is None
-        workdir = Path(tempfile.mkdtemp(prefix="engine-trial-")) if fresh else Path(self.spec.workdir or ".")
+        scratch = Path(tempfile.mkdtemp(prefix="engine-trial-"))
+        workdir = scratch if fresh else Path(self.spec.workdir or ".")
+        env["ENGINE_METRICS_FILE"] = str(scratch / "engine-metrics.json")
         try:
             if fresh:  # a shared workdir would see every trial's setup at once
                 await run_setup(request.variant.setup, workdir, env, request.timeout_s)
             done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
+            reported = read_metrics(scratch / "engine-metrics.json")
         finally:
-            if fresh:
-                with trio.CancelScope(shield=True):
-                    await trio.to_thread.run_sync(shutil.rmtree, workdir, True)
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
         if done.timed_out:
             raise TargetError(
                 "timeout", f"{self.spec.command!r:.200} timed out after {request.timeout_s}s", retryable=False
@@ -54,13 +56,34 @@ class CommandTarget:
         text = done.stdout.decode("utf-8", errors="replace")
         return TargetResponse(
             text=text,
-            tokens_in=len(request.prompt.split()),
-            tokens_out=len(text.split()),
+            # an agent that reports its tokens and cost is believed; otherwise words stand in for tokens
+            tokens_in=int(reported.pop("tokens_in", len(request.prompt.split()))),
+            tokens_out=int(reported.pop("tokens_out", len(text.split()))),
+            cost_usd=float(reported.pop("cost_usd", 0.0)),
             exit_code=done.exit_code,
+            stderr=done.stderr[-STDERR_KEEP:].decode("utf-8", errors="replace"),
+            metrics=reported,
         )
 
     async def aclose(self) -> None:
         return None
+
+
+STDERR_KEEP = 64 << 10  # the tail of an agent's stderr kept per trial
+
+
+def read_metrics(path: Path) -> dict[str, float]:
+    """ENGINE_METRICS_FILE: a JSON object of numbers an agent may write (tokens_in, tokens_out,
+    cost_usd, tool_calls...). Anything else in it is ignored: it is the agent's own report."""
+    try:
+        data = msgspec.json.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(k): float(v) for k, v in data.items() if isinstance(v, int | float) and not isinstance(v, bool)
+    }
 
 
 def build_argv(spec: TargetSpec, request: TargetRequest) -> tuple[list[str], bytes | None]:
