@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import trio
 
 from actors.tuning import Variation, VariationGenerator, defaults, quantize
@@ -28,6 +27,7 @@ from events import kinds as k
 from events.spec import ExperimentSpec, TuneSpec, VariantSpec
 from store import stats
 from store.projections.cases import case_values
+from store.projections.report import latency
 from store.projections.run_state import RunState
 
 BASELINE = "baseline"
@@ -135,8 +135,10 @@ async def _search(
         accepted = delta >= tune.min_improvement and (
             not tune.require_significance or p_value < spec.gate.alpha
         )
-        decision = _decision(run_id, origin, candidate, variation, session.best.name, outcome, accepted)
-        decision = msgspec.structs.replace(decision, **_usage(pipe.state, candidate.name))
+        decision = _decision(
+            run_id, origin, candidate, variation, session.best.name, outcome, accepted,
+            _usage(pipe.state, candidate.name),
+        )  # fmt: skip
         await pipe.write_and_wait([decision])
         if accepted:
             session.accept(candidate, variation)
@@ -189,13 +191,13 @@ async def _evaluate(
 
 
 def _usage(state: RunState, variant: str) -> dict[str, Any]:
+    """What evaluating the candidate cost: its subject and judge tokens, its mean trial latency."""
     totals = state.totals.get(variant)
     if totals is None:
         return {}
-    count = totals.latency_us.get_total_count()
     return {
         "tokens_used": totals.tokens_in + totals.tokens_out + totals.judge_tokens,
-        "latency_ms": round(totals.latency_sum_us / count / 1000, 3) if count else 0.0,
+        "latency_ms": latency(totals).mean or 0.0,
     }
 
 
@@ -207,12 +209,14 @@ def _decision(
     baseline: str,
     outcome: tuple[float, float, float, float, int],
     accepted: bool,
+    usage: dict[str, Any],
 ) -> k.Event:
     delta, p_value, base_score, cand_score, rounds = outcome
     common = dict(
         run_id=run_id, ts=time.time(), variant=candidate.name, parameter=variation.parameter,
         value=candidate.params[variation.parameter], baseline=baseline, baseline_score=round(base_score, 6),
         candidate_score=round(cand_score, 6), delta=round(delta, 6), p_value=round(p_value, 6), origin=origin,
+        **usage,
     )  # fmt: skip
     if accepted:
         return k.VariationAccepted(**common)  # type: ignore[arg-type]
