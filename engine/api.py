@@ -19,14 +19,11 @@ from typing import Any
 import msgspec
 import trio
 
-from engine.compat import normalize
 from engine.errors import InputError, RunBusyError, user_error
-from engine.loader import convert_spec, load_experiment, resolve_suites
-from engine.overrides import apply_overrides
+from engine.loader import load_experiment, spec_from_raw
 from engine.queries import list_runs, replay_json, resolve_run
 from engine.runner import RunControl, RunRequest, execute_run
 from engine.targets import target_maker
-from engine.validate import check_spec
 from events import kinds as k
 from events.codec import encode
 from events.report import RunReport
@@ -49,11 +46,8 @@ def new_run_id() -> str:
 
 
 def spec_from_dict(data: Mapping[str, Any]) -> ExperimentSpec:
-    # suite paths are relative to the working directory here, to the file's folder in files
-    spec = resolve_suites(convert_spec(normalize(dict(data), "<dict>"), "<dict>"), Path.cwd(), "<dict>")
-    spec = apply_overrides(spec, Path.cwd(), "<dict>")
-    check_spec(spec, "<dict>")
-    return spec
+    # suite and override paths are relative to the working directory here, to the file's folder in files
+    return spec_from_raw(dict(data), "<dict>", Path.cwd())
 
 
 class RunHandle:

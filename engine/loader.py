@@ -29,12 +29,17 @@ MAX_FILE_BYTES = 10 << 20
 def load_experiment(path: str | Path) -> ExperimentSpec:
     """Read, parse, validate and resolve an experiment file (suite cases are inlined)."""
     file = Path(path)
-    name = str(file)
-    spec = resolve_suites(convert_spec(normalize(parse_file(file), name), name), file.parent, name)
-    spec = apply_overrides(spec, file.parent, name)
+    return spec_from_raw(parse_file(file), str(file), file.parent)
+
+
+def spec_from_raw(raw: dict[str, Any], name: str, base_dir: Path) -> ExperimentSpec:
+    """Parsed data -> a checked spec: other tools' shapes rewritten, suite files and prompt overrides
+    (paths relative to base_dir) resolved. Files and embedding callers share this one path."""
+    spec = convert_spec(normalize(raw, name), name)
+    spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
     from engine.validate import check_spec
 
-    check_spec(spec, str(file))
+    check_spec(spec, name)
     return spec
 
 
