@@ -56,6 +56,7 @@ async def _run(
     from engine.runner import RunControl
     from events.codec import to_json
 
+    report = None
     async with open_engine(store) as eng:
         if run_id is not None and (resume or run_id in eng.log.run_ids()):
             run_id, resume = resolve_run(eng.log, run_id), True
@@ -68,10 +69,29 @@ async def _run(
                 spec, run_id=run_id, resume=resume, control=control, subscribers=[send], source=source
             )
             nursery.cancel_scope.cancel()
+    if report is None:  # a second signal forced the stop: no report, the run stays resumable
+        print("forced stop: the run is left interrupted; `engine run --resume` continues it", file=sys.stderr)
+        return signal_exit_code(control.stop_reason)
     print_report(to_json(report), as_json)
     if not as_json:
         print(f"run id: {report.run_id}", file=sys.stderr)
-    return 0
+    return exit_code(report.status, control.stop_reason)
+
+
+EXIT_CANCELLED = 3  # stopped by `engine cancel` (or the embedding API) before it completed
+
+
+def exit_code(status: str, stop_reason: str | None) -> int:
+    """0 when the run ended as planned (completed, or partial on a budget); 128 + N after signal N
+    (130 for SIGINT, as shells expect); 3 when a cancel request stopped it."""
+    if status != "cancelled":
+        return 0
+    return signal_exit_code(stop_reason) if stop_reason else EXIT_CANCELLED
+
+
+def signal_exit_code(stop_reason: str | None) -> int:
+    name = (stop_reason or "").removeprefix("signal ")
+    return 128 + int(getattr(signal.Signals, name, signal.SIGINT)) if name.startswith("SIG") else 130
 
 
 class Stoppable(Protocol):
@@ -142,4 +162,5 @@ async def _scheduled(spec: ExperimentSpec, store: Path, cron: str, source: str) 
         log(f"engine: running {spec.name!r} on schedule {cron!r} (Ctrl-C to stop)")
         await run_on_schedule(eng, spec, cron, control, log=log, source=source)
         nursery.cancel_scope.cancel()
-    return 0
+    # the process only ends on a signal: say which, as shells expect (130 for SIGINT)
+    return signal_exit_code(control.stop_reason) if control.stop_reason else 0

@@ -65,7 +65,7 @@ def test_cancel_from_another_process_keeps_partial_results(tmp_path: Path, write
     cancelled = run_engine("cancel", "live", "--store", "st", cwd=tmp_path)
     assert cancelled.returncode == 0
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err.decode()
+    assert proc.returncode == 3, err.decode()
     report = json.loads(out)
     assert report["status"] == "cancelled" and report["is_partial"]
     assert 2 <= report["trials_done"] < report["trials_total"]
@@ -82,7 +82,7 @@ def test_sigint_stops_gracefully(tmp_path: Path, write_experiment) -> None:
     wait_for_progress(tmp_path, "sig", at_least=2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err.decode()
+    assert proc.returncode == 130, err.decode()
     report = json.loads(out)
     assert report["status"] == "cancelled" and report["is_partial"]
     assert b"Traceback" not in err
@@ -118,7 +118,7 @@ def test_schedule_process_starts_and_stops_on_sigint(tmp_path: Path, write_exper
     assert b"on schedule '0 3 * * *'" in first
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=20)
-    assert proc.returncode == 0 and b"Traceback" not in err
+    assert proc.returncode == 130 and b"Traceback" not in err
 
 
 def test_bad_cron_exits_2(tmp_path: Path, write_experiment) -> None:
