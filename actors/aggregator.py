@@ -42,7 +42,9 @@ async def aggregator(
 def _trial_done(event: k.Event) -> TrialDone | None:
     if isinstance(event, k.TrialGraded):
         return TrialDone((event.variant, event.case, event.repeat), event.passed)
-    if isinstance(event, k.TrialFailed | k.TrialSkipped):
+    if isinstance(event, k.TrialFailed):
+        return TrialDone((event.variant, event.case, event.repeat), None, event.error_class)
+    if isinstance(event, k.TrialSkipped):
         return TrialDone((event.variant, event.case, event.repeat), None)
     return None
 

@@ -68,12 +68,25 @@ async def executor_worker(
     try:
         async with jobs, emit, graded:
             async for job in jobs:
-                target = _target_for(targets, job.target, make_target)
+                try:
+                    target = _target_for(targets, job.target, make_target)
+                except TargetError as exc:  # e.g. an API key variable unset since the run was checked
+                    await emit.send(WriteBatch([failure(job, exc, 0.0)]))
+                    continue
                 await run_trial(job, target, emit, graded, limits.for_target(job.target))
     finally:
         with trio.CancelScope(shield=True):
             for target in targets.values():
                 await target.aclose()
+
+
+def failure(job: TrialJob, exc: TargetError, latency_ms: float) -> k.TrialFailed:
+    variant, case, repeat = job.key
+    return k.TrialFailed(
+        run_id=job.request.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
+        error_kind=exc.kind, message=exc.message[:2000], attempts=exc.attempts, latency_ms=latency_ms,
+        error_class=exc.error_class, exit_code=exc.exit_code,
+    )  # fmt: skip
 
 
 def _target_for(cache: dict[bytes, Target], spec: TargetSpec, make_target: MakeTarget) -> Target:
@@ -99,15 +112,11 @@ async def run_trial(
     rng = random.Random(job.request.seed)
     try:
         response = await call_with_retries(
-            target, job.request, max_retries=job.target.max_retries, rng=rng, limit=limit
-        )
-    except TargetError as exc:
-        failed = k.TrialFailed(
-            run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
-            error_kind=exc.kind, message=exc.message[:2000], attempts=exc.attempts,
-            latency_ms=round((trio.current_time() - started) * 1000, 3),
+            target, job.request, max_retries=job.target.max_retries, rng=rng, limit=limit,
+            retry_on=job.target.retry_on,
         )  # fmt: skip
-        await emit.send(WriteBatch([failed]))
+    except TargetError as exc:
+        await emit.send(WriteBatch([failure(job, exc, round((trio.current_time() - started) * 1000, 3))]))
         return
     if not response.cost_usd and job.target.price is not None:
         price = job.target.price

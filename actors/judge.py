@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import trio
 
-from actors.graders.base import Grader, composite, result
+from actors.graders.base import Grader, Submission, composite, result
 from actors.graders.judge import JudgeBudget
 from actors.messages import GradeJob, WriteBatch
 from events import kinds as k
@@ -58,17 +58,26 @@ async def judge_worker(
                 await grader.aclose()
 
 
+def submission_of(job: GradeJob) -> Submission:
+    agent = job.completed.agent
+    return Submission(
+        case=job.case, output=job.output, variant=job.variant, repeat=job.repeat,
+        exit_code=job.completed.exit_code, metrics=dict(agent.metrics) if agent else {},
+    )  # fmt: skip
+
+
 async def grade_all(job: GradeJob, graders: list[Grader]) -> list[GraderResult]:
-    """Cheap graders first (seed 001): when one of their gates fails the trial has failed, so the
-    LLM judges are not called; they score 0 with the reason, in the graders' declared order."""
-    cheap = {id(g): await g.grade(job.case, job.output) for g in graders if g.spec.kind != "judge"}
+    """Cheap graders first: when one of their gates fails the trial has failed, so the LLM judges
+    are not called; they score 0 with the reason, in the graders' declared order."""
+    submission = submission_of(job)
+    cheap = {id(g): await g.grade(submission) for g in graders if g.spec.kind != "judge"}
     failed_gate = next((r.name for r in cheap.values() if r.gate and not r.passed), None)
     results = []
     for grader in graders:
         found = cheap.get(id(grader))
         if found is None:
             found = (
-                await grader.grade(job.case, job.output)
+                await grader.grade(submission)
                 if failed_gate is None
                 else result(grader.spec, 0.0, False, f"not judged: gate {failed_gate!r} failed")
             )

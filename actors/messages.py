@@ -57,6 +57,7 @@ class TrialDone:
 
     key: TrialKey
     passed: bool | None  # None: errored or skipped
+    error_class: str = ""  # why it errored, for the unreachable-target check
 
 
 @dataclass(slots=True)

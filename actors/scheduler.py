@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import trio
 
-from actors.messages import Feedback, GradeJob, StopRequested, TrialJob, TrialKey, WriteBatch
+from actors.messages import Feedback, GradeJob, StopRequested, TrialDone, TrialJob, TrialKey, WriteBatch
 from events import kinds as k
 from events.spec import CaseSpec, VariantSpec
 from store.projections.run_state import SCALE, RunState
@@ -40,6 +40,8 @@ class Limits:
     max_trials: int | None = None
     max_tokens: int | None = None
     max_cost_usd: float | None = None
+    # the first N finished trials all failed to connect: the target is unreachable (0: never stop)
+    unreachable_after: int = 0
 
 
 class _Run:
@@ -52,6 +54,17 @@ class _Run:
         self.executed = sum((c.completed | c.failed).bit_count() for c in state.cells.values())
         self.exhausted: str | None = None
         self.pending = self._pending()
+        self.connect_failures = 0
+        self.reached = False  # some trial got past connecting: the target is there
+
+    def unreachable(self, message: TrialDone) -> bool:
+        """Count connect failures until the first trial that got further; True once they reach the bar."""
+        if message.error_class == "connect" and not self.reached:
+            self.connect_failures += 1
+        elif message.passed is not None or message.error_class:
+            self.reached = True
+        bar = self.limits.unreachable_after
+        return bool(bar) and not self.reached and self.connect_failures >= bar
 
     def _pending(self) -> Iterator[Slot]:
         plan = self.plan
@@ -125,7 +138,7 @@ async def scheduler(
     feedback: trio.MemoryReceiveChannel[Feedback],
     emit: trio.MemorySendChannel[WriteBatch],
 ) -> str:
-    """Run the plan; returns why it stopped: 'completed', 'budget' or 'cancelled'."""
+    """Run the plan; returns why it stopped: 'completed', 'budget', 'cancelled' or 'unreachable'."""
     run = _Run(plan, state, limits)
     await _skip_after_passes(run, emit)
     await _regrade_leftovers(run, grade_jobs)
@@ -139,6 +152,8 @@ async def scheduler(
             return "cancelled"
         if message.key in run.outstanding:
             run.outstanding.discard(message.key)
+            if run.unreachable(message):
+                return "unreachable"
             await _after_done(run, message.key, message.passed, emit)
 
 

@@ -13,26 +13,27 @@ def print_comparison(result: Comparison, as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(result) + b"\n")
         return
-    from rich.console import Console
-    from rich.table import Table
+    from rich.text import Text
 
-    console = Console()
+    from cli.render import make_console, table
+
+    console = make_console()
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
-    table = Table(
-        title=f"{result.candidate_run} vs {result.baseline_run} ({result.shared_cases} shared cases)"
-    )
-    for name in ("variant", "metric", "baseline", "candidate", "delta", "p", "direction", "regressed"):
-        table.add_column(name)
-    for m in result.metrics:
-        table.add_row(
+        console.print(Text(f"warning: {warning}", style="yellow"))
+    title = f"{result.candidate_run} vs {result.baseline_run} ({result.shared_cases} shared cases)"
+    header = ["variant", "metric", "baseline", "candidate", "delta", "p", "direction", "regressed"]
+    rows = [
+        [
             m.variant, m.metric, _num(m.baseline), _num(m.candidate), _num(m.delta), _num(m.p_value),
-            m.direction, "[red]yes[/]" if m.regressed else "no",
-        )  # fmt: skip
-    console.print(table)
-    console.print(
-        "[red]REGRESSED[/]: " + "; ".join(result.regressions) if result.regressed else "no regression"
-    )
+            m.direction, "yes" if m.regressed else "no",
+        ]
+        for m in result.metrics
+    ]  # fmt: skip
+    console.print(table(title, header, rows, left=2))
+    if result.regressed:
+        console.print(Text("REGRESSED: " + "; ".join(result.regressions), style="red"))
+    else:
+        console.print("no regression")
 
 
 def _num(value: float | None) -> str:

@@ -113,6 +113,9 @@ def report(
     html: Annotated[
         Path | None, typer.Option("--html", help="Write a self-contained HTML report to FILE.")
     ] = None,
+    grading: Annotated[
+        int | None, typer.Option("--grading", help="Grading round N (0: the run's own; default: the latest).")
+    ] = None,
 ) -> None:
     """Show the report stored at the end of a run (rebuilt from the log if the run never finished)."""
     import json
@@ -125,7 +128,7 @@ def report(
         raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE")
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
-        data = stored_report(log, rid) or replay_json(log, rid)
+        data = stored_report(log, rid, grading) or replay_json(log, rid, grading)
     if markdown:
         from cli.render_md import report_markdown
 
@@ -189,14 +192,13 @@ def cancel(
 @app.command()
 def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
     """Check an experiment file without running it."""
-    from actors.variants import expand_variants
     from engine.loader import load_experiment
+    from engine.preflight import check_environment
+    from engine.validate import describe_size
 
     spec = load_experiment(file)
-    variants = expand_variants(spec)
-    trials = len(variants) * len(spec.cases) * spec.repeat.count
-    shape = f"{len(variants)} variants x {len(spec.cases)} cases x {spec.repeat.count} repeats"
-    typer.echo(f"{file}: ok ({shape} = {trials} trials)")
+    check_environment(spec, str(file), file.resolve().parent)
+    typer.echo(f"{file}: ok ({describe_size(spec)})")
 
 
 @app.command()
@@ -250,10 +252,18 @@ def regrade(
     graders: Annotated[
         Path, typer.Option("--graders", help="File with [[graders]] (and [scoring]) to apply.")
     ],
+    name: Annotated[
+        str | None, typer.Option("--name", help="Name this grading round (default: the graders file's name).")
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Grade a run's stored outputs again with other graders; the subject is not called."""
+    """Grade a run's stored outputs again, as a new named grading round; the subject is not called.
+
+    Earlier rounds stay readable: `engine report RUN --grading N` (0 is the run's own grading).
+    """
+    import functools
+
     import trio
 
     from cli.render import print_report
@@ -265,7 +275,8 @@ def regrade(
     specs, threshold = load_graders(graders)
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
-        report_obj = trio.run(regrade_run, log, rid, specs, threshold)
+        regrade = functools.partial(regrade_run, name=name or graders.stem)
+        report_obj = trio.run(regrade, log, rid, specs, threshold)
     print_report(to_json(report_obj), as_json)
 
 

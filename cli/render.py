@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from cli.render_md import case_verdicts
+from cli import report_view as view
 from events import kinds as k
 
 
@@ -21,71 +21,64 @@ def print_report(data: bytes, as_json: bool) -> None:
         return
     console = make_console()
     for renderable in report_renderables(json.loads(data)):
-        console.print(renderable)
+        console.print(renderable, highlight=False)
+
+
+WIDTH = 100  # every table fits a 100-column terminal; wider terminals get the same layout
 
 
 def make_console() -> Any:
-    """A terminal gets its own width; a pipe or file gets wide tables instead of 80 wrapped columns."""
+    """A terminal narrower than 100 columns gets its own width; anything else (a pipe, a file, a wide
+    terminal) gets 100, so tables never wrap and are never cut."""
+    import shutil
+
     from rich.console import Console
 
-    return Console(width=None if sys.stdout.isatty() else 160)
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if sys.stdout.isatty() else WIDTH
+    return Console(width=min(width, WIDTH))
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+def table(title: str, header: list[str], rows: list[list[str]], left: int | set[int] = 1) -> Any:
+    """A compact table (no vertical rules): text columns (the first `left`, or those indexes) to the
+    left, figures to the right, long names folded."""
+    from rich import box
+    from rich.table import Table
 
-
-def _interval(pair: list[float] | None) -> str:
-    return "" if not pair else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
+    out = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, collapse_padding=True)
+    texts = set(range(left)) if isinstance(left, int) else left
+    for i, name in enumerate(header):
+        text = i in texts
+        if text:  # only text columns give way when the terminal is narrow: figures never wrap
+            out.add_column(name, justify="left", overflow="fold", max_width=30)
+        else:
+            out.add_column(name, justify="right", no_wrap=True)
+    for row in rows:
+        out.add_row(*row)
+    return out
 
 
 def report_renderables(r: dict[str, Any]) -> list[Any]:
-    from rich.table import Table
+    """Text objects, not markup: names and error messages are user data and may hold brackets."""
+    from rich.text import Text
 
-    title = f"{r['experiment']}  run {r['run_id']}  {r['status']}{'  (partial)' if r['is_partial'] else ''}"
-    table = Table(title=title)
-    columns = ("variant", "trials", "errors", "score", "95% CI", "pass rate [95% CI]",
-               "cases pass/fail/flaky/err", "p50/p95 ms", "tokens in/out", "cost $")  # fmt: skip
-    for name in columns:
-        table.add_column(name, justify="left" if name == "variant" else "right")
-    for v in r["variants"]:
-        mark = " (baseline)" if v["name"] == r["baseline"] else ""
-        mark += " *winner*" if v["name"] == r["winner"] else ""
-        table.add_row(
-            v["name"] + mark, str(v["trials"]), str(v["errors"]), _fmt(v["strategy_score"]),
-            _interval(v["ci95"]), f"{_fmt(v['pass_rate'])} {_interval(v['pass_rate_ci95'])}",
-            case_verdicts(v),
-            f'{_fmt(v["latency_ms"].get("p50"), 1)}/{_fmt(v["latency_ms"].get("p95"), 1)}',
-            f"{v['tokens']['in']}/{v['tokens']['out']}", f"{v['cost_usd']:.4f}",
-        )  # fmt: skip
-    out: list[Any] = [table]
+    partial = "  (partial)" if r["is_partial"] else ""
+    heading = f"  run {r['run_id']}  {r['status']}{partial}"
+    out: list[Any] = [Text.assemble((r["experiment"], "bold"), heading)]
+    out += [Text(line, style="yellow") for line in view.status_lines(r)]
+    out.append(table("results", view.RESULT_HEADER, view.result_rows(r)))
+    out.append(table("latency and spend", view.SPEND_HEADER, view.spend_rows(r)))
     if r["comparisons"]:
-        comp = Table(title=f"vs baseline {r['baseline']} (paired by case, Holm-adjusted)")
-        for name in ("candidate", "delta", "95% CI", "p", "p adj", "test", "significant"):
-            comp.add_column(name)
-        for c in r["comparisons"]:
-            comp.add_row(
-                c["candidate"], _fmt(c["delta"]), _interval(c["ci95"]), _fmt(c["p_value"], 4),
-                _fmt(c["p_value_adjusted"], 4), c["test"], "yes" if c["significant"] else "no",
-            )  # fmt: skip
-        out.append(comp)
+        out.append(table(view.comparison_title(r), view.COMPARISON_HEADER, view.comparison_rows(r)))
     if r.get("variations"):
-        tuned = Table(title="tuning: variations tried, in order")
-        for name in ("variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"):
-            tuned.add_column(name)
-        for v in r["variations"]:
-            tuned.add_row(
-                v["variant"], v["parameter"], str(v["value"]), _fmt(v["baseline_score"]),
-                _fmt(v["candidate_score"]), f"{v['delta']:+.3f}", _fmt(v.get("p_value"), 4),
-                "accepted" if v["accepted"] else "rejected",
-            )  # fmt: skip
-        out.append(tuned)
-    winner = r["winner"] or "none"
-    out.append(f"winner: {winner} ({'significant' if r['winner_significant'] else 'not significant'})")
-    if r["budget_exhausted"]:
-        out.append(f"budget exhausted: {', '.join(r['budget_exhausted'])}")
+        title = "tuning: variations tried, in order"
+        out.append(table(title, view.VARIATION_HEADER, view.variation_rows(r), left=3))
+    out.append(Text(view.winner_line(r)))
+    errors = view.error_lines(r)
+    if errors:
+        out.append(Text("errors by class:", style="red"))
+        out += [Text(f"  {line}") for line in errors]
     if r["flaky_cases"]:
-        out.append(f"flaky cases: {len(r['flaky_cases'])}")
+        out.append(Text(f"flaky cases: {len(r['flaky_cases'])}"))
     return out
 
 
@@ -97,16 +90,14 @@ def print_runs(runs: list[Any], as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(runs) + b"\n")
         return
-    from rich.table import Table
-
-    table = Table()
-    for name in ("run id", "experiment", "status", "trials", "started", "origin"):
-        table.add_column(name)
-    for s in runs:
+    rows = [
         # a tuning session does not know its trial count up front
-        total = str(s.trials_total) if s.trials_total else "-"
-        table.add_row(s.run_id, s.experiment, s.status, total, _when(s.started_ts), s.origin)
-    make_console().print(table)
+        [s.run_id, s.experiment, s.status, str(s.trials_total) if s.trials_total else "-",
+         _when(s.started_ts), s.origin]
+        for s in runs
+    ]  # fmt: skip
+    header = ["run id", "experiment", "status", "trials", "started", "origin"]
+    make_console().print(table("", header, rows, left={0, 1, 2, 4, 5}))
 
 
 def print_status(summary: Any, state: Any, as_json: bool) -> None:
@@ -117,7 +108,8 @@ def print_status(summary: Any, state: Any, as_json: bool) -> None:
         "status": summary.status,
         "trials_total": state.trials_total,
         "trials_done": done,
-        "in_flight": len(state.in_flight),
+        # a killed run's last "started" trials are not in flight: nothing is executing them
+        "in_flight": len(state.in_flight) if summary.status == "running" else 0,
         "errors": sum(c.failed.bit_count() for c in state.cells.values()),
         "passed": sum(c.passed.bit_count() for c in state.cells.values()),
         "tokens": state.tokens_used,
@@ -151,19 +143,10 @@ def print_best(best: list[Any], as_json: bool) -> None:
     if not best:
         print("no accepted variations yet")
         return
-    from rich.table import Table
-
-    table = Table(title="best accepted variation per parameter")
-    for name in ("parameter", "value", "score", "delta", "run id", "origin", "when"):
-        table.add_column(name)
-    for b in best:
-        table.add_row(
-            b.parameter,
-            str(b.value),
-            f"{b.candidate_score:.4f}",
-            f"{b.delta:+.4f}",
-            b.run_id,
-            b.origin,
-            _when(b.ts),
-        )
-    make_console().print(table)
+    rows = [
+        [b.parameter, str(b.value), f"{b.candidate_score:.4f}", f"{b.delta:+.4f}", b.run_id, b.origin,
+         _when(b.ts)]
+        for b in best
+    ]  # fmt: skip
+    header = ["parameter", "value", "score", "delta", "run id", "origin", "when"]
+    make_console().print(table("best accepted variation per parameter", header, rows, left={0, 1, 4, 5, 6}))

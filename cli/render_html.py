@@ -5,15 +5,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from cli.render_md import (
-    COMPARISON_HEADER,
-    MAX_FLAKY_ROWS,
-    VARIANT_HEADER,
-    fmt,
-    interval,
-    p_value,
-    signed,
-)
+from cli import report_view as view
+from cli.report_view import interval
 
 CSS = """
 body{font:14px/1.45 system-ui,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
@@ -124,37 +117,19 @@ def _bar(r: dict[str, Any], v: dict[str, Any], y: float, x: Any, whiskers: bool)
     return "".join(out)
 
 
-def _table(header: list[str], rows: list[tuple[str, list[str]]]) -> str:
+def _table(header: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
+    """Every cell escaped here; each row has exactly one cell per header (tests check the structure)."""
     head = "".join(f"<th>{e(h)}</th>" for h in header)
+    marks = classes or [""] * len(rows)
     body = "".join(
-        f'<tr class="{cls}">' + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>" for cls, cells in rows
+        f'<tr class="{cls}">' + "".join(f"<td>{e(cell)}</td>" for cell in cells) + "</tr>"
+        for cls, cells in zip(marks, rows, strict=True)
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def variants_table(r: dict[str, Any]) -> str:
-    rows = []
-    for v in r["variants"]:
-        lat = v.get("latency_ms") or {}
-        cells = [
-            e(v["name"]) + _tags(r, v["name"]), str(v["trials"]), str(v["errors"]), fmt(v["strategy_score"]),
-            interval(v["ci95"]), fmt(v["pass_rate"]), interval(v["pass_rate_ci95"]),
-            fmt(lat.get("p50"), 1), fmt(lat.get("p95"), 1), str(v["tokens"]["in"]),
-            str(v["tokens"]["out"]), f"{v['cost_usd']:.4f}",
-        ]  # fmt: skip
-        rows.append((_role(r, v["name"]), cells))
-    return _table(VARIANT_HEADER, rows)
-
-
-def comparisons_table(r: dict[str, Any]) -> str:
-    rows = [
-        ("winner" if c["candidate"] == r["winner"] else "", [
-            e(c["candidate"]), signed(c["delta"]), interval(c["ci95"]), e(p_value(c["p_value"])),
-            e(p_value(c["p_value_adjusted"])), e(c["test"]), "<b>yes</b>" if c["significant"] else "no",
-        ])
-        for c in r["comparisons"]
-    ]  # fmt: skip
-    return _table(COMPARISON_HEADER, rows)
+def _roles(r: dict[str, Any]) -> list[str]:
+    return [_role(r, v["name"]) for v in r["variants"]]
 
 
 def _sections(r: dict[str, Any]) -> list[str]:
@@ -170,42 +145,30 @@ def _sections(r: dict[str, Any]) -> list[str]:
         score_chart(r),
         f'<p class="legend note">{legend} {e(note)}</p>',
         "<h2>Variants</h2>",
-        variants_table(r),
+        _table(view.RESULT_HEADER, view.result_rows(r), _roles(r)),
+        "<h2>Latency and spend</h2>",
+        _table(view.SPEND_HEADER, view.spend_rows(r), _roles(r)),
     ]
     if r["comparisons"]:
-        out += [f"<h2>vs baseline {e(r['baseline'])} (paired by case, Holm-adjusted)</h2>"]
-        out.append(comparisons_table(r))
-    winner = f"<b>{e(r['winner'])}</b>" if r["winner"] else "none"
-    significance = (
-        " (significant)" if r["winner_significant"] else " (not significant)" if r["winner"] else ""
-    )
-    out.append(f'<p class="winner-line">Winner: {winner}{significance}</p>')
-    if r["budget_exhausted"]:
-        out.append(f'<p class="warn">Budget exhausted: {e(", ".join(r["budget_exhausted"]))}</p>')
+        marks = ["winner" if c["candidate"] == r["winner"] else "" for c in r["comparisons"]]
+        out += [f"<h2>{e(view.comparison_title(r))}</h2>"]
+        out.append(_table(view.COMPARISON_HEADER, view.comparison_rows(r), marks))
+    out.append(f'<p class="winner-line">{e(view.winner_line(r))}</p>')
+    errors = view.error_lines(r)
+    if errors:
+        items = "".join(f"<li>{e(line)}</li>" for line in errors)
+        out += ['<h2>Errors by class</h2>', f'<ul class="errors">{items}</ul>']
     flaky = r["flaky_cases"]
     if flaky:
-        rows = [("", [e(f["variant"]), e(f["case"]), f"{f['passes']}/{f['runs']}"]) for f in flaky]
-        out += [
-            f"<h2>Flaky cases ({len(flaky)})</h2>",
-            _table(["variant", "case", "passed"], rows[:MAX_FLAKY_ROWS]),
-        ]
-        if len(flaky) > MAX_FLAKY_ROWS:
-            out.append(f'<p class="note">...and {len(flaky) - MAX_FLAKY_ROWS} more.</p>')
-    return out + variations_section(r)
-
-
-def variations_section(r: dict[str, Any]) -> list[str]:
-    variations = r.get("variations") or []
-    rows = [
-        ("winner" if v["accepted"] else "", [
-            e(v["variant"]), e(v["parameter"]), e(v["value"]), fmt(v["baseline_score"]),
-            fmt(v["candidate_score"]), signed(v["delta"]), "<b>accepted</b>" if v["accepted"] else "rejected",
-            e(v.get("reason", "")),
-        ])
-        for v in variations
-    ]  # fmt: skip
-    header = ["variant", "parameter", "value", "baseline", "candidate", "delta", "decision", "reason"]
-    return ["<h2>Tuning</h2>", _table(header, rows)] if rows else []
+        out.append(f"<h2>Flaky cases ({len(flaky)})</h2>")
+        out.append(_table(["variant", "case", "passed"], view.flaky_rows(r)))
+        if len(flaky) > view.MAX_FLAKY_ROWS:
+            out.append(f'<p class="note">...and {len(flaky) - view.MAX_FLAKY_ROWS} more.</p>')
+    variations = view.variation_rows(r)
+    if variations:
+        marks = ["winner" if v["accepted"] else "" for v in r["variations"]]
+        out += ["<h2>Tuning</h2>", _table(view.VARIATION_HEADER, variations, marks)]
+    return out
 
 
 def report_html(report: dict[str, Any]) -> str:
@@ -222,6 +185,5 @@ def report_html(report: dict[str, Any]) -> str:
         f'<p class="meta">run <code>{e(r["run_id"])}</code> {status}{partial} '
         f"trials {r.get('trials_done', 0)}/{r.get('trials_total', 0)}</p>",
     ]
-    if r["is_partial"]:
-        head.append('<p class="warn">Partial run: not every planned trial finished.</p>')
+    head += [f'<p class="warn">{e(line)}</p>' for line in view.status_lines(r)]
     return "\n".join(head + _sections(r) + ["</main></body></html>"]) + "\n"

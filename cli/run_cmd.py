@@ -12,6 +12,7 @@ import trio
 from engine.errors import InputError
 from engine.narrow import Narrowing, narrow
 from events import kinds as k
+from events.report import RunReport
 from events.spec import ExperimentSpec
 
 NOTE_RUN = "stopping; partial results are kept"
@@ -28,6 +29,7 @@ def run_command(
     narrowing: Narrowing | None = None,
 ) -> int:
     from engine.loader import load_experiment
+    from engine.preflight import check_environment
 
     spec: ExperimentSpec | None = None
     if resume is None:
@@ -36,9 +38,11 @@ def run_command(
         spec = load_experiment(file)  # bad input stops here, before the store is touched
         if narrowing is not None:
             spec = narrow(spec, narrowing, str(file))
+        check_environment(spec, str(file), file.resolve().parent)
     elif narrowing is not None and narrowing != Narrowing():
         raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")
-    return trio.run(_run, spec, store, resume or run_id, resume is not None, as_json, quiet, str(file or ""))
+    source = str(file.resolve()) if file is not None else ""
+    return trio.run(_run, spec, store, resume or run_id, resume is not None, as_json, quiet, source)
 
 
 async def _run(
@@ -73,20 +77,37 @@ async def _run(
         print("forced stop: the run is left interrupted; `engine run --resume` continues it", file=sys.stderr)
         return signal_exit_code(control.stop_reason)
     print_report(to_json(report), as_json)
+    code = exit_code(report, control.stop_reason)
     if not as_json:
-        print(f"run id: {report.run_id}", file=sys.stderr)
-    return exit_code(report.status, control.stop_reason)
+        print_next_steps(report)
+    return code
 
 
 EXIT_CANCELLED = 3  # stopped by `engine cancel` (or the embedding API) before it completed
 
 
-def exit_code(status: str, stop_reason: str | None) -> int:
-    """0 when the run ended as planned (completed, or partial on a budget); 128 + N after signal N
-    (130 for SIGINT, as shells expect); 3 when a cancel request stopped it."""
-    if status != "cancelled":
-        return 0
-    return signal_exit_code(stop_reason) if stop_reason else EXIT_CANCELLED
+def exit_code(report: RunReport, stop_reason: str | None) -> int:
+    """0 when the run ended as planned (completed, or partial on a budget); 1 when it failed (an
+    unreachable target) or too many trials had no usable result (above execution.max_error_rate);
+    128 + N after signal N (130 for SIGINT, as shells expect); 3 when a cancel request stopped it."""
+    if report.status == "cancelled":
+        return signal_exit_code(stop_reason) if stop_reason else EXIT_CANCELLED
+    return 1 if report.status == "failed" or report.error_rate_exceeded else 0
+
+
+def print_next_steps(report: RunReport) -> None:
+    rid = report.run_id
+    lines = [f"run id: {rid}"]
+    if report.status == "failed" and report.stop_reason:
+        lines.append(f"failed: {report.stop_reason}")
+    elif report.error_rate_exceeded:
+        rate = f"{report.error_rate:.0%}" if report.error_rate is not None else "?"
+        limit = f"execution.max_error_rate {report.max_error_rate:g}"
+        lines.append(f"exit 1: {rate} of trials had no usable result (above {limit})")
+    if report.status == "cancelled" or report.status == "running":
+        lines.append(f"continue it:  engine run --resume {rid}")
+    lines.append(f"next:  engine report {rid} --markdown   |   engine export {rid} --format jsonl")
+    print("\n".join(lines), file=sys.stderr)
 
 
 def signal_exit_code(stop_reason: str | None) -> int:

@@ -23,7 +23,6 @@ from engine.errors import InputError, RunBusyError, user_error
 from engine.loader import load_experiment, spec_from_raw
 from engine.queries import list_runs, replay_json, resolve_run
 from engine.runner import RunControl, RunRequest, execute_run
-from engine.targets import target_maker
 from events import kinds as k
 from events.codec import encode
 from events.report import RunReport
@@ -93,7 +92,7 @@ class Engine:
         self.log = log
         self.cancel_poll_s = cancel_poll_s
         self._nursery = nursery
-        self._make_target = target_maker(callables)
+        self._callables = dict(callables or {})
         self._active: set[str] = set()  # run ids this engine is executing
 
     async def run(
@@ -110,7 +109,7 @@ class Engine:
         request = RunRequest(
             spec=spec,
             run_id=run_id or new_run_id(),
-            make_target=self._make_target,
+            callables=self._callables,
             resume=resume,
             origin=origin,
             source=source,

@@ -130,8 +130,8 @@ def _per_case(state: RunState, variant: str, metric: str) -> dict[str, float]:
     out = {}
     for case in cases:
         cell = state.cells.get((variant, case))
-        if cell is not None and cell.graded:
-            out[case] = cell.passed.bit_count() / cell.graded.bit_count()
+        if cell is not None and cell.scored():
+            out[case] = (cell.passed & cell.scored()).bit_count() / cell.scored().bit_count()
     return out
 
 

@@ -62,15 +62,21 @@ class TrialRecord:
 
     @property
     def status(self) -> str:
-        """pass | fail | error | skipped, or ungraded (an output not graded yet: an interrupted run)."""
+        """pass | fail | error | skipped; ungraded (an output not graded yet: an interrupted run) or
+        grading_error (no grader could score it, e.g. an unparseable judge answer): never a failure."""
         if self.completed:
-            return ("pass" if self.passed else "fail") if self.graded else "ungraded"
+            if not self.graded:
+                return "ungraded"
+            if self.score is None and not self.passed:
+                return "grading_error"
+            return "pass" if self.passed else "fail"
         return "error" if self.failed else "skipped"
 
     def fields(self) -> dict[str, object]:
         """The JSON fields shared by every format (everything but the output text)."""
         return {
-            "variant": self.variant, "case": self.case, "repeat": self.repeat, "status": self.status,
+            # repeats are numbered from 1 in every output (the log counts from 0)
+            "variant": self.variant, "case": self.case, "repeat": self.repeat + 1, "status": self.status,
             "score": self.score, "passed": self.passed if self.graded else None,
             "latency_ms": self.latency_ms, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
             "cost_usd": self.cost_usd, "judge_tokens": self.judge_tokens, "attempts": self.attempts,

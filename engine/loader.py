@@ -53,11 +53,13 @@ def resolve_suites(spec: ExperimentSpec, base_dir: Path, name: str) -> Experimen
     return msgspec.structs.replace(spec, cases=[*spec.cases, *cases], suite=None, suites=[])
 
 
-def parse_file(file: Path) -> dict[str, Any]:
+EXPERIMENT_FILE = "an experiment file: .toml, .yaml or .experiment.md"
+
+
+def parse_file(file: Path, what: str = EXPERIMENT_FILE) -> dict[str, Any]:
     name = str(file)
     if not file.is_file():
-        expected = "file not found (expected an experiment file: .toml, .yaml or .experiment.md)"
-        raise InputError(name, "", expected)
+        raise InputError(name, "", f"file not found (expected {what})")
     if file.stat().st_size > MAX_FILE_BYTES:
         raise InputError(name, "", f"file larger than {MAX_FILE_BYTES >> 20} MiB")
     text = file.read_text(encoding="utf-8")
@@ -150,7 +152,7 @@ class _GraderFile(msgspec.Struct, kw_only=True):
 def load_graders(path: str | Path) -> tuple[list[GraderSpec], float | None]:
     """[[graders]] and an optional [scoring] from a file (an experiment file works too)."""
     file = Path(path)
-    raw = parse_file(file)
+    raw = parse_file(file, "a graders file: .toml or .yaml with [[graders]] and optional [scoring]")
     subset = {key: raw[key] for key in ("graders", "scoring") if key in raw}
     try:
         parsed = msgspec.convert(subset, _GraderFile, strict=True)

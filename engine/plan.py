@@ -41,6 +41,8 @@ def build_plan(
     repeats: int | None = None,
 ) -> Plan:
     targets = {v.name: priced(spec, resolve_target(spec.target, v)) for v in variants}
+    # with an exit_code grader an agent's non-zero exit is a result to grade, not an error
+    grades_exit = any(g.kind == "exit_code" for g in spec.graders)
     cases = {c.id: c for c in spec.cases}
     by_name = {v.name: v for v in variants}
 
@@ -59,6 +61,7 @@ def build_plan(
             flags=dict(variant.flags),
             seed=trial_seed(spec.seed, variant.name, case.id, repeat),
             timeout_s=spec.execution.trial_timeout_s or target.timeout_s,
+            accept_nonzero_exit=grades_exit,
         )
         return TrialJob(variant, case, repeat, target, request)
 

@@ -85,21 +85,32 @@ def resolve_run(log: EventLog, run_id: str | None) -> str:
     )
 
 
-def run_state(log: EventLog, run_id: str) -> RunState:
-    state = load_state(log, run_id)
+def run_state(log: EventLog, run_id: str, grading: int | None = None) -> RunState:
+    state = load_state(log, run_id, grading)
     if state.spec is None:
         raise NotFoundError(f"run {run_id!r} has no experiment definition")
+    if grading is not None and state.grading != grading:
+        have = ", ".join(str(g) for g in gradings(log, run_id))
+        raise NotFoundError(f"run {run_id!r} has no grading round {grading} (it has {have})")
     return state
 
 
-def replay_json(log: EventLog, run_id: str) -> bytes:
-    """Rebuild the report from the log alone."""
-    return to_json(build_report(run_state(log, run_id)))
+def gradings(log: EventLog, run_id: str) -> list[int]:
+    """The run's grading rounds: 0 (its own) and one per regrade."""
+    regrades = run_events(log, run_id, {"regrade.started"})
+    return [0, *(e.grading for e in regrades if isinstance(e, k.RegradeStarted))]
 
 
-def stored_report(log: EventLog, run_id: str) -> bytes | None:
-    """The report written at the end of the run (the latest, after a regrade)."""
+def replay_json(log: EventLog, run_id: str, grading: int | None = None) -> bytes:
+    """Rebuild the report from the log alone (of one grading round; default: the latest)."""
+    return to_json(build_report(run_state(log, run_id, grading)))
+
+
+def stored_report(log: EventLog, run_id: str, grading: int | None = None) -> bytes | None:
+    """The report written at the end of the run or of a regrade (default: the latest grading's)."""
     written = [e for e in run_events(log, run_id, {"report.written"}) if isinstance(e, k.ReportWritten)]
+    if grading is not None:
+        written = [e for e in written if e.grading == grading]
     return read_blob(log, written[-1].report_hash) if written else None
 
 

@@ -34,7 +34,9 @@ async def regrade_run(
     graders: list[GraderSpec],
     pass_threshold: float | None = None,
     make_target: MakeTarget | None = None,
+    name: str = "",
 ) -> RunReport:
+    """A new, named grading round over the stored outputs; earlier rounds' reports stay readable."""
     state = await trio.to_thread.run_sync(run_state, log, run_id)
     assert state.spec is not None
     threshold = state.spec.scoring.pass_threshold if pass_threshold is None else pass_threshold
@@ -42,8 +44,9 @@ async def regrade_run(
     context = grader_context(state.spec, state, make_target or target_maker())
     async with open_pipeline(log, state) as pipe:
         started = k.RegradeStarted(
-            run_id=run_id, ts=time.time(), grading=grading, graders=graders, pass_threshold=threshold
-        )
+            run_id=run_id, ts=time.time(), grading=grading, graders=graders, pass_threshold=threshold,
+            name=name or f"grading {grading}",
+        )  # fmt: skip
         await pipe.write_and_wait([started])
         grade_send, grade_jobs = trio.open_memory_channel[GradeJob](64)
         async with trio.open_nursery() as nursery:

@@ -13,8 +13,10 @@ import math
 import os
 import socket
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -26,8 +28,10 @@ from actors.variants import expand_variants, propose_variants
 from engine.errors import InputError, RunBusyError
 from engine.pipeline import Pipeline, open_pipeline
 from engine.plan import build_plan
+from engine.preflight import check_environment
 from engine.queries import process_alive
 from engine.state import load_state, spec_hash
+from engine.targets import target_maker
 from engine.tune import tune_session
 from engine.workers import open_workers
 from events import kinds as k
@@ -42,6 +46,7 @@ FINAL_STATUS = {
     "budget": "partial",
     "wall_time": "partial",
     "cancelled": "cancelled",
+    "unreachable": "failed",
 }
 
 
@@ -65,13 +70,21 @@ class RunControl:
 class RunRequest:
     spec: ExperimentSpec | None
     run_id: str
-    make_target: MakeTarget
+    callables: Mapping[str, Callable[..., Any]] = field(default_factory=dict)  # python targets by name
     resume: bool = False
     origin: str = "manual"
     source: str = ""
     control: RunControl = field(default_factory=RunControl)
     subscribers: list[trio.MemorySendChannel[k.Event]] = field(default_factory=list)
     cancel_poll_s: float = 0.25
+
+    @property
+    def base_dir(self) -> Path:
+        """The experiment file's folder: relative paths and python target modules resolve there."""
+        return Path(self.source).resolve().parent if self.source else Path.cwd()
+
+    def make_target(self) -> MakeTarget:
+        return target_maker(self.callables, self.base_dir)
 
 
 def refuse_if_live(state: RunState) -> None:
@@ -90,8 +103,11 @@ async def execute_run(log: EventLog, request: RunRequest) -> RunReport:
     state = await load(load_state, log, request.run_id) if request.resume else RunState(request.run_id)
     refuse_if_live(state)
     spec = state.spec if request.resume and state.spec is not None else request.spec
+    request.source = request.source or state.source  # a resumed run resolves paths where it started
     if spec is None:
         raise ValueError(f"run {request.run_id} has no experiment definition in the log")
+    # before the first event: a missing key or module is a clear error, not a crashed run
+    check_environment(spec, request.source or f"run {request.run_id}", request.base_dir, request.callables)
     async with open_pipeline(log, state, request.subscribers) as pipe:
         request.control._feedback = pipe.feedback_send
         reason = await _run_body(log, request, spec, pipe)
@@ -123,7 +139,7 @@ async def _run_body(log: EventLog, request: RunRequest, spec: ExperimentSpec, pi
     reason = "completed"
     with trio.move_on_after(spec.budget.max_wall_time_s or math.inf) as wall:
         async with open_workers(
-            log, spec, pipe, request.make_target, watch_from, request.cancel_poll_s
+            log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s
         ) as workers:
             if tuning:
                 reason = await tune_session(
@@ -145,15 +161,22 @@ async def _experiment_setup(spec: ExperimentSpec, request: RunRequest, pipe: Pip
     """[setup] commands run once per start, in the experiment file's folder (seed 003)."""
     if not spec.setup:
         return
-    workdir = Path(request.source).resolve().parent if request.source else Path.cwd()
     try:
-        await run_setup(spec.setup, workdir, dict(os.environ), spec.execution.trial_timeout_s or 600.0)
+        timeout_s = spec.execution.trial_timeout_s or 600.0
+        await run_setup(spec.setup, request.base_dir, dict(os.environ), timeout_s)
     except TargetError as exc:
         failed = k.RunCompleted(
             run_id=request.run_id, ts=time.time(), status="failed", message=exc.message[:2000]
         )
         await pipe.write_and_wait([failed])
         raise InputError(request.source or spec.name, "setup", exc.message) from None
+
+
+def unreachable_message(state: RunState) -> str:
+    tally = state.errors.get(("trial", "connect"))
+    sample = tally.sample if tally else "connect failed"
+    count = tally.count if tally else 0
+    return f"target unreachable: {sample} (the first {count} trials all failed to connect)"
 
 
 def _read_output(log: EventLog, key: str) -> str:
@@ -169,6 +192,7 @@ async def _finish(request: RunRequest, reason: str, pipe: Pipeline) -> RunReport
             final.append(k.CancelRequested(run_id=run_id, ts=now, reason=why, by="local"))
         final.append(k.RunCancelled(run_id=run_id, ts=now, reason=why))
     status = FINAL_STATUS[reason]
-    final.append(k.RunCompleted(run_id=run_id, ts=now, status=status))  # type: ignore[arg-type]
+    message = unreachable_message(pipe.state) if reason == "unreachable" else ""
+    final.append(k.RunCompleted(run_id=run_id, ts=now, status=status, message=message))  # type: ignore[arg-type]
     await pipe.write_and_wait(final)
     return await pipe.write_report()

@@ -94,6 +94,7 @@ async def run_on_schedule(
     async with trio.open_nursery() as nursery:
         while not control.stopped.is_set():
             next_fire = fires.get_next(float)
+            log(f"next session at {_clock(next_fire)}")
             with trio.move_on_after(max(0.0, next_fire - wall())):
                 await control.stopped.wait()
             if control.stopped.is_set():

@@ -12,8 +12,9 @@ from store.projection import fold, run_events
 from store.projections.run_state import RunState, evolve
 
 
-def load_state(log: EventLog, run_id: str) -> RunState:
-    return fold(evolve, RunState(run_id), run_events(log, run_id))
+def load_state(log: EventLog, run_id: str, grading: int | None = None) -> RunState:
+    """The run folded from its log; `grading` replays an earlier grading round (default: the latest)."""
+    return fold(evolve, RunState(run_id, target_grading=grading), run_events(log, run_id))
 
 
 def spec_hash(spec: ExperimentSpec) -> str:

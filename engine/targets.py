@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from actors.executor import MakeTarget
@@ -11,13 +12,17 @@ from actors.targets.python import PythonTarget, import_callable
 from events.spec import TargetSpec
 
 
-def target_maker(callables: Mapping[str, Callable[..., Any]] | None = None) -> MakeTarget:
+def target_maker(
+    callables: Mapping[str, Callable[..., Any]] | None = None, base_dir: Path | None = None
+) -> MakeTarget:
+    """Python targets resolve a registered callable by name, else import 'module:function' (modules
+    are looked up on sys.path, then in base_dir: the experiment file's folder)."""
     registered = dict(callables or {})
 
     def make(spec: TargetSpec) -> Target:
         if spec.kind == "python":
             name = spec.callable or ""
-            return PythonTarget(registered.get(name) or import_callable(name))
+            return PythonTarget(registered.get(name) or import_callable(name, base_dir))
         from actors.targets.factory import make_target
 
         return make_target(spec)

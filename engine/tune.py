@@ -27,8 +27,8 @@ from events import kinds as k
 from events.spec import ExperimentSpec, TuneSpec, VariantSpec
 from store import stats
 from store.projections.cases import case_values
-from store.projections.report import latency
 from store.projections.run_state import RunState
+from store.projections.variant_report import latency
 
 BASELINE = "baseline"
 

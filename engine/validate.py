@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 from engine.errors import InputError
-from events.spec import ExperimentSpec, GraderSpec
+from events.spec import ExperimentSpec, GraderSpec, SamplingParams, TargetSpec
 
 
 def check_spec(spec: ExperimentSpec, file: str) -> None:
@@ -40,6 +42,8 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
                 fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
     _check_case_commands(spec, fail)
     _check_target(spec, fail)
+    _check_params(spec, fail)
+    _check_variant_targets(spec, fail)
     if spec.kind == "tune":
         _check_tune(spec, fail)
 
@@ -106,20 +110,78 @@ def _check_grader(grader: GraderSpec, field: str, fail) -> None:  # noqa: ANN001
             fail(f"{field}.rubric", "expected rubric weights that add up to more than 0")
 
 
+def describe_size(spec: ExperimentSpec) -> str:
+    """How many trials the run plans: "2 variants x 3 cases x 2 repeats = 12 trials"; a tuning session
+    gives its upper bound (each variation runs the candidate, and close calls add rounds of repeats
+    to both it and the current best)."""
+    from actors.variants import expand_variants
+
+    cases, repeats = len(spec.cases), spec.repeat.count
+    if spec.kind == "tune" and spec.tune is not None:
+        rounds = spec.tune.max_extra_repeats + 1
+        variations = spec.tune.max_experiments
+        bound = cases * repeats * rounds * (variations + 1)
+        return (
+            f"tuning: up to {variations} variations x {cases} cases x {repeats} repeats"
+            f" (x{rounds} on close calls), baseline included = up to {bound} trials"
+        )
+    variants = len(expand_variants(spec))
+    return f"{variants} variants x {cases} cases x {repeats} repeats = {variants * cases * repeats} trials"
+
+
+def variant_field(spec: ExperimentSpec, index: int, name: str) -> str:
+    """Where the index-th expanded variant comes from: a declared variant or a matrix entry."""
+    return f"variants[{index}]" if index < len(spec.variants) else f"matrix ({name})"
+
+
+def _check_params(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
+    """Known generation parameters must have their type and range wherever they are set."""
+    from actors.variants import expand_variants
+
+    tables = [("params", spec.params)]
+    for i, variant in enumerate(expand_variants(spec)):
+        tables.append((f"{variant_field(spec, i, variant.name)}.params", variant.params))
+    for field, params in tables:
+        try:
+            msgspec.convert(params, SamplingParams, strict=True)
+        except msgspec.ValidationError as exc:
+            from engine.loader import split_validation_error
+
+            where, expected = split_validation_error(str(exc))
+            fail(f"{field}.{where}", expected)
+
+
+def _check_variant_targets(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
+    """A variant's `target` table overrides fields of the experiment's target: same names, same types."""
+    from actors.targets.base import resolve_target
+    from actors.variants import expand_variants
+
+    for i, variant in enumerate(expand_variants(spec)):
+        if not variant.target and variant.model is None:
+            continue  # it runs the experiment's own target, checked already
+        field = f"{variant_field(spec, i, variant.name)}.target"
+        try:
+            target = resolve_target(spec.target, variant)
+        except msgspec.ValidationError as exc:
+            from engine.loader import split_validation_error
+
+            where, expected = split_validation_error(str(exc))
+            fail(f"{field}.{where}" if where != "(top level)" else field, expected)
+            return
+        _check_one_target(field, target, fail)
+
+
 def _check_target(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
-    targets = [("target", spec.target.kind, spec.target)]
-    for i, variant in enumerate(spec.variants):
-        kind = variant.target.get("kind", spec.target.kind)
-        targets.append((f"variants[{i}].target", kind, None))
-    for field, kind, target in targets:
-        if target is None:
-            continue
-        if kind == "openai" and not target.base_url:
-            fail(f"{field}.base_url", "expected the server's base URL for an openai target")
-        if kind == "command" and not target.command:
-            fail(f"{field}.command", "expected the command to run for a command target")
-        if kind == "python" and not target.callable:
-            fail(f"{field}.callable", "expected 'module:function' for a python target")
+    _check_one_target("target", spec.target, fail)
+
+
+def _check_one_target(field: str, target: TargetSpec, fail) -> None:  # noqa: ANN001
+    if target.kind == "openai" and not target.base_url:
+        fail(f"{field}.base_url", "expected the server's base URL for an openai target")
+    if target.kind == "command" and not target.command:
+        fail(f"{field}.command", "expected the command to run for a command target")
+    if target.kind == "python" and not target.callable:
+        fail(f"{field}.callable", "expected 'module:function' for a python target")
 
 
 def _check_tune(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001

@@ -36,6 +36,7 @@ def limits_for(spec: ExperimentSpec) -> Limits:
         max_trials=budget.max_trials,
         max_tokens=max_tokens,
         max_cost_usd=min(costs) if costs else None,
+        unreachable_after=spec.execution.unreachable_after,
     )
 
 

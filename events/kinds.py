@@ -14,6 +14,9 @@ import msgspec
 from events.spec import ExperimentSpec, GraderSpec, VariantSpec
 
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
+# Error classes name what went wrong more precisely than the kind, for reports ("connect: 40 trials").
+# Trial stage: connect, network, http_429, http_5xx, http_4xx, timeout, malformed_response, agent_exit,
+# subject_error, bad_metrics, config. Grading stage: judge_unparseable, judge_failed, judge_budget.
 
 
 class Event(msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True, gc=False):
@@ -85,6 +88,8 @@ class TrialFailed(Event, tag="trial.failed"):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    error_class: str = ""  # what went wrong, more precisely than error_kind (see the list above)
+    exit_code: int | None = None  # an agent that exited non-zero (error_class agent_exit)
 
 
 class GraderResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
@@ -95,6 +100,8 @@ class GraderResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True
     gate: bool = False
     reason: str = ""
     tokens: int = 0
+    error: str = ""  # a grading error class (judge_unparseable...): the grader could not judge
+    veto: bool = False  # a failed veto (a forbidden rule) sinks the trial's score to 0
 
 
 class TrialGraded(Event, tag="trial.graded"):
@@ -186,6 +193,7 @@ class RegradeStarted(Event, tag="regrade.started"):
     grading: int
     graders: list[GraderSpec] = []
     pass_threshold: float = 0.5
+    name: str = ""  # what the user called this grading round (default: the graders file's name)
 
 
 TrialEvent = TrialStarted | TrialCompleted | TrialFailed | TrialGraded | TrialSkipped

@@ -32,6 +32,7 @@ class CaseVerdicts(Report):
     failed: int = 0
     flaky: int = 0  # some repeats passed, some failed, short of the aggregation's bar
     errors: int = 0  # every attempt errored (infrastructure, timeout): distinct from failed
+    ungraded: int = 0  # outputs exist but no grader could score them (e.g. unparseable judge answers)
 
 
 class VariantReport(Report):
@@ -56,6 +57,7 @@ class VariantReport(Report):
     unscored: int = 0  # graded but without a score (e.g. an unparseable judge answer): excluded, counted
     cases: CaseVerdicts = msgspec.field(default_factory=CaseVerdicts)
     by_tag: dict[str, TagSummary] = {}
+    errors_by_class: dict[str, int] = {}  # trial errors and grading errors, by class
 
 
 class Comparison(Report):
@@ -86,6 +88,16 @@ class FlakyCase(Report):
     case: str
     passes: int
     runs: int
+
+
+class ErrorSummary(Report):
+    """Errors of one class across the run: how many, where, and one sample message."""
+
+    stage: str  # "trial" (no output) or "grading" (an output no grader could score)
+    error_class: str = msgspec.field(name="class")
+    count: int
+    sample: str
+    variants: dict[str, int] = {}
 
 
 class VariationRecord(Report):
@@ -120,3 +132,11 @@ class RunReport(Report):
     strategy: str
     variations: list[VariationRecord] = []
     spec_hash: str = ""  # fingerprint of the experiment spec that produced the report
+    errors: list[ErrorSummary] = []  # by stage and class, most frequent first
+    # share of finished trials without a usable result (errored, or no grader could score them)
+    error_rate: float | None = None
+    max_error_rate: float = 0.1
+    error_rate_exceeded: bool = False  # `engine run` exits 1
+    stop_reason: str = ""  # why a run ended early (unreachable target, budget...), when it did
+    grading: int = 0  # the grading round this report shows (0: the run's own; regrades count up)
+    grading_name: str = ""

@@ -6,13 +6,17 @@ silently ignored setting.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import Meta
 
 TargetKind = Literal["openai", "anthropic", "command", "python", "local"]
 RepeatStrategy = Literal["mean", "pass_at_k", "confidence_interval"]
-GraderKind = Literal["exact", "contains", "regex", "json", "command", "judge", "forbidden"]
+GraderKind = Literal["exact", "contains", "regex", "json", "command", "judge", "forbidden", "exit_code"]
+# error classes a target may opt into retrying; transient infrastructure errors (connect, network,
+# http_429, http_5xx) are always retried, up to max_retries
+RetryableClass = Literal["timeout", "malformed_response", "agent_exit", "subject_error"]
 TuneStrategy = Literal["grid", "random", "neighborhood"]
 
 
@@ -47,6 +51,23 @@ class TargetSpec(Spec):
     # openai/anthropic: params sent beyond the standard sampling ones (e.g. min_p, repetition_penalty
     # for vLLM or llama.cpp); opt-in, since OpenAI itself rejects fields it does not know
     extra_params: list[str] = []
+    # a timeout or a crash of the subject is recorded once; list its class here to retry it too
+    retry_on: list[RetryableClass] = []
+
+
+class SamplingParams(msgspec.Struct, kw_only=True):
+    """The generation parameters engine knows, with their types and ranges. `params` tables are
+    checked against it; other names pass through untouched (a server may know them)."""
+
+    temperature: Annotated[float, Meta(ge=0, le=2)] | None = None
+    top_p: Annotated[float, Meta(ge=0, le=1)] | None = None
+    top_k: Annotated[int, Meta(ge=0)] | None = None
+    min_p: Annotated[float, Meta(ge=0, le=1)] | None = None
+    max_tokens: Annotated[int, Meta(ge=1)] | None = None
+    frequency_penalty: Annotated[float, Meta(ge=-2, le=2)] | None = None
+    presence_penalty: Annotated[float, Meta(ge=-2, le=2)] | None = None
+    seed: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
+    stop: str | list[str] | None = None
 
 
 class VariantSpec(Spec):
@@ -107,6 +128,9 @@ class GraderSpec(Spec):
     rubric: list[RubricCriterion] = []
     judge: dict[str, Any] = {}
     threshold: float | None = None
+    # exit_code: the agent's exit codes that pass (default [0]); with such a grader a non-zero
+    # exit is graded instead of being recorded as an agent_exit error
+    exit_codes: list[int] = []
 
 
 class RepeatSpec(Spec):
@@ -128,6 +152,10 @@ class ExecutionSpec(Spec):
     concurrency: int = 16
     judge_concurrency: int = 3
     trial_timeout_s: float | None = None
+    # above this share of trials without a usable result (errored, or ungradable) the run exits 1
+    max_error_rate: float = 0.1
+    # when the first N finished trials all failed to connect, the target is unreachable: stop (0: never)
+    unreachable_after: int = 5
 
 
 class ReplicaAggregation(Spec):

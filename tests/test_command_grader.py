@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import trio
 
+from actors.graders.base import Submission
 from actors.graders.command import CommandGrader
 from actors.graders.factory import make_grader
 from events.spec import CaseSpec, GraderSpec
@@ -16,6 +17,10 @@ from tests.test_command_target import gone
 CASE = CaseSpec(id="capital-fr", prompt="What is the capital of France?", expected="Paris")
 
 
+
+def sub(case: CaseSpec, output: str) -> Submission:
+    return Submission(case=case, output=output)
+
 def grader(*commands: str, **fields: Any) -> CommandGrader:
     return CommandGrader(GraderSpec(kind="command", commands=list(commands), **fields))
 
@@ -23,12 +28,12 @@ def grader(*commands: str, **fields: Any) -> CommandGrader:
 async def test_all_commands_pass():
     verdict = await grader(
         'grep -q "$ENGINE_EXPECTED" "$ENGINE_OUTPUT_FILE"', 'test "$ENGINE_CASE_ID" = capital-fr'
-    ).grade(CASE, "It is Paris.")
+    ).grade(sub(CASE, "It is Paris."))
     assert (verdict.score, verdict.passed, verdict.reason) == (1.0, True, "")
 
 
 async def test_partial_failure_scores_the_fraction_and_names_the_first_failure():
-    verdict = await grader("true", "echo boom >&2; exit 2", "false").grade(CASE, "x")
+    verdict = await grader("true", "echo boom >&2; exit 2", "false").grade(sub(CASE, "x"))
     assert verdict.score == pytest.approx(1 / 3)
     assert not verdict.passed
     assert "echo boom >&2; exit 2" in verdict.reason
@@ -38,7 +43,8 @@ async def test_partial_failure_scores_the_fraction_and_names_the_first_failure()
 async def test_timeout_fails_the_command_and_kills_it(tmp_path: Path):
     pidfile = tmp_path / "pid"
     started = trio.current_time()
-    verdict = await grader(f"sleep 30 & echo $! > {pidfile}; wait", "true", timeout_s=0.3).grade(CASE, "x")
+    slow = grader(f"sleep 30 & echo $! > {pidfile}; wait", "true", timeout_s=0.3)
+    verdict = await slow.grade(sub(CASE, "x"))
     assert trio.current_time() - started < 1.5
     assert verdict.score == 0.5 and not verdict.passed and "timed out" in verdict.reason
     assert await gone(int(pidfile.read_text()))
@@ -49,7 +55,7 @@ async def test_output_file_and_env_are_visible(tmp_path: Path, monkeypatch: pyte
     case = CaseSpec(id="c-2", prompt="p", expected=["Paris", 1])
     copy = 'cp output.txt "$RESULT_DIR/seen.txt"; pwd > "$RESULT_DIR/pwd.txt"'
     dump = 'printf "%s\\n%s" "$ENGINE_EXPECTED" "$ENGINE_OUTPUT_FILE" > "$RESULT_DIR/env.txt"'
-    verdict = await grader(copy, dump).grade(case, "héllo\nwörld")
+    verdict = await grader(copy, dump).grade(sub(case, "héllo\nwörld"))
     assert verdict.passed
     assert (tmp_path / "seen.txt").read_text(encoding="utf-8") == "héllo\nwörld"
     expected, output_file = (tmp_path / "env.txt").read_text().splitlines()
@@ -60,7 +66,7 @@ async def test_output_file_and_env_are_visible(tmp_path: Path, monkeypatch: pyte
 
 
 async def test_no_commands_is_unscored_and_factory_builds_it():
-    verdict = await grader().grade(CASE, "x")
+    verdict = await grader().grade(sub(CASE, "x"))
     assert verdict.score is None and not verdict.passed
     assert isinstance(make_grader(GraderSpec(kind="command", commands=["true"])), CommandGrader)
 
@@ -69,10 +75,10 @@ async def test_a_case_brings_its_own_verifier_commands():
     case = CaseSpec(
         id="fix", prompt="p", criteria={"commands": ["grep -q fixed output.txt", "test -s output.txt"]}
     )
-    passed = await grader().grade(case, "bug fixed")
-    failed = await grader("true").grade(case, "still broken")
+    passed = await grader().grade(sub(case, "bug fixed"))
+    failed = await grader("true").grade(sub(case, "still broken"))
     assert (passed.score, passed.passed) == (1.0, True)
     # the grader's own commands run first, then the case's: one of three failed
     assert failed.score == pytest.approx(2 / 3) and "grep -q fixed" in failed.reason
     single = CaseSpec(id="one", prompt="p", criteria={"commands": "test -s output.txt"})
-    assert (await grader().grade(single, "x")).passed
+    assert (await grader().grade(sub(single, "x"))).passed

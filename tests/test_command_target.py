@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import trio
 
@@ -113,8 +114,17 @@ async def test_an_agent_reports_its_tokens_cost_and_metrics_and_its_stderr_is_ke
     assert (quiet.tokens_out, quiet.metrics, quiet.stderr) == (1, {}, "")
 
 
-async def test_nonzero_exit_is_recorded_not_raised():
-    response = await target("echo partial answer; exit 3").call(make_request())
+async def test_nonzero_exit_is_an_agent_exit_error_with_its_stderr():
+    with pytest.raises(TargetError) as caught:
+        await target("echo partial answer; echo crashed >&2; exit 3").call(make_request())
+    error = caught.value
+    assert (error.error_class, error.exit_code, error.retryable) == ("agent_exit", 3, False)
+    assert "exited with 3" in error.message and "crashed" in error.message
+
+
+async def test_nonzero_exit_is_graded_when_an_exit_code_grader_asks_for_it():
+    request = msgspec.structs.replace(make_request(), accept_nonzero_exit=True)
+    response = await target("echo partial answer; exit 3").call(request)
     assert response.text == "partial answer\n"
     assert response.exit_code == 3
 

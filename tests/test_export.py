@@ -34,7 +34,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list[di
     )
     (cwd / "exp.toml").write_text(text)
     ran = run_engine("run", "exp.toml", "--json", "--run-id", "r1", "--store", "st", cwd=cwd)
-    assert ran.returncode == 0, ran.stderr.decode()
+    # the broken variant errors on every trial: above execution.max_error_rate, so the run exits 1
+    assert ran.returncode == 1 and json.loads(ran.stdout)["error_rate_exceeded"], ran.stderr.decode()
     exported = run_engine("export", "r1", "--format", "jsonl", "--store", "st", cwd=cwd)
     assert exported.returncode == 0, exported.stderr.decode()
     return cwd, json.loads(ran.stdout), [json.loads(line) for line in exported.stdout.splitlines()]
@@ -106,7 +107,7 @@ def test_rundir_layout_and_contents(store: tuple[Path, dict, list[dict]]) -> Non
     assert "|" not in broken_dir and "<" not in broken_dir
     for entry, line in zip(index, lines, strict=True):
         run_dir = out / Path(entry["result_path"]).parent
-        assert run_dir.name == f"run-{line['repeat'] + 1}"
+        assert run_dir.name == f"run-{line['repeat']}"
         result_json = json.loads((run_dir / "result.json").read_text())
         assert result_json["status"] == line["status"] and result_json["grading_path"] == "grading.json"
         for name in ("grading.json", "metrics.json", "timing.json"):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from actors.graders.base import composite
+from actors.graders.base import Submission, composite
 from actors.graders.factory import make_graders
 from events.kinds import GraderResult
 from events.spec import CaseSpec, GraderSpec
+
+
+def sub(case, output: str) -> Submission:
+    return Submission(case=case, output=output)
 
 
 def case(expected: object = "Paris") -> CaseSpec:
@@ -14,7 +18,7 @@ def case(expected: object = "Paris") -> CaseSpec:
 
 async def grade(spec: GraderSpec, output: str, expected: object = "Paris") -> GraderResult:
     (grader,) = make_graders([spec])
-    return await grader.grade(case(expected), output)
+    return await grader.grade(sub(case(expected), output))
 
 
 async def test_exact_strips_and_respects_case_setting() -> None:
@@ -48,7 +52,7 @@ async def test_json_fields_and_schema() -> None:
 
 async def test_default_grader_is_case_insensitive_contains() -> None:
     (grader,) = make_graders([])
-    assert (await grader.grade(case("Paris"), "the answer is PARIS")).passed
+    assert (await grader.grade(sub(case("Paris"), "the answer is PARIS"))).passed
 
 
 def test_composite_weights_gates_and_threshold() -> None:

@@ -58,16 +58,27 @@ async def test_extra_params_are_sent_only_when_named() -> None:
 
 
 @pytest.mark.parametrize(
-    ("fault", "kind", "retryable"),
-    [("429", "infra", True), ("500", "infra", True), ("malformed", "infra", True), ("close", "infra", True)],
+    ("fault", "kind", "retryable", "error_class"),
+    [
+        ("429", "infra", True, "http_429"),
+        ("500", "infra", True, "http_5xx"),
+        ("404", "model", False, "http_4xx"),
+        ("malformed", "infra", False, "malformed_response"),
+        ("empty", "infra", False, "malformed_response"),
+        ("close", "infra", True, "network"),
+    ],
 )
-async def test_openai_faults_become_classified_errors(fault: str, kind: str, retryable: bool) -> None:
+async def test_openai_faults_become_classified_errors(
+    fault: str, kind: str, retryable: bool, error_class: str
+) -> None:
+    """Only transient infrastructure errors are retryable; the rest are recorded once."""
     async with open_fake_openai(faults=[fault]) as server:
         target = OpenAITarget(TargetSpec(kind="openai", base_url=server.base_url))
         with pytest.raises(TargetError) as caught:
             await target.call(request())
         await target.aclose()
-    assert caught.value.kind == kind and caught.value.retryable == retryable
+    error = caught.value
+    assert (error.kind, error.retryable, error.error_class) == (kind, retryable, error_class)
     if fault == "429":
         assert caught.value.retry_after == 1.0 and caught.value.throttled
 
@@ -78,7 +89,16 @@ async def test_openai_hang_times_out() -> None:
         with pytest.raises(TargetError) as caught:
             await target.call(request(timeout_s=0.3))
         await target.aclose()
-    assert caught.value.kind == "timeout" and caught.value.retryable
+    assert caught.value.kind == "timeout" and not caught.value.retryable
+
+
+async def test_nothing_listening_is_a_connect_error_naming_the_address() -> None:
+    target = OpenAITarget(TargetSpec(kind="openai", base_url="http://127.0.0.1:9/v1"))
+    with pytest.raises(TargetError) as caught:
+        await target.call(request())
+    await target.aclose()
+    assert caught.value.error_class == "connect" and caught.value.retryable
+    assert caught.value.message == "connect: connection refused to 127.0.0.1:9"
 
 
 async def test_missing_key_variable_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:

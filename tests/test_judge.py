@@ -110,3 +110,33 @@ async def test_the_judge_is_not_called_when_a_cheap_gate_already_failed(tmp_path
     skipped = [g[0] for g in grades if g[0].reason.startswith("not judged")]
     assert len(skipped) == 4 and skipped[0].reason == "not judged: gate 'says-four' failed"
     assert [r.name for r in grades[0]] == ["judge", "says-four"]  # declared order kept
+
+
+def garbled_judge(request: TargetRequest) -> TargetResponse:
+    """A small model that never answers the judge's JSON: every verdict is unparseable."""
+    return TargetResponse(text="The response is good. Score: great!", tokens_in=40, tokens_out=8)
+
+
+async def test_unparseable_verdicts_are_grading_errors_never_subject_failures(tmp_path: Path) -> None:
+    only_judge = {"kind": "judge", "judge": {"kind": "python", "callable": "judge"}}
+    spec = judged_spec()
+    async with open_engine(tmp_path, callables={"subject": subject, "judge": garbled_judge}) as eng:
+        report = await eng.run(spec_from_dict({**_raw(spec), "graders": [only_judge]}))
+        digit = {"kind": "regex", "pattern": "[0-9]"}
+        beside = await eng.run(spec_from_dict({**_raw(spec), "graders": [digit, only_judge]}))
+    (error,) = report.errors
+    assert (error.stage, error.error_class, error.count) == ("grading", "judge_unparseable", 14)
+    assert "Score: great!" in error.sample and error.variants == {"right": 7, "wrong": 7}
+    for variant in report.variants:  # nothing was judged: no pass rate, no failed cases
+        assert variant.pass_rate is None and variant.passed == 0 and variant.cases.failed == 0
+        assert variant.cases.ungraded == 7 and variant.errors_by_class == {"judge_unparseable": 7}
+    assert report.error_rate == 1.0 and report.error_rate_exceeded
+    # beside a regex grader the trials are scored by it, and the judge's failures are still shown
+    assert [e.error_class for e in beside.errors] == ["judge_unparseable"]
+    assert all(v.scored == 7 for v in beside.variants)
+
+
+def _raw(spec: object) -> dict:
+    import msgspec
+
+    return msgspec.to_builtins(spec)

@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from actors.graders.base import Submission
 from actors.graders.factory import make_grader, make_graders
 from actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
@@ -39,6 +40,10 @@ graders:
   - { kind: forbidden, name: no_japanese_locale, value: ja_JP }
 """
 
+
+
+def sub(case: CaseSpec, output: str) -> Submission:
+    return Submission(case=case, output=output)
 
 def test_parallelism_and_resources_become_repeats_matrix_and_concurrency(tmp_path: Path) -> None:
     path = tmp_path / "spec.yaml"
@@ -93,8 +98,8 @@ def test_matrix_values_reach_the_agent_and_forbidden_rules_fail_trials(tmp_path:
     by_name = {v["name"]: v for v in report["variants"]}
     # both printed "--model ..." (contains passes); the ja_JP one trips the forbidden rule
     assert by_name["sonnet"]["pass_rate"] == 1.0 and by_name["gpt"]["pass_rate"] == 0.0
-    assert by_name["gpt"]["mean_score"] == 1.0  # a forbidden rule vetoes; it does not score
-    assert by_name["sonnet"]["cases"] == {"passed": 1, "failed": 0, "flaky": 0, "errors": 0}
+    assert by_name["gpt"]["mean_score"] == 0.0  # a forbidden match sinks the score: it must never win
+    assert by_name["sonnet"]["cases"] == {"passed": 1, "failed": 0, "flaky": 0, "errors": 0, "ungraded": 0}
     exported = subprocess.run(
         [*cli, "export", report["run_id"], "--format", "jsonl", "--store", str(store)],
         capture_output=True, text=True, timeout=60, check=True,
@@ -103,7 +108,7 @@ def test_matrix_values_reach_the_agent_and_forbidden_rules_fail_trials(tmp_path:
         [*cli, "report", report["run_id"], "--markdown", "--store", str(store)],
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
-    assert "cases pass/fail/flaky/err" in markdown and "| 0/1/0/0 |" in markdown
+    assert "cases p/f/fl/e" in markdown and "| 0/1/0/0 |" in markdown
     outputs = {
         json.loads(line)["variant"]: json.loads(line)["output"].strip()
         for line in exported.stdout.splitlines()
@@ -131,7 +136,8 @@ def test_a_missing_matrix_value_is_a_config_error_of_the_trial(tmp_path: Path) -
 async def test_forbidden_rule_by_pattern_is_a_weightless_gate() -> None:
     grader = make_grader(GraderSpec(kind="forbidden", pattern=r"sk-[A-Za-z0-9]{8,}", name="secrets_in_logs"))
     case = CaseSpec(id="c", prompt="p")
-    clean, leaked = await grader.grade(case, "all good"), await grader.grade(case, "key sk-ABCDEFGH123")
+    clean = await grader.grade(sub(case, "all good"))
+    leaked = await grader.grade(sub(case, "key sk-ABCDEFGH123"))
     assert (clean.passed, clean.gate, clean.weight) == (True, True, 0.0)
     assert not leaked.passed and "secrets" not in leaked.reason and "forbidden" in leaked.reason
     # forbidden rules alone: the default check still scores the output
@@ -152,15 +158,15 @@ async def flaky_agent(request: TargetRequest) -> str:
 @pytest.mark.parametrize(
     ("aggregation", "verdicts"),
     [
-        ({}, {"passed": 1, "failed": 1, "flaky": 1, "errors": 1}),
-        ({"strategy": "any"}, {"passed": 2, "failed": 1, "flaky": 0, "errors": 1}),
+        ({}, {"passed": 1, "failed": 1, "flaky": 1, "errors": 1, "ungraded": 0}),
+        ({"strategy": "any"}, {"passed": 2, "failed": 1, "flaky": 0, "errors": 1, "ungraded": 0}),
         (
             {"strategy": "percentage", "min_pass_rate": 0.75},
-            {"passed": 2, "failed": 1, "flaky": 0, "errors": 1},
+            {"passed": 2, "failed": 1, "flaky": 0, "errors": 1, "ungraded": 0},
         ),
         (
             {"strategy": "percentage", "min_pass_rate": 0.85},
-            {"passed": 1, "failed": 1, "flaky": 1, "errors": 1},
+            {"passed": 1, "failed": 1, "flaky": 1, "errors": 1, "ungraded": 0},
         ),
     ],
 )

@@ -36,8 +36,9 @@ def test_markdown_report(store: tuple[Path, dict]) -> None:
     md = result.stdout.decode()
     assert md.startswith("## capitals: run r1, completed\n")
     assert "| variant | trials | errors | score |" in md and "p95 ms" in md
-    assert "| baseline (baseline) | 12 | 0 |" in md
+    assert "| baseline | 12 | 0 |" in md or "| baseline (winner) | 12 | 0 |" in md  # no "baseline (baseline)"
     assert "| candidate | delta | 95% CI | p | p (Holm) | test | significant |" in md
+    assert "vs the baseline:" in md and "baseline baseline" not in md
     assert f"| {md_escape(ODD)} " in md and "<i>" not in md and "odd \\| &lt;i&gt;" in md
     winner = report["winner"] or "none"
     assert f"**Winner:** {md_escape(winner)}" in md
@@ -53,8 +54,46 @@ def test_markdown_flags_partial_runs_and_escapes_newlines() -> None:
         "variants": [], "comparisons": [], "flaky_cases": [], "budget_exhausted": ["max_trials"],
     }  # fmt: skip
     md = report_markdown(report)
-    assert "(partial)" in md and "3 of 10 trials" in md and "**Budget exhausted:** max\\_trials" in md
+    assert "(partial)" in md and "3 of 10 trials" in md and "Budget exhausted: max\\_trials" in md
     assert md_escape("x|y\nz") == "x\\|y z"
+
+
+class Tables(HTMLParser):
+    """Every table's header cells and each body row's cells, as text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[tuple[list[str], list[list[str]]]] = []
+        self._cell: list[str] | None = None
+        self._in_head = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append(([], []))
+        elif tag == "thead":
+            self._in_head = True
+        elif tag == "tr" and not self._in_head:
+            self.tables[-1][1].append([])
+        elif tag in ("th", "td"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "thead":
+            self._in_head = False
+        elif tag in ("th", "td") and self._cell is not None:
+            text = "".join(self._cell).strip()
+            (self.tables[-1][0] if tag == "th" else self.tables[-1][1][-1]).append(text)
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_tables(html: str) -> list[tuple[list[str], list[list[str]]]]:
+    parser = Tables()
+    parser.feed(html)
+    return parser.tables
 
 
 class Balanced(HTMLParser):
@@ -99,6 +138,16 @@ def test_html_report_is_one_self_contained_file(store: tuple[Path, dict]) -> Non
     text = " ".join(parser.text)
     assert "winner" in text.lower() and "baseline" in text and ODD in text
     assert html.count("<rect ") == sum(v["strategy_score"] is not None for v in report["variants"])
+    tables = html_tables(html)
+    assert tables and all(len(row) == len(header) for header, rows in tables for row in rows)
+    header, rows = tables[0]
+    by_column = dict(zip(header, rows[0], strict=True))
+    first = report["variants"][0]
+    # each value sits under its own header (a missing cell once shifted every later column)
+    assert by_column["trials"] == str(first["trials"]) and by_column["errors"] == str(first["errors"])
+    assert by_column["cases p/f/fl/e"] == "/".join(
+        str(first["cases"][k]) for k in ("passed", "failed", "flaky", "errors")
+    )
 
 
 def test_only_one_output_option(store: tuple[Path, dict]) -> None:

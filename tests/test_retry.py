@@ -43,9 +43,35 @@ class Scripted:
 
 async def test_retries_transient_errors_then_succeeds(autojump_clock: trio.abc.Clock) -> None:
     target = Scripted([TargetError("infra", "500", retryable=True), "hang"])
-    response = await call_with_retries(target, REQUEST, max_retries=3, rng=random.Random(1))
+    response = await call_with_retries(
+        target, REQUEST, max_retries=3, rng=random.Random(1), retry_on=("timeout",)
+    )
     assert response.text == "ok" and response.attempts == 3
     assert target.calls[2] - target.calls[1] >= 5  # the hang cost one full timeout
+
+
+async def test_a_timeout_is_recorded_once_unless_the_target_opts_in(autojump_clock: trio.abc.Clock) -> None:
+    """A hung agent with a 720 s timeout must not cost 4 x 720 s: timeouts are not transient."""
+    target = Scripted(["hang", "hang"])
+    with pytest.raises(TargetError) as caught:
+        await call_with_retries(target, REQUEST, max_retries=3, rng=random.Random(1))
+    assert (caught.value.error_class, caught.value.attempts, len(target.calls)) == ("timeout", 1, 1)
+
+
+@pytest.mark.parametrize("error_class", ["agent_exit", "malformed_response", "subject_error"])
+async def test_subject_failures_are_retried_only_when_listed(
+    error_class: str, autojump_clock: trio.abc.Clock
+) -> None:
+    crash = TargetError("model", "crashed", error_class=error_class)
+    once = Scripted([crash])
+    with pytest.raises(TargetError):
+        await call_with_retries(once, REQUEST, max_retries=3, rng=random.Random(1))
+    assert len(once.calls) == 1
+    opted = Scripted([TargetError("model", "crashed", error_class=error_class)])
+    response = await call_with_retries(
+        opted, REQUEST, max_retries=3, rng=random.Random(1), retry_on=[error_class]
+    )
+    assert response.attempts == 2
 
 
 async def test_retry_after_is_honoured(autojump_clock: trio.abc.Clock) -> None:
@@ -64,7 +90,7 @@ async def test_non_retryable_errors_fail_at_once(autojump_clock: trio.abc.Clock)
 async def test_gives_up_after_max_retries(autojump_clock: trio.abc.Clock) -> None:
     target = Scripted(["hang"] * 10)
     with pytest.raises(TargetError) as caught:
-        await call_with_retries(target, REQUEST, max_retries=2, rng=random.Random(1))
+        await call_with_retries(target, REQUEST, max_retries=2, rng=random.Random(1), retry_on=["timeout"])
     assert caught.value.kind == "timeout" and caught.value.attempts == 3
 
 

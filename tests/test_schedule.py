@@ -64,6 +64,7 @@ async def test_sessions_never_overlap_and_late_fires_are_skipped(
         runs = list_runs(eng.log)
     assert most == 1, lines
     assert sessions >= 2 and any("skipped" in line for line in lines)
+    assert any(line.startswith("next session at ") for line in lines)  # the process says when
     assert all(r.origin == "scheduled" for r in runs)
 
 

@@ -40,6 +40,11 @@ def test_the_tuning_example_accepts_a_real_improvement(tmp_path: Path) -> None:
     assert status["max_experiments"] == 10 and status["elapsed_s"] >= 0
     listing = engine("list", store=store).stdout
     assert report["run_id"] in listing and " 0 " not in listing  # no "0 trials" for a session
+    # the report, `best` and `promote` agree: the session's accepted best is the winner
+    assert report["winner"] == accepted[-1]["variant"] and report["winner_significant"]
+    promoted = engine("promote", report["run_id"], "--to", str(tmp_path / "agent.toml"), store=store)
+    assert promoted.returncode == 0, promoted.stderr
+    assert f"temperature = {best[0]['value']}" in (tmp_path / "agent.toml").read_text()
 
 
 def test_a_session_without_parameters_searches_seed_000s_default_space() -> None:

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import msgspec
+
 from events.kinds import GraderResult
-from events.spec import CaseSpec, GraderSpec
+from events.spec import CaseSpec, GraderSpec, VariantSpec
+
+
+class Submission(msgspec.Struct, kw_only=True, frozen=True):
+    """What a grader sees of one trial: the case, the output, and what the subject left beside it."""
+
+    case: CaseSpec
+    output: str
+    variant: VariantSpec | None = None
+    repeat: int = 0
+    exit_code: int | None = None  # an agent's exit code (command targets)
+    metrics: dict[str, float] = {}  # what an agent reported of itself
 
 
 class Grader(Protocol):
     spec: GraderSpec
 
-    async def grade(self, case: CaseSpec, output: str) -> GraderResult: ...
+    async def grade(self, submission: Submission) -> GraderResult: ...
 
     async def aclose(self) -> None: ...
 
@@ -26,7 +39,14 @@ def expected_text(spec: GraderSpec, case: CaseSpec) -> str | None:
 
 
 def result(
-    spec: GraderSpec, score: float | None, passed: bool, reason: str = "", tokens: int = 0
+    spec: GraderSpec,
+    score: float | None,
+    passed: bool,
+    reason: str = "",
+    tokens: int = 0,
+    *,
+    error: str = "",
+    veto: bool = False,
 ) -> GraderResult:
     return GraderResult(
         name=spec.name or spec.kind,
@@ -36,6 +56,8 @@ def result(
         gate=spec.gate,
         reason=reason,
         tokens=tokens,
+        error=error,
+        veto=veto,
     )
 
 
@@ -43,8 +65,12 @@ def composite(results: list[GraderResult], pass_threshold: float) -> tuple[float
     """Weighted mean of the scored graders; passes when it reaches the threshold and no gate failed.
 
     A result without a score (e.g. an unparseable judge answer) is left out of the
-    mean; if no grader produced a score the trial is unscored and does not pass.
+    mean; if no grader produced a score the trial is unscored and does not pass. A
+    failed veto (a forbidden rule matched) sinks the score to 0: such an output must
+    never win on score.
     """
+    if any(r.veto for r in results):
+        return 0.0, False
     scored = [r for r in results if r.score is not None and r.weight > 0]
     total_weight = sum(r.weight for r in scored)
     if not scored or total_weight <= 0:

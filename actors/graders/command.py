@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import trio
 
-from actors.graders.base import result
+from actors.graders.base import Submission, result
 from actors.process import run_group
 from actors.targets.base import TargetError
 from events.kinds import GraderResult
@@ -26,7 +26,8 @@ class CommandGrader:
     def __init__(self, spec: GraderSpec) -> None:
         self.spec = spec
 
-    async def grade(self, case: CaseSpec, output: str) -> GraderResult:
+    async def grade(self, submission: Submission) -> GraderResult:
+        case, output = submission.case, submission.output
         # the grader's commands, then the case's own (seed 001: a verifier runs case.criteria.commands)
         commands = [*self.spec.commands, *case_commands(case)]
         if not commands:

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from actors.graders.base import expected_text, result
+from actors.graders.base import Submission, expected_text, result
 from events.kinds import GraderResult
 from events.spec import CaseSpec, GraderSpec
 
@@ -17,8 +17,8 @@ class _Sync:
     def __init__(self, spec: GraderSpec) -> None:
         self.spec = spec
 
-    async def grade(self, case: CaseSpec, output: str) -> GraderResult:
-        return self.check(case, output)
+    async def grade(self, submission: Submission) -> GraderResult:
+        return self.check(submission.case, submission.output)
 
     def check(self, case: CaseSpec, output: str) -> GraderResult:
         raise NotImplementedError
@@ -88,7 +88,27 @@ class ForbiddenGrader(_Sync):
         if self._pattern is not None and self._pattern.search(output):
             hits.append(f"/{self._pattern.pattern}/")
         ok = not hits
-        return result(self.spec, float(ok), ok, "" if ok else f"forbidden: {' and '.join(hits)} found")
+        reason = "" if ok else f"forbidden: {' and '.join(hits)} found"
+        return result(self.spec, float(ok), ok, reason, veto=not ok)
+
+
+class ExitCodeGrader:
+    """The agent's exit code must be one of `exit_codes` (default 0). With this grader a non-zero
+    exit is graded like any other result instead of being recorded as an agent_exit error."""
+
+    def __init__(self, spec: GraderSpec) -> None:
+        self.spec = spec
+        self._allowed = set(spec.exit_codes or [0])
+
+    async def grade(self, submission: Submission) -> GraderResult:
+        code = submission.exit_code
+        if code is None:
+            return result(self.spec, None, False, "no exit code (not a command target)")
+        ok = code in self._allowed
+        return result(self.spec, float(ok), ok, "" if ok else f"exit code {code}")
+
+    async def aclose(self) -> None:
+        return None
 
 
 class JsonGrader(_Sync):

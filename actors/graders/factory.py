@@ -11,6 +11,7 @@ from actors.graders.base import Grader
 from actors.graders.deterministic import (
     ContainsGrader,
     ExactGrader,
+    ExitCodeGrader,
     ForbiddenGrader,
     JsonGrader,
     RegexGrader,
@@ -25,6 +26,7 @@ _KINDS = {
     "regex": RegexGrader,
     "json": JsonGrader,
     "forbidden": ForbiddenGrader,
+    "exit_code": ExitCodeGrader,
 }
 
 DEFAULT_GRADERS = [GraderSpec(kind="contains", case_sensitive=False)]
@@ -51,12 +53,17 @@ def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grade
     return maker(spec)
 
 
+def judge_target(default: TargetSpec, spec: GraderSpec) -> tuple[TargetSpec, dict[str, Any]]:
+    """The judge's target (the experiment's, with the grader's `judge` table over it) and its params."""
+    settings: dict[str, Any] = dict(spec.judge)
+    params = settings.pop("params", {})
+    return msgspec.convert({**msgspec.to_builtins(default), **settings}, TargetSpec), params
+
+
 def _judge(spec: GraderSpec, context: GraderContext) -> Grader:
     if context.make_target is None:
         raise ValueError("a judge grader needs a target factory")
-    settings: dict[str, Any] = dict(spec.judge)
-    params = settings.pop("params", {})
-    target = msgspec.convert({**msgspec.to_builtins(context.default_target), **settings}, TargetSpec)
+    target, params = judge_target(context.default_target, spec)
     return JudgeGrader(spec, context.make_target(target), context.budget, params)
 
 

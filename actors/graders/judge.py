@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from actors.graders.base import result
+from actors.graders.base import Submission, result
 from actors.graders.deterministic import _MISSING, extract_json
 from actors.targets.base import Target, TargetError, TargetRequest
 from actors.targets.retry import call_with_retries
@@ -101,9 +101,10 @@ class JudgeGrader:
         self._rubric = list(spec.rubric) or DEFAULT_RUBRIC
         self._params = {"temperature": 0.0, "seed": JUDGE_SEED, **params}
 
-    async def grade(self, case: CaseSpec, output: str) -> GraderResult:
+    async def grade(self, submission: Submission) -> GraderResult:
+        case, output = submission.case, submission.output
         if self._budget.exhausted():
-            return result(self.spec, None, False, "judge token budget exhausted")
+            return result(self.spec, None, False, "judge token budget exhausted", error="judge_budget")
         system, prompt = judge_prompt(case, output, self._rubric)
         request = TargetRequest(
             run_id="judge", variant=VariantSpec(name="judge"), case=case, repeat=0, prompt=prompt,
@@ -115,13 +116,15 @@ class JudgeGrader:
                 self._target, request, max_retries=3, rng=random.Random(case.id)
             )
         except TargetError as exc:
-            return result(self.spec, None, False, f"judge call failed: {exc.message[:200]}")
+            reason = f"judge call failed: {exc.message[:200]}"
+            return result(self.spec, None, False, reason, error="judge_failed")
         tokens = response.tokens_in + response.tokens_out
         self._budget.used += tokens
         verdict = parse_verdict(response.text, self._rubric)
         if verdict is None:
             answer = json.dumps(response.text[:120])
-            return result(self.spec, None, False, f"unparseable judge answer: {answer}", tokens)
+            reason = f"unparseable judge answer: {answer}"
+            return result(self.spec, None, False, reason, tokens, error="judge_unparseable")
         score = (verdict[0] - 1.0) / 9.0
         threshold = self.spec.threshold if self.spec.threshold is not None else 0.5
         return result(self.spec, round(score, 6), score >= threshold, verdict[1], tokens)

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.targets.base import TargetError, TargetRequest, TargetResponse
-from actors.targets.http_common import api_key, cost_of, make_client, post_json
+from actors.targets.base import TargetRequest, TargetResponse
+from actors.targets.http_common import (
+    api_key,
+    cost_of,
+    make_client,
+    malformed,
+    post_json,
+    text_content,
+    token_count,
+)
 from events.spec import TargetSpec
 
 SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
@@ -35,14 +43,15 @@ class AnthropicTarget:
 
     async def call(self, request: TargetRequest) -> TargetResponse:
         data = await post_json(self._client, self._url, messages_body(self.spec, request), request.timeout_s)
-        try:
-            text = "".join(block.get("text", "") for block in data["content"] if block.get("type") == "text")
-        except (KeyError, TypeError, AttributeError):
-            raise TargetError(
-                "infra", f"no content in the answer: {str(data)[:120]}", retryable=True
-            ) from None
-        usage = data.get("usage") or {}
-        tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        blocks = data.get("content") if isinstance(data, dict) else None
+        if not isinstance(blocks, list):
+            raise malformed(f"no content in the answer: {str(data)[:120]}")
+        texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+        text = "".join(text_content(t, "content[].text") for t in texts)
+        usage = data.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            raise malformed(f"usage = {usage!r:.60} is not an object")
+        tokens_in, tokens_out = token_count(usage, "input_tokens"), token_count(usage, "output_tokens")
         return TargetResponse(
             text=text,
             tokens_in=tokens_in,

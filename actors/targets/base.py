@@ -30,6 +30,8 @@ class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):
     # deterministic per trial: same (run seed, variant, case, repeat) -> same seed
     seed: int = 0
     timeout_s: float = 60.0
+    # an exit_code grader judges agents' exit codes: a non-zero exit is then graded, not an error
+    accept_nonzero_exit: bool = False
 
 
 class TargetResponse(msgspec.Struct, kw_only=True):
@@ -43,11 +45,16 @@ class TargetResponse(msgspec.Struct, kw_only=True):
     metrics: dict[str, float] = {}  # what an agent reported of itself (tool calls...)
 
 
+_DEFAULT_CLASS = {"infra": "network", "timeout": "timeout", "model": "subject_error", "config": "config"}
+
+
 class TargetError(Exception):
     """A trial that could not produce an output.
 
-    kind 'infra' (server down, 5xx, bad JSON) and 'timeout' are retryable and are
-    the system's fault; 'model' (refusal, 4xx) is the subject's.
+    `retryable` marks transient infrastructure errors (connect, network, HTTP 429 and
+    5xx): they are retried up to max_retries. A timeout, a malformed response or a
+    crash of the subject is recorded once, unless the target lists its class in
+    `retry_on`. `error_class` names what went wrong for reports ("connect", "agent_exit").
     """
 
     def __init__(
@@ -58,6 +65,8 @@ class TargetError(Exception):
         retryable: bool = False,
         retry_after: float | None = None,
         throttled: bool = False,
+        error_class: str = "",
+        exit_code: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
@@ -66,6 +75,8 @@ class TargetError(Exception):
         self.retry_after = retry_after
         # the server said "too many requests" (HTTP 429): the adaptive limit backs off
         self.throttled = throttled or retry_after is not None
+        self.error_class = error_class or _DEFAULT_CLASS.get(kind, kind)
+        self.exit_code = exit_code
         self.attempts = 1
 
 

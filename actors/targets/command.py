@@ -8,6 +8,7 @@ ENGINE_PARAM_* environment variables.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -46,13 +47,16 @@ class CommandTarget:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
         if done.timed_out:
-            raise TargetError(
-                "timeout", f"{self.spec.command!r:.200} timed out after {request.timeout_s}s", retryable=False
-            )
-        if done.exit_code == 127 and isinstance(
-            self.spec.command, str
-        ):  # the shell could not find the agent executable
+            raise TargetError("timeout", f"{self.spec.command!r:.200} timed out after {request.timeout_s}s")
+        if done.exit_code == 127 and isinstance(self.spec.command, str):
+            # the shell could not find the agent executable
             raise TargetError("config", f"command not found (exit 127):\n{done.stderr_tail()}")
+        if done.exit_code and not request.accept_nonzero_exit:
+            tail = done.stderr_tail(5)
+            raise TargetError(
+                "model", f"agent exited with {done.exit_code}" + (f": {tail}" if tail else ""),
+                error_class="agent_exit", exit_code=done.exit_code,
+            )  # fmt: skip
         text = done.stdout.decode("utf-8", errors="replace")
         return TargetResponse(
             text=text,
@@ -72,18 +76,32 @@ class CommandTarget:
 STDERR_KEEP = 64 << 10  # the tail of an agent's stderr kept per trial
 
 
+MAX_METRIC = 1e15  # beyond any real token count or bill: a larger figure is a broken report
+
+
 def read_metrics(path: Path) -> dict[str, float]:
     """ENGINE_METRICS_FILE: a JSON object of numbers an agent may write (tokens_in, tokens_out,
-    cost_usd, tool_calls...). Anything else in it is ignored: it is the agent's own report."""
+    cost_usd, tool_calls...). Non-numeric entries are ignored: it is the agent's own report. A
+    non-finite, negative or absurd figure is a bad_metrics error, not a crash of the run."""
     try:
         data = msgspec.json.decode(path.read_bytes())
-    except (OSError, msgspec.DecodeError):
+    except OSError:
         return {}
+    except msgspec.DecodeError as exc:
+        message = f"bad metrics: {path.name} is not JSON ({exc})"
+        raise TargetError("model", message, error_class="bad_metrics") from None
     if not isinstance(data, dict):
         return {}
-    return {
+    numbers = {
         str(k): float(v) for k, v in data.items() if isinstance(v, int | float) and not isinstance(v, bool)
     }
+    for name, value in numbers.items():
+        if not math.isfinite(value) or (name in _SPEND and not 0 <= value <= MAX_METRIC):
+            raise TargetError("model", f"bad metrics: {name} = {value!r}", error_class="bad_metrics")
+    return numbers
+
+
+_SPEND = ("tokens_in", "tokens_out", "cost_usd")  # what budgets count: must be real amounts
 
 
 def build_argv(spec: TargetSpec, request: TargetRequest) -> tuple[list[str], bytes | None]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import email.utils
 import os
+import re
 import ssl
 import time
+import urllib.parse
 from typing import Any
 
 import httpcore
@@ -89,30 +91,90 @@ def retry_after(value: str | None) -> float | None:
 
 
 _NETWORK_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol, OSError)
+_ERRNO = re.compile(r"^\[Errno -?\d+\]\s*")
+
+
+def _where(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return parts.netloc or url
+
+
+def _root_os_error(exc: BaseException | None, depth: int = 0) -> OSError | None:
+    """The OSError with an errno under an exception's causes and groups (trio reports "all attempts
+    to connect failed" and keeps each attempt's own error below it)."""
+    if exc is None or depth > 8:
+        return None
+    if isinstance(exc, OSError) and exc.errno:
+        return exc
+    inner = list(exc.exceptions) if isinstance(exc, BaseExceptionGroup) else []
+    for nested in [*inner, exc.__cause__, exc.__context__]:
+        found = _root_os_error(nested, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _connect_error(exc: Exception, url: str) -> TargetError:
+    root = _root_os_error(exc)
+    why = os.strerror(root.errno).lower() if root is not None and root.errno else ""
+    why = why or _ERRNO.sub("", str(exc)).strip().lower() or type(exc).__name__
+    message = f"connect: {why} to {_where(url)}"[:500]
+    return TargetError("infra", message, retryable=True, error_class="connect")
 
 
 async def post_json(client: JsonClient, url: str, body: dict[str, Any], timeout_s: float) -> Any:
-    """POST and decode, mapping every failure to a TargetError of the right kind."""
+    """POST and decode, mapping every failure to a TargetError of the right kind and class."""
     try:
         status, headers, content = await client.post(url, body, timeout_s)
+    except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+        raise _connect_error(exc, url) from None
     except httpcore.TimeoutException as exc:
-        raise TargetError("timeout", f"{type(exc).__name__} after {timeout_s:g} s", retryable=True) from None
+        raise TargetError("timeout", f"{type(exc).__name__} after {timeout_s:g} s") from None
     except _NETWORK_ERRORS as exc:
-        raise TargetError("infra", f"{type(exc).__name__}: {exc}"[:500], retryable=True) from None
+        message = f"network: {type(exc).__name__}: {exc} ({_where(url)})"[:500]
+        raise TargetError("infra", message, retryable=True, error_class="network") from None
     text = content[:300].decode(errors="replace")
     if status == 429:
         wait = retry_after(headers.get("retry-after"))
-        raise TargetError("infra", "429 too many requests", retryable=True, retry_after=wait, throttled=True)
+        raise TargetError(
+            "infra", "429 too many requests", retryable=True, retry_after=wait, throttled=True,
+            error_class="http_429",
+        )  # fmt: skip
     if status >= 500:
-        raise TargetError("infra", f"server error {status}: {text[:200]}", retryable=True)
+        message = f"server error {status}: {text[:200]}"
+        raise TargetError("infra", message, retryable=True, error_class="http_5xx")
     if status >= 400:
-        raise TargetError("model", f"request refused {status}: {text}")
+        raise TargetError("model", f"request refused {status}: {text}", error_class="http_4xx")
     try:
         return _decode(content)
     except msgspec.DecodeError:
-        raise TargetError(
-            "infra", f"malformed JSON from the server: {text[:120]!r}", retryable=True
-        ) from None
+        raise malformed(f"invalid JSON: {text[:120]!r}") from None
+
+
+def malformed(what: str) -> TargetError:
+    """A response the engine cannot read: recorded once (retry_on = ["malformed_response"] to retry)."""
+    return TargetError("infra", f"malformed response: {what}", error_class="malformed_response")
+
+
+MAX_TOKENS = 1 << 40  # no real response is this long: a bigger count is a broken server, not a bill
+
+
+def token_count(usage: Any, key: str) -> int:
+    """A usage field as a sane token count; anything else is a malformed response, not a crash."""
+    if not isinstance(usage, dict) or usage.get(key) is None:
+        return 0
+    value = usage[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        raise malformed(f"usage.{key} = {value!r:.60} is not a token count")
+    return value
+
+
+def text_content(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise malformed(f"{where} is {type(value).__name__}, expected a string")
+    return value
 
 
 def cost_of(spec: TargetSpec, tokens_in: int, tokens_out: int) -> float:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from actors.targets.base import TargetError, TargetRequest, TargetResponse
-from actors.targets.http_common import api_key, cost_of, make_client, post_json
+from actors.targets.http_common import (
+    api_key,
+    cost_of,
+    make_client,
+    malformed,
+    post_json,
+    text_content,
+    token_count,
+)
 from events.spec import TargetSpec
 
 SAMPLING = (
@@ -45,15 +53,18 @@ class OpenAITarget:
     async def call(self, request: TargetRequest) -> TargetResponse:
         data = await post_json(self._client, self._url, chat_body(self.spec, request), request.timeout_s)
         try:
-            text = data["choices"][0]["message"]["content"] or ""
+            message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError):
-            raise TargetError(
-                "infra", f"no choices in the answer: {str(data)[:120]}", retryable=True
-            ) from None
-        usage = data.get("usage") or {}
-        tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+            raise malformed(f"no choices in the answer: {str(data)[:120]}") from None
+        if not isinstance(message, dict):
+            raise malformed("choices[0].message is not an object")
+        text = text_content(message.get("content"), "choices[0].message.content")
+        usage = data.get("usage") if isinstance(data, dict) else None
+        if usage is not None and not isinstance(usage, dict):
+            raise malformed(f"usage = {usage!r:.60} is not an object")
+        tokens_in, tokens_out = token_count(usage, "prompt_tokens"), token_count(usage, "completion_tokens")
         return TargetResponse(
-            text=str(text), tokens_in=tokens_in, tokens_out=tokens_out,
+            text=text, tokens_in=tokens_in, tokens_out=tokens_out,
             cost_usd=cost_of(self.spec, tokens_in, tokens_out),
         )  # fmt: skip
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -17,12 +19,23 @@ import trio
 from actors.targets.base import TargetError, TargetRequest, TargetResponse
 
 
-def import_callable(path: str) -> Callable[..., Any]:
+def import_callable(path: str, base_dir: Path | None = None) -> Callable[..., Any]:
+    """'package.module:function', looked up on sys.path and then in base_dir (the experiment file's
+    folder), so an experiment and its target module can sit side by side."""
     module_name, _, attr = path.partition(":")
-    if not attr:
-        raise ValueError(f"python target: expected 'module:function', got {path!r}")
+    if not module_name or not attr:
+        raise ValueError(f"expected 'module:function', got {path!r}")
+    if base_dir is not None and str(base_dir) not in sys.path:
+        # appended, not prepended: a file in the experiment's folder must not shadow an installed module
+        sys.path.append(str(base_dir))
     module = importlib.import_module(module_name)
-    return getattr(module, attr)  # type: ignore[no-any-return]
+    try:
+        found = getattr(module, attr)
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no {attr!r}") from None
+    if not callable(found):
+        raise ValueError(f"{path!r} is not callable")
+    return found  # type: ignore[no-any-return]
 
 
 class PythonTarget:

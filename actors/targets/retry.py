@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 
 import trio
 
@@ -29,7 +30,9 @@ async def call_with_retries(
     max_retries: int,
     rng: random.Random,
     limit: AdaptiveLimit | None = None,
+    retry_on: Collection[str] = (),
 ) -> TargetResponse:
+    """Transient infrastructure errors are retried; other classes only when listed in retry_on."""
     attempt = 0
     while True:
         attempt += 1
@@ -40,7 +43,7 @@ async def call_with_retries(
         except TargetError as exc:
             error = exc
         error.attempts = attempt
-        if not error.retryable or attempt > max_retries:
+        if not (error.retryable or error.error_class in retry_on) or attempt > max_retries:
             raise error
         await trio.sleep(backoff_delay(attempt, rng, error.retry_after))
 
@@ -64,4 +67,4 @@ async def _timed(target: Target, request: TargetRequest) -> TargetResponse:
         with trio.fail_after(request.timeout_s):
             return await target.call(request)
     except trio.TooSlowError:
-        raise TargetError("timeout", f"no answer within {request.timeout_s:g} s", retryable=True) from None
+        raise TargetError("timeout", f"no answer within {request.timeout_s:g} s") from None

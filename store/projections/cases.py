@@ -16,10 +16,10 @@ def case_values(state: RunState, variant: str, case_ids: list[str], strategy: st
         if cell is None:
             continue
         if strategy == "pass_at_k":
-            if cell.graded:
-                out[case] = 1.0 if cell.passed else 0.0
+            if cell.scored():
+                out[case] = 1.0 if cell.passed & cell.scored() else 0.0
             continue
-        scored = (cell.graded & ~cell.unscored).bit_count()
+        scored = cell.scored().bit_count()
         if scored:
             out[case] = cell.score_sum / scored / SCALE
     return out
@@ -34,8 +34,8 @@ def tag_summaries(state: RunState, variant: str) -> dict[str, TagSummary]:
     out = {}
     for tag in sorted(tagged):
         cells = [state.cells[(variant, c)] for c in tagged[tag] if (variant, c) in state.cells]
-        graded = sum(c.graded.bit_count() for c in cells)
-        passed = sum(c.passed.bit_count() for c in cells)
+        graded = sum(c.scored().bit_count() for c in cells)
+        passed = sum((c.passed & c.scored()).bit_count() for c in cells)
         means = list(case_values(state, variant, tagged[tag], "mean").values())
         out[tag] = TagSummary(
             cases=len(tagged[tag]),

@@ -18,6 +18,7 @@ from events import kinds as k
 from events.spec import ExperimentSpec, VariantSpec
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
+BUDGET_ERRORS = ("judge_budget",)  # unscored by a planned stop, not by a failure: no error
 LATENCY_MAX_US = 24 * 3600 * 1_000_000
 
 
@@ -30,6 +31,7 @@ class Cell:
     graded: int = 0  # bit r: repeat r graded (in the current grading round)
     passed: int = 0  # bit r: repeat r passed
     unscored: int = 0  # bit r: graded but no score (e.g. the judge's answer was unparseable)
+    ungradable: int = 0  # bit r: unscored because a grader failed (not because a budget ran out)
     completed: int = 0  # bit r: the subject produced an output
     failed: int = 0  # bit r: the trial errored (infrastructure or model error)
     skipped: int = 0  # bit r: not run (pass_at_k early exit)
@@ -37,6 +39,25 @@ class Cell:
 
     def done(self) -> int:
         return self.graded | self.failed | self.skipped
+
+    def scored(self) -> int:
+        """Repeats graded with a score: the ones pass rates and verdicts count."""
+        return self.graded & ~self.unscored
+
+
+@dataclass(slots=True)
+class ErrorTally:
+    """Errors of one (stage, class): order-independent, so the sample is the smallest message."""
+
+    count: int = 0
+    sample: str = ""
+    by_variant: dict[str, int] = field(default_factory=dict)
+
+    def add(self, variant: str, message: str) -> None:
+        self.count += 1
+        self.by_variant[variant] = self.by_variant.get(variant, 0) + 1
+        if not self.sample or message < self.sample:
+            self.sample = message
 
 
 @dataclass(slots=True)
@@ -53,6 +74,7 @@ class VariantTotals:
 class RunState:
     run_id: str
     spec: ExperimentSpec | None = None
+    source: str = ""  # the experiment file the run came from
     status: str = "pending"
     trials_total: int = 0
     variants: dict[str, VariantSpec] = field(default_factory=dict)
@@ -74,6 +96,18 @@ class RunState:
     spec_hash: str = ""
     tokens_used: int = 0
     cost_used: int = 0
+    errors: dict[tuple[str, str], ErrorTally] = field(default_factory=dict)  # (stage, class) -> tally
+    grading_name: str = ""
+    stop_message: str = ""
+    # replay an earlier grading round: later rounds' RegradeStarted and grades are ignored
+    target_grading: int | None = None
+
+    def tally(self, stage: str, error_class: str, variant: str, message: str) -> None:
+        key = (stage, error_class)
+        found = self.errors.get(key)
+        if found is None:
+            found = self.errors[key] = ErrorTally()
+        found.add(variant, message)
 
     def cell(self, variant: str, case: str) -> Cell:
         key = (variant, case)
@@ -100,7 +134,7 @@ def evolve(state: RunState, event: k.AnyEvent) -> RunState:
 
 
 def _defined(s: RunState, e: k.ExperimentDefined) -> None:
-    s.spec, s.spec_hash = e.spec, e.spec_hash
+    s.spec, s.spec_hash, s.source = e.spec, e.spec_hash, e.source
 
 
 def _started(s: RunState, e: k.RunStarted) -> None:
@@ -150,6 +184,7 @@ def _failed(s: RunState, e: k.TrialFailed) -> None:
         return
     cell.failed |= bit
     _spend(s, s.totals_for(e.variant), e.tokens_in, e.tokens_out, e.cost_usd)
+    s.tally("trial", e.error_class or e.error_kind, e.variant, e.message[:300])
 
 
 def _graded(s: RunState, e: k.TrialGraded) -> None:
@@ -164,10 +199,15 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
         cell.passed |= bit
     if e.score is None:
         cell.unscored |= bit
+        if any(g.error and g.error not in BUDGET_ERRORS for g in e.grades):
+            cell.ungradable |= bit
     else:
         cell.score_sum += to_fixed(e.score)
     s.totals_for(e.variant).judge_tokens += e.judge_tokens
     s.tokens_used += e.judge_tokens
+    for grade in e.grades:
+        if grade.error:
+            s.tally("grading", grade.error, e.variant, f"{grade.name}: {grade.reason}"[:300])
 
 
 def _skipped(s: RunState, e: k.TrialSkipped) -> None:
@@ -177,12 +217,15 @@ def _skipped(s: RunState, e: k.TrialSkipped) -> None:
 
 def _regrade(s: RunState, e: k.RegradeStarted) -> None:
     # a new grading round: scores start again; outputs and spend are untouched
-    s.grading = e.grading
+    if s.target_grading is not None and e.grading > s.target_grading:
+        return
+    s.grading, s.grading_name = e.grading, e.name or f"grading {e.grading}"
+    s.errors = {key: tally for key, tally in s.errors.items() if key[0] != "grading"}
     if s.spec is not None:
         scoring = msgspec.structs.replace(s.spec.scoring, pass_threshold=e.pass_threshold)
         s.spec = msgspec.structs.replace(s.spec, graders=list(e.graders), scoring=scoring)
     for cell in s.cells.values():
-        cell.graded = cell.passed = cell.unscored = cell.score_sum = 0
+        cell.graded = cell.passed = cell.unscored = cell.ungradable = cell.score_sum = 0
     for totals in s.totals.values():
         totals.judge_tokens = 0
 
@@ -203,6 +246,7 @@ def _variation(s: RunState, e: k.VariationAccepted | k.VariationRejected) -> Non
 def _run_completed(s: RunState, e: k.RunCompleted) -> None:
     s.status = e.status
     s.finished_ts = e.ts
+    s.stop_message = e.message
     s.in_flight.clear()
 
 

@@ -14,13 +14,16 @@ from events.report import CaseVerdicts
 from events.spec import ReplicaAggregation
 from store.projections.run_state import Cell
 
-Verdict = Literal["pass", "fail", "flaky", "error"]
+Verdict = Literal["pass", "fail", "flaky", "error", "ungraded"]
 
 
 def case_verdict(cell: Cell, aggregation: ReplicaAggregation) -> Verdict | None:
     """The verdict of one variant x case cell; None while nothing about it is known yet."""
-    runs, passes = cell.graded.bit_count(), cell.passed.bit_count()
+    scored = cell.scored()
+    runs, passes = scored.bit_count(), (cell.passed & scored).bit_count()
     if not runs:
+        if cell.graded:  # outputs, but no grader could score any of them
+            return "ungraded"
         return "error" if cell.failed else None
     if aggregation.strategy == "any":
         return "pass" if passes else "fail"
@@ -31,11 +34,12 @@ def case_verdict(cell: Cell, aggregation: ReplicaAggregation) -> Verdict | None:
 
 
 def count_verdicts(cells: list[Cell], aggregation: ReplicaAggregation) -> CaseVerdicts:
-    counts = {"pass": 0, "fail": 0, "flaky": 0, "error": 0}
+    counts = {"pass": 0, "fail": 0, "flaky": 0, "error": 0, "ungraded": 0}
     for cell in cells:
         verdict = case_verdict(cell, aggregation)
         if verdict is not None:
             counts[verdict] += 1
     return CaseVerdicts(
-        passed=counts["pass"], failed=counts["fail"], flaky=counts["flaky"], errors=counts["error"]
-    )
+        passed=counts["pass"], failed=counts["fail"], flaky=counts["flaky"], errors=counts["error"],
+        ungraded=counts["ungraded"],
+    )  # fmt: skip

@@ -1,0 +1,145 @@
+"""One view of a report for every format: the terminal, Markdown and HTML render the same tables and
+lines from here, so they cannot disagree on what a column holds.
+
+"cases p/f/fl/e" counts each variant's cases by verdict: passed, failed, flaky, errored.
+
+Values are plain text; each renderer escapes them for its own format.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Report = dict[str, Any]
+
+RESULT_HEADER = [
+    "variant", "trials", "errors", "score", "score 95% CI", "pass rate", "pass 95% CI",
+    "cases p/f/fl/e",
+]  # fmt: skip
+SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens out", "judge tokens", "cost $"]
+COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
+VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"]
+MAX_FLAKY_ROWS = 50
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def interval(pair: list[float] | None, digits: int = 2) -> str:
+    return "-" if not pair else f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
+
+
+def p_value(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
+
+
+def variant_label(r: Report, name: str) -> str:
+    """The name, marked as baseline (unless it says so itself) and as winner."""
+    marks = [m for m, on in (("baseline", name == r["baseline"] and name != "baseline"),
+                             ("winner", name == r["winner"])) if on]  # fmt: skip
+    return name + (f" ({', '.join(marks)})" if marks else "")
+
+
+def case_verdicts(variant: dict[str, Any]) -> str:
+    cases = variant.get("cases") or {}  # absent from reports written before verdicts existed
+    text = "/".join(str(cases.get(key, 0)) for key in ("passed", "failed", "flaky", "errors"))
+    ungraded = cases.get("ungraded", 0)
+    return text + (f" +{ungraded} ungraded" if ungraded else "")
+
+
+def result_rows(r: Report) -> list[list[str]]:
+    return [
+        [
+            variant_label(r, v["name"]), str(v["trials"]), str(v["errors"]), fmt(v["strategy_score"]),
+            interval(v["ci95"]), fmt(v["pass_rate"]), interval(v["pass_rate_ci95"]), case_verdicts(v),
+        ]
+        for v in r["variants"]
+    ]  # fmt: skip
+
+
+def spend_rows(r: Report) -> list[list[str]]:
+    rows = []
+    for v in r["variants"]:
+        lat = v.get("latency_ms") or {}
+        latencies = [fmt(lat.get(p), 1) for p in ("p50", "p95", "p99")]
+        tokens = [str(v["tokens"]["in"]), str(v["tokens"]["out"]), str(v.get("judge_tokens", 0))]
+        rows.append([variant_label(r, v["name"]), *latencies, *tokens, f"{v['cost_usd']:.4f}"])
+    return rows
+
+
+def comparison_title(r: Report) -> str:
+    base = r["baseline"]
+    who = "the baseline" if base == "baseline" else f"{base} (the baseline)"
+    return f"candidates vs {who}: paired by case, Holm-adjusted"
+
+
+def comparison_rows(r: Report) -> list[list[str]]:
+    return [
+        [
+            c["candidate"], signed(c["delta"]), interval(c["ci95"]), p_value(c["p_value"]),
+            p_value(c["p_value_adjusted"]), c["test"], "yes" if c["significant"] else "no",
+        ]
+        for c in r["comparisons"]
+    ]  # fmt: skip
+
+
+def variation_rows(r: Report) -> list[list[str]]:
+    return [
+        [
+            v["variant"], v["parameter"], str(v["value"]), fmt(v["baseline_score"]),
+            fmt(v["candidate_score"]), signed(v["delta"]), p_value(v.get("p_value")),
+            "accepted" if v["accepted"] else "rejected",
+        ]
+        for v in r.get("variations") or []
+    ]  # fmt: skip
+
+
+def winner_line(r: Report) -> str:
+    if not r["winner"]:
+        return "Winner: none"
+    significance = "significant" if r["winner_significant"] else "not significant"
+    return f"Winner: {r['winner']} ({significance})"
+
+
+def error_lines(r: Report) -> list[str]:
+    """'connect (40 trials): connect: connection refused to 127.0.0.1:9', one line per class."""
+    lines = []
+    for err in r.get("errors") or []:
+        unit = "trials" if err["stage"] == "trial" else "grades"
+        where = ", ".join(f"{name} {n}" for name, n in err.get("variants", {}).items())
+        lines.append(f"{err['class']} ({err['count']} {unit}; {where}): {err['sample']}")
+    return lines
+
+
+def status_lines(r: Report) -> list[str]:
+    """What a reader must know before trusting the tables: why the run stopped, errors, budgets, grading."""
+    lines = []
+    if r["is_partial"]:
+        lines.append(f"Partial run: {r.get('trials_done', 0)} of {r.get('trials_total', 0)} trials done.")
+    if r.get("stop_reason"):
+        lines.append(f"Stopped: {r['stop_reason']}")
+    rate = r.get("error_rate")
+    if rate:
+        verdict = " - above" if r.get("error_rate_exceeded") else ", within"
+        lines.append(
+            f"Error rate: {rate:.1%} of finished trials had no usable result{verdict} the limit "
+            f"of {r.get('max_error_rate', 0.1):.0%} (execution.max_error_rate)."
+        )
+    if r["budget_exhausted"]:
+        lines.append("Budget exhausted: " + ", ".join(r["budget_exhausted"]))
+    if r.get("grading"):
+        name = r.get("grading_name", "")
+        lines.append(f"Grading round {r['grading']} ({name}); earlier rounds: engine report RUN --grading N.")
+    return lines
+
+
+def flaky_rows(r: Report) -> list[list[str]]:
+    flaky = r["flaky_cases"][:MAX_FLAKY_ROWS]
+    return [[f["variant"], f["case"], f"{f['passes']}/{f['runs']}"] for f in flaky]

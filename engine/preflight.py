@@ -1,0 +1,62 @@
+"""What a run needs from its environment, checked before the first event is written.
+
+`engine validate` and `engine run` both call it, so a missing API key variable or a
+Python target that cannot be imported is one clear line and exit 2, never a crashed
+run left "interrupted" in the store.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from actors.graders.factory import judge_target
+from actors.targets.base import resolve_target
+from actors.targets.python import import_callable
+from actors.variants import expand_variants
+from engine.errors import InputError
+from engine.validate import variant_field
+from events.spec import ExperimentSpec, TargetSpec
+
+
+def run_targets(spec: ExperimentSpec) -> Iterator[tuple[str, TargetSpec]]:
+    """Every target a run may call, with the field that configures it."""
+    yield "target", spec.target
+    for i, variant in enumerate(expand_variants(spec)):
+        if variant.target or variant.model is not None:
+            yield f"{variant_field(spec, i, variant.name)}.target", resolve_target(spec.target, variant)
+    for i, grader in enumerate(spec.graders):
+        if grader.kind == "judge":
+            yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
+
+
+def check_environment(
+    spec: ExperimentSpec,
+    file: str,
+    base_dir: Path | None = None,
+    callables: Mapping[str, Callable[..., Any]] | None = None,
+) -> None:
+    """Raise InputError (file, field, what was expected) for the first target the run could not use."""
+    for field, target in run_targets(spec):
+        variable = target.api_key_env
+        if variable and not os.environ.get(variable):
+            expected = f"expected the environment variable {variable} to hold the API key; it is not set"
+            raise InputError(file, f"{field}.api_key_env", expected)
+        if target.kind == "python":
+            _check_callable(target.callable or "", f"{field}.callable", file, base_dir, callables or {})
+
+
+def _check_callable(
+    name: str, field: str, file: str, base_dir: Path | None, callables: Mapping[str, Callable[..., Any]]
+) -> None:
+    if name in callables:
+        return
+    try:
+        import_callable(name, base_dir)
+    except Exception as exc:  # whatever importing the user's module raised, said in one line
+        where = f"sys.path, then {base_dir}" if base_dir is not None else "sys.path"
+        why = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
+        expected = f"cannot import {name!r} ({why}; modules are looked up on {where})"
+        raise InputError(file, field, expected) from None

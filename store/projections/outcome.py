@@ -1,0 +1,58 @@
+"""Run-level outcome: errors by class, the error rate against its limit, a tuning session's winner."""
+
+from __future__ import annotations
+
+from events import kinds as k
+from events.report import ErrorSummary, VariationRecord
+from store.projections.comparisons import rnd
+from store.projections.run_state import RunState
+
+
+def error_summaries(state: RunState) -> list[ErrorSummary]:
+    """Trial errors before grading errors, then the most frequent first (ties by class name)."""
+    ordered = sorted(state.errors.items(), key=lambda item: (item[0][0] != "trial", -item[1].count, item[0]))
+    return [
+        ErrorSummary(
+            stage=stage, error_class=cls, count=tally.count, sample=tally.sample,
+            variants=dict(sorted(tally.by_variant.items())),
+        )  # fmt: skip
+        for (stage, cls), tally in ordered
+    ]
+
+
+def error_rate(state: RunState) -> float | None:
+    """Finished trials without a usable result (errored, or a grader failed to score them) over all
+    finished trials. Outputs left unscored by an exhausted judge budget are a budget stop, not errors."""
+    finished = bad = 0
+    for cell in state.cells.values():
+        finished += (cell.graded | cell.failed).bit_count()
+        bad += (cell.failed | (cell.graded & cell.ungradable)).bit_count()
+    return rnd(bad / finished) if finished else None
+
+
+def tuning_winner(state: RunState) -> tuple[str | None, bool]:
+    """A tuning session's winner is its accepted best (the last acceptance); significant when its
+    acceptance rested on a significant paired test."""
+    accepted = [v for v in state.variations if isinstance(v, k.VariationAccepted)]
+    if not accepted:
+        return None, False
+    last = accepted[-1]
+    alpha = state.spec.gate.alpha if state.spec else 0.05
+    return last.variant, last.p_value is not None and last.p_value < alpha
+
+
+def variation_record(e: k.VariationAccepted | k.VariationRejected) -> VariationRecord:
+    return VariationRecord(
+        variant=e.variant,
+        parameter=e.parameter,
+        value=e.value,
+        baseline_score=e.baseline_score,
+        candidate_score=e.candidate_score,
+        delta=e.delta,
+        accepted=isinstance(e, k.VariationAccepted),
+        p_value=e.p_value,
+        reason=getattr(e, "reason", ""),
+        origin=e.origin,
+        tokens_used=e.tokens_used,
+        latency_ms=e.latency_ms,
+    )

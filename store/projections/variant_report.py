@@ -1,0 +1,102 @@
+"""One variant's part of the report: scores, pass rates, verdicts, latency, spend, errors by class.
+
+Pass rates, pass@k and verdicts count scored repeats only: a repeat no grader could score (an
+unparseable judge answer) is a grading error, reported as such, never a failure of the subject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from events.report import FlakyCase, Latency, Tokens, VariantReport
+from events.spec import ReplicaAggregation
+from store import stats
+from store.projections.cases import case_values, tag_summaries
+from store.projections.comparisons import DIGITS, rnd, rnd_pair
+from store.projections.run_state import SCALE, Cell, RunState, VariantTotals
+from store.projections.verdicts import count_verdicts
+
+_ALL = ReplicaAggregation()
+
+
+def variant_report(state: RunState, name: str, case_ids: list[str], strategy: str) -> VariantReport:
+    cells = [state.cells[(name, c)] for c in case_ids if (name, c) in state.cells]
+    means = list(case_values(state, name, case_ids, "mean").values())
+    scored = sum(c.scored().bit_count() for c in cells)
+    passed = sum((c.passed & c.scored()).bit_count() for c in cells)
+    k_value = state.spec.repeat.count if state.spec else 1
+    mean_score = stats.mean(means)
+    ci = within_unit(stats.mean_ci95(means))
+    pass_k = _mean_over_cells(cells, lambda n, c: stats.pass_at_k(n, c, k_value))
+    pass_hat = _mean_over_cells(cells, lambda n, c: stats.pass_hat_k(n, c, k_value))
+    strategy_score = {"mean": mean_score, "pass_at_k": pass_k, "confidence_interval": ci[0] if ci else None}
+    totals = state.totals.get(name) or VariantTotals()
+    return VariantReport(
+        name=name,
+        trials=sum((c.completed | c.failed).bit_count() for c in cells),
+        scored=scored,
+        errors=sum(c.failed.bit_count() for c in cells),
+        skipped=sum(c.skipped.bit_count() for c in cells),
+        passed=passed,
+        mean_score=rnd(mean_score),
+        ci95=rnd_pair(ci),
+        pass_rate=rnd(passed / scored) if scored else None,
+        pass_rate_ci95=rnd_pair(stats.wilson_ci95(passed, scored)),
+        pass_at_k=rnd(pass_k),
+        pass_hat_k=rnd(pass_hat),
+        strategy_score=rnd(strategy_score[strategy]),
+        latency_ms=latency(totals),
+        tokens=Tokens(in_=totals.tokens_in, out=totals.tokens_out),
+        judge_tokens=totals.judge_tokens,
+        cost_usd=round(totals.cost / SCALE, DIGITS),
+        params=dict(state.variants[name].params),
+        unscored=sum((c.graded & c.unscored).bit_count() for c in cells),
+        by_tag=tag_summaries(state, name),
+        cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
+        errors_by_class=errors_by_class(state, name),
+    )
+
+
+def within_unit(pair: tuple[float, float] | None) -> tuple[float, float] | None:
+    """Scores live in [0, 1]; a t-interval near an end would otherwise claim 1.17."""
+    return None if pair is None else (max(0.0, pair[0]), min(1.0, pair[1]))
+
+
+def _mean_over_cells(cells: list[Cell], per_cell: Callable[[int, int], float]) -> float | None:
+    """The mean over cells with scored repeats of per_cell(attempts, passes)."""
+    masks = [(c.scored(), c.passed) for c in cells]
+    values = [per_cell(done.bit_count(), (passed & done).bit_count()) for done, passed in masks if done]
+    return stats.mean(values)
+
+
+def errors_by_class(state: RunState, name: str) -> dict[str, int]:
+    counts = {cls: tally.by_variant.get(name, 0) for (_, cls), tally in sorted(state.errors.items())}
+    return {cls: n for cls, n in counts.items() if n}
+
+
+def latency(totals: VariantTotals) -> Latency:
+    hist = totals.latency_us
+    count = hist.get_total_count()
+    if not count:
+        return Latency()
+    at = hist.get_value_at_percentile
+    return Latency(
+        p50=rnd(at(50) / 1000),
+        p95=rnd(at(95) / 1000),
+        p99=rnd(at(99) / 1000),
+        mean=rnd(totals.latency_sum_us / count / 1000),
+    )
+
+
+def flaky_cases(state: RunState, names: list[str], case_ids: list[str]) -> list[FlakyCase]:
+    out = []
+    for name in names:
+        for case in case_ids:
+            cell = state.cells.get((name, case))
+            if cell is None:
+                continue
+            scored = cell.scored()
+            passes = (cell.passed & scored).bit_count()
+            if 0 < passes < scored.bit_count():
+                out.append(FlakyCase(variant=name, case=case, passes=passes, runs=scored.bit_count()))
+    return out
