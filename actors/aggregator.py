@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import trio
 
-from actors.messages import Feedback, TrialDone, WriteBatch
-from events import kinds as k
-from store.projections.run_state import RunState, evolve
+from engine.actors.messages import Feedback, TrialDone, WriteBatch
+from engine.events import kinds as k
+from engine.store.projections.run_state import RunState, evolve
 
 
 async def aggregator(

@@ -14,13 +14,13 @@ from collections.abc import Callable
 import msgspec
 import trio
 
-from actors.messages import GradeJob, TrialJob, WriteBatch
-from actors.targets.adaptive import AdaptiveLimit
-from actors.targets.base import Target, TargetError
-from actors.targets.retry import call_with_retries
-from events import kinds as k
-from events.spec import TargetSpec
-from store.blobs import pack_blob
+from engine.actors.messages import GradeJob, TrialJob, WriteBatch
+from engine.actors.targets.adaptive import AdaptiveLimit
+from engine.actors.targets.base import Target, TargetError
+from engine.actors.targets.retry import call_with_retries
+from engine.events import kinds as k
+from engine.events.spec import TargetSpec
+from engine.store.blobs import pack_blob
 
 MakeTarget = Callable[[TargetSpec], Target]
 

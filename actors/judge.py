@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 import trio
 
-from actors.graders.base import Grader, Submission, composite, result
-from actors.graders.judge import JudgeBudget
-from actors.messages import GradeJob, WriteBatch
-from events import kinds as k
-from events.kinds import GraderResult
+from engine.actors.graders.base import Grader, Submission, composite, result
+from engine.actors.graders.judge import JudgeBudget
+from engine.actors.messages import GradeJob, WriteBatch
+from engine.events import kinds as k
+from engine.events.kinds import GraderResult
 
 MakeGraders = Callable[[], list[Grader]]
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import trio
 
-from actors.targets.base import TargetRequest
-from events.kinds import Event, TrialCompleted
-from events.spec import CaseSpec, TargetSpec, VariantSpec
+from engine.actors.targets.base import TargetRequest
+from engine.events.kinds import Event, TrialCompleted
+from engine.events.spec import CaseSpec, TargetSpec, VariantSpec
 
 TrialKey = tuple[str, str, int]  # (variant, case, repeat)
 

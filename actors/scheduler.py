@@ -15,10 +15,18 @@ from dataclasses import dataclass
 
 import trio
 
-from actors.messages import Feedback, GradeJob, StopRequested, TrialDone, TrialJob, TrialKey, WriteBatch
-from events import kinds as k
-from events.spec import CaseSpec, VariantSpec
-from store.projections.run_state import SCALE, RunState
+from engine.actors.messages import (
+    Feedback,
+    GradeJob,
+    StopRequested,
+    TrialDone,
+    TrialJob,
+    TrialKey,
+    WriteBatch,
+)
+from engine.events import kinds as k
+from engine.events.spec import CaseSpec, VariantSpec
+from engine.store.projections.run_state import SCALE, RunState
 
 Slot = tuple[VariantSpec, CaseSpec, int]
 

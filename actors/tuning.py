@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from events.spec import ParameterRange, TuneSpec
+from engine.events.spec import ParameterRange, TuneSpec
 
 MAX_REJECTIONS = 1000
 CONTINUOUS_GRID_POINTS = 10

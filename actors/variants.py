@@ -13,9 +13,9 @@ from typing import Any
 
 import trio
 
-from actors.messages import WriteBatch
-from events import kinds as k
-from events.spec import ExperimentSpec, VariantSpec
+from engine.actors.messages import WriteBatch
+from engine.events import kinds as k
+from engine.events.spec import ExperimentSpec, VariantSpec
 
 _VARIANT_FIELDS = set(VariantSpec.__struct_fields__) - {"params", "flags", "target"}
 

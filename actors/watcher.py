@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import trio
 
-from actors.messages import Feedback, StopRequested
-from store.log import EventLog
+from engine.actors.messages import Feedback, StopRequested
+from engine.store.log import EventLog
 
 CANCEL_TAG = "cancel.requested"
 

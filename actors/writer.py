@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import trio
 
-from actors.messages import WriteBatch
-from events.codec import encode
-from events.kinds import TAG_BY_TYPE
-from store.log import EventLog
+from engine.actors.messages import WriteBatch
+from engine.events.codec import encode
+from engine.events.kinds import TAG_BY_TYPE
+from engine.store.log import EventLog
 
 MAX_EVENTS_PER_COMMIT = 5000
 

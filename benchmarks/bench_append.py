@@ -28,9 +28,9 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from events import kinds as k  # noqa: E402
-from events.codec import encode_many  # noqa: E402
-from store.log import EventLog  # noqa: E402
+from engine.events import kinds as k  # noqa: E402
+from engine.events.codec import encode_many  # noqa: E402
+from engine.store.log import EventLog  # noqa: E402
 
 GROUPS = (1, 10, 100, 1000, 5000)
 TARGET = 300_000

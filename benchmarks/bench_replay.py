@@ -30,11 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_append import encode_group, trial_events  # noqa: E402
 
-from events import codec  # noqa: E402
-from events import kinds as k  # noqa: E402
-from events.codec import decode  # noqa: E402
-from store.log import EventLog  # noqa: E402
-from store.projection import fold  # noqa: E402
+from engine.events import codec  # noqa: E402
+from engine.events import kinds as k  # noqa: E402
+from engine.events.codec import decode  # noqa: E402
+from engine.store.log import EventLog  # noqa: E402
+from engine.store.projection import fold  # noqa: E402
 
 TARGET = 500_000
 REPEATS = 3

@@ -15,7 +15,7 @@ def print_comparison(result: Comparison, as_json: bool) -> None:
         return
     from rich.text import Text
 
-    from cli.render import make_console, table
+    from engine.cli.render import make_console, table
 
     console = make_console()
     for warning in result.warnings:

@@ -31,7 +31,7 @@ def store_path(store: Path | None) -> Path:
 
 def open_log(store: Path | None, must_exist: bool = True) -> Any:
     from engine.errors import NotFoundError
-    from store.log import EventLog
+    from engine.store.log import EventLog
 
     path = store_path(store)
     if must_exist and not (path / "data.mdb").exists():
@@ -68,7 +68,7 @@ def run(
     With --schedule (or an enabled [schedule] table) the process stays alive and runs a session at
     every cron fire, never two at once; SIGINT/SIGTERM stop it gracefully.
     """
-    from cli.run_cmd import run_command, schedule_command
+    from engine.cli.run_cmd import run_command, schedule_command
 
     if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
         raise typer.Exit(schedule_command(file, store_path(store), schedule))
@@ -94,7 +94,7 @@ def replay(
     as_json: JsonOpt = False,
 ) -> None:
     """Rebuild a run's report from the log alone."""
-    from cli.render import print_report
+    from engine.cli.render import print_report
     from engine.queries import replay_json, resolve_run
 
     with open_log(store) as log:
@@ -120,7 +120,7 @@ def report(
     """Show the report stored at the end of a run (rebuilt from the log if the run never finished)."""
     import json
 
-    from cli.render import print_report
+    from engine.cli.render import print_report
     from engine.errors import InputError
     from engine.queries import replay_json, resolve_run, stored_report
 
@@ -130,11 +130,11 @@ def report(
         rid = resolve_run(log, run_id)
         data = stored_report(log, rid, grading) or replay_json(log, rid, grading)
     if markdown:
-        from cli.render_md import report_markdown
+        from engine.cli.render_md import report_markdown
 
         sys.stdout.buffer.write(report_markdown(json.loads(data)).encode())
     elif html is not None:
-        from cli.render_html import report_html
+        from engine.cli.render_html import report_html
 
         html.write_text(report_html(json.loads(data)), encoding="utf-8")
         typer.echo(str(html))
@@ -145,7 +145,7 @@ def report(
 @app.command("list")
 def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """List runs in the store."""
-    from cli.render import print_runs
+    from engine.cli.render import print_runs
     from engine.queries import list_runs
 
     with open_log(store) as log:
@@ -159,7 +159,7 @@ def status(
     as_json: JsonListOpt = False,
 ) -> None:
     """Progress of a run; works from another process while the run is live."""
-    from cli.render import print_status
+    from engine.cli.render import print_status
     from engine.queries import resolve_run, run_state, summarize
 
     with open_log(store) as log:
@@ -223,7 +223,7 @@ def compare(
     """Compare two runs metric by metric; with --gate, exit 1 on a regression."""
     import msgspec
 
-    from cli.compare_cmd import print_comparison
+    from engine.cli.compare_cmd import print_comparison
     from engine.compare import compare_runs
     from engine.queries import resolve_run, run_state
 
@@ -266,11 +266,11 @@ def regrade(
 
     import trio
 
-    from cli.render import print_report
+    from engine.cli.render import print_report
+    from engine.events.codec import to_json
     from engine.loader import load_graders
     from engine.queries import resolve_run
     from engine.regrade import regrade_run
-    from events.codec import to_json
 
     specs, threshold = load_graders(graders)
     with open_log(store) as log:
@@ -328,7 +328,7 @@ def promote(
 @app.command()
 def best(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """The best accepted variation per parameter across all tuning sessions."""
-    from cli.render import print_best
+    from engine.cli.render import print_best
     from engine.queries import best_variations
 
     with open_log(store) as log:

@@ -10,8 +10,8 @@ from typing import Any
 
 import msgspec
 
-from cli import report_view as view
-from events import kinds as k
+from engine.cli import report_view as view
+from engine.events import kinds as k
 
 
 def print_report(data: bytes, as_json: bool) -> None:

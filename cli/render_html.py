@@ -5,8 +5,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from cli import report_view as view
-from cli.report_view import interval
+from engine.cli import report_view as view
+from engine.cli.report_view import interval
 
 CSS = """
 body{font:14px/1.45 system-ui,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli import report_view as view
+from engine.cli import report_view as view
 
 _MD_SPECIAL = "\\`*_[]|~"
 

@@ -10,10 +10,10 @@ from typing import Protocol
 import trio
 
 from engine.errors import InputError
+from engine.events import kinds as k
+from engine.events.report import RunReport
+from engine.events.spec import ExperimentSpec
 from engine.narrow import Narrowing, narrow
-from events import kinds as k
-from events.report import RunReport
-from events.spec import ExperimentSpec
 
 NOTE_RUN = "stopping; partial results are kept"
 NOTE_SCHEDULE = "stopping after the current session's partial results"
@@ -54,11 +54,11 @@ async def _run(
     quiet: bool,
     source: str,
 ) -> int:
-    from cli.render import print_report
     from engine.api import open_engine
+    from engine.cli.render import print_report
+    from engine.events.codec import to_json
     from engine.queries import resolve_run
     from engine.runner import RunControl
-    from events.codec import to_json
 
     report = None
     async with open_engine(store) as eng:

@@ -1,5 +1,87 @@
 """engine: run A/B/n experiments on LLM apps and agents, event-sourced on LMDB.
 
-The embedding API lives in `engine.api`; import from there (kept lazy so that
-`engine --help` stays fast).
+The public embedding surface, re-exported lazily (the way trio re-exports from private modules), so
+`import engine` and `engine --help` stay fast:
+
+    from engine import open_engine, load_experiment, spec_from_dict, TargetRequest, TargetResponse
+
+The layers install as one namespace: engine.events (the vocabulary), engine.store (the log and
+projections), engine.actors, engine (loading, runtime, views) and engine.cli.
 """
+
+from __future__ import annotations
+
+import importlib
+import os as _os
+from typing import TYPE_CHECKING, Any
+
+# In a source checkout the other layers sit beside this folder (events/, store/, actors/, cli/); an
+# installed engine has them inside it. Either way they import as engine.events, engine.store, ...
+_here = _os.path.dirname(__file__)
+_checkout = _os.path.dirname(_here)
+if not _os.path.isdir(_os.path.join(_here, "events")) and _os.path.isfile(
+    _os.path.join(_checkout, "events", "kinds.py")
+):
+    __path__.append(_checkout)  # noqa: F821 - the package's own search path
+
+_EXPORTS = {
+    "open_engine": "engine.api",
+    "Engine": "engine.api",
+    "RunHandle": "engine.api",
+    "spec_from_dict": "engine.api",
+    "load_experiment": "engine.api",
+    "new_run_id": "engine.api",
+    "InputError": "engine.errors",
+    "UserError": "engine.errors",
+    "TargetRequest": "engine.actors.targets.base",
+    "TargetResponse": "engine.actors.targets.base",
+    "RunReport": "engine.events.report",
+    "ExperimentSpec": "engine.events.spec",
+    # the events a handle streams, for `isinstance` checks in the host application
+    "Event": "engine.events.kinds",
+    "TrialCompleted": "engine.events.kinds",
+    "TrialFailed": "engine.events.kinds",
+    "TrialGraded": "engine.events.kinds",
+    "RunCompleted": "engine.events.kinds",
+}
+
+__all__ = [
+    "Engine",
+    "Event",
+    "ExperimentSpec",
+    "InputError",
+    "RunCompleted",
+    "RunHandle",
+    "RunReport",
+    "TargetRequest",
+    "TargetResponse",
+    "TrialCompleted",
+    "TrialFailed",
+    "TrialGraded",
+    "UserError",
+    "load_experiment",
+    "new_run_id",
+    "open_engine",
+    "spec_from_dict",
+]
+
+if TYPE_CHECKING:
+    from engine.actors.targets.base import TargetRequest, TargetResponse
+    from engine.api import Engine, RunHandle, load_experiment, new_run_id, open_engine, spec_from_dict
+    from engine.errors import InputError, UserError
+    from engine.events.kinds import Event, RunCompleted, TrialCompleted, TrialFailed, TrialGraded
+    from engine.events.report import RunReport
+    from engine.events.spec import ExperimentSpec
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -20,14 +20,14 @@ import msgspec
 import trio
 
 from engine.errors import InputError, RunBusyError, user_error
+from engine.events import kinds as k
+from engine.events.codec import encode
+from engine.events.report import RunReport
+from engine.events.spec import ExperimentSpec
 from engine.loader import load_experiment, spec_from_raw
 from engine.queries import list_runs, replay_json, resolve_run
 from engine.runner import RunControl, RunRequest, execute_run
-from events import kinds as k
-from events.codec import encode
-from events.report import RunReport
-from events.spec import ExperimentSpec
-from store.log import Append, EventLog
+from engine.store.log import Append, EventLog
 
 __all__ = [
     "InputError",

@@ -12,13 +12,13 @@ from __future__ import annotations
 import msgspec
 
 from engine.errors import InputError
+from engine.events.spec import GateSpec
 from engine.queries import run_state
-from events.spec import GateSpec
-from store import stats
-from store.log import EventLog
-from store.projections.cases import case_values
-from store.projections.report import build_report
-from store.projections.run_state import RunState
+from engine.store import stats
+from engine.store.log import EventLog
+from engine.store.projections.cases import case_values
+from engine.store.projections.report import build_report
+from engine.store.projections.run_state import RunState
 
 
 class MetricDelta(msgspec.Struct, kw_only=True):

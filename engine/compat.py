@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.errors import InputError
-from events.spec import DEFAULT_SEARCH_SPACE
+from engine.events.spec import DEFAULT_SEARCH_SPACE
 
 
 def normalize(raw: dict[str, Any], file: str) -> dict[str, Any]:

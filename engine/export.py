@@ -20,10 +20,10 @@ from pathlib import Path
 import msgspec
 
 from engine.errors import InputError
-from events import kinds as k
-from store.blobs import read_text
-from store.log import EventLog
-from store.projection import run_events
+from engine.events import kinds as k
+from engine.store.blobs import read_text
+from engine.store.log import EventLog
+from engine.store.projection import run_events
 
 FORMATS = ("jsonl", "junit", "rundir")
 EXPORT_TAGS = {

@@ -18,9 +18,9 @@ import yaml
 
 from engine.compat import normalize
 from engine.errors import InputError
+from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec
 from engine.overrides import apply_overrides
 from engine.suites import load_suite
-from events.spec import ExperimentSpec, GraderSpec, ScoringSpec
 
 _MSGSPEC_PATH = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 MAX_FILE_BYTES = 10 << 20

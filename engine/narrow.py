@@ -11,9 +11,9 @@ import fnmatch
 
 import msgspec
 
-from actors.variants import expand_variants
+from engine.actors.variants import expand_variants
 from engine.errors import InputError
-from events.spec import ExperimentSpec
+from engine.events.spec import ExperimentSpec
 
 
 class Narrowing(msgspec.Struct, kw_only=True, frozen=True):

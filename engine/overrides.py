@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from engine.errors import InputError
-from events.spec import ExperimentSpec, Spec, VariantSpec
+from engine.events.spec import ExperimentSpec, Spec, VariantSpec
 
 SUFFIXES = (".json", ".toml", ".yaml", ".yml")
 

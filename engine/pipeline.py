@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 import trio
 
-from actors.aggregator import aggregator
-from actors.messages import Feedback, WriteBatch
-from actors.writer import log_writer
-from events import kinds as k
-from events.codec import to_json
-from events.report import RunReport
-from store.blobs import pack_blob
-from store.log import EventLog
-from store.projections.report import build_report
-from store.projections.run_state import RunState
+from engine.actors.aggregator import aggregator
+from engine.actors.messages import Feedback, WriteBatch
+from engine.actors.writer import log_writer
+from engine.events import kinds as k
+from engine.events.codec import to_json
+from engine.events.report import RunReport
+from engine.store.blobs import pack_blob
+from engine.store.log import EventLog
+from engine.store.projections.report import build_report
+from engine.store.projections.run_state import RunState
 
 
 @dataclass

@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 import msgspec
 
-from actors.messages import GradeJob, TrialJob
-from actors.scheduler import Plan
-from actors.targets.base import TargetRequest, resolve_target
-from events import kinds as k
-from events.spec import CaseSpec, ExperimentSpec, TargetSpec, VariantSpec
+from engine.actors.messages import GradeJob, TrialJob
+from engine.actors.scheduler import Plan
+from engine.actors.targets.base import TargetRequest, resolve_target
+from engine.events import kinds as k
+from engine.events.spec import CaseSpec, ExperimentSpec, TargetSpec, VariantSpec
 
 
 def trial_seed(seed: int, variant: str, case: str, repeat: int) -> int:

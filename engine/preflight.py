@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from actors.graders.factory import judge_target
-from actors.targets.base import resolve_target
-from actors.targets.python import import_callable
-from actors.variants import expand_variants
+from engine.actors.graders.factory import judge_target
+from engine.actors.targets.base import resolve_target
+from engine.actors.targets.python import import_callable
+from engine.actors.variants import expand_variants
 from engine.errors import InputError
+from engine.events.spec import ExperimentSpec, TargetSpec
 from engine.validate import variant_field
-from events.spec import ExperimentSpec, TargetSpec
 
 
 def run_targets(spec: ExperimentSpec) -> Iterator[tuple[str, TargetSpec]]:

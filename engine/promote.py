@@ -13,8 +13,8 @@ from typing import Any
 from engine.apply import apply_params
 from engine.errors import InputError
 from engine.queries import run_state
-from store.log import EventLog
-from store.projections.report import build_report
+from engine.store.log import EventLog
+from engine.store.projections.report import build_report
 
 WHERE = "engine promote"
 

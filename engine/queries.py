@@ -7,15 +7,15 @@ import socket
 from dataclasses import dataclass
 
 from engine.errors import NotFoundError
+from engine.events import kinds as k
+from engine.events.codec import to_json
 from engine.state import load_state
-from events import kinds as k
-from events.codec import to_json
-from store.blobs import read_blob
-from store.log import EventLog
-from store.projection import run_events
-from store.projections.best import BestVariation, evolve_best
-from store.projections.report import build_report
-from store.projections.run_state import RunState
+from engine.store.blobs import read_blob
+from engine.store.log import EventLog
+from engine.store.projection import run_events
+from engine.store.projections.best import BestVariation, evolve_best
+from engine.store.projections.report import build_report
+from engine.store.projections.run_state import RunState
 
 SUMMARY_TAGS = {"run.started", "run.completed", "report.written", "cancel.requested"}
 

@@ -11,21 +11,21 @@ import time
 
 import trio
 
-from actors.executor import MakeTarget
-from actors.graders.factory import make_graders
-from actors.judge import judge_pool
-from actors.messages import GradeJob
+from engine.actors.executor import MakeTarget
+from engine.actors.graders.factory import make_graders
+from engine.actors.judge import judge_pool
+from engine.actors.messages import GradeJob
+from engine.events import kinds as k
+from engine.events.report import RunReport
+from engine.events.spec import GraderSpec
 from engine.pipeline import open_pipeline
 from engine.queries import run_state
+from engine.store.blobs import read_text
+from engine.store.log import EventLog
+from engine.store.projection import run_events
+from engine.store.projections.run_state import RunState
 from engine.targets import target_maker
 from engine.workers import grader_context
-from events import kinds as k
-from events.report import RunReport
-from events.spec import GraderSpec
-from store.blobs import read_text
-from store.log import EventLog
-from store.projection import run_events
-from store.projections.run_state import RunState
 
 
 async def regrade_run(

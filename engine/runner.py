@@ -20,26 +20,26 @@ from typing import Any
 
 import trio
 
-from actors.executor import MakeTarget
-from actors.messages import Feedback, StopRequested, WriteBatch
-from actors.process import run_setup
-from actors.targets.base import TargetError
-from actors.variants import expand_variants, propose_variants
+from engine.actors.executor import MakeTarget
+from engine.actors.messages import Feedback, StopRequested, WriteBatch
+from engine.actors.process import run_setup
+from engine.actors.targets.base import TargetError
+from engine.actors.variants import expand_variants, propose_variants
 from engine.errors import InputError, RunBusyError
+from engine.events import kinds as k
+from engine.events.report import RunReport
+from engine.events.spec import ExperimentSpec
 from engine.pipeline import Pipeline, open_pipeline
 from engine.plan import build_plan
 from engine.preflight import check_environment
 from engine.queries import process_alive
 from engine.state import load_state, spec_hash
+from engine.store.blobs import read_text
+from engine.store.log import EventLog
+from engine.store.projections.run_state import RunState
 from engine.targets import target_maker
 from engine.tune import tune_session
 from engine.workers import open_workers
-from events import kinds as k
-from events.report import RunReport
-from events.spec import ExperimentSpec
-from store.blobs import read_text
-from store.log import EventLog
-from store.projections.run_state import RunState
 
 FINAL_STATUS = {
     "completed": "completed",

@@ -18,9 +18,9 @@ from croniter import croniter
 
 from engine.api import Engine
 from engine.errors import InputError
+from engine.events.spec import ExperimentSpec
 from engine.queries import list_runs
 from engine.runner import RunControl
-from events.spec import ExperimentSpec
 
 Log = Callable[[str], None]
 

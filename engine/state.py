@@ -6,10 +6,10 @@ import hashlib
 
 import msgspec
 
-from events.spec import ExperimentSpec
-from store.log import EventLog
-from store.projection import fold, run_events
-from store.projections.run_state import RunState, evolve
+from engine.events.spec import ExperimentSpec
+from engine.store.log import EventLog
+from engine.store.projection import fold, run_events
+from engine.store.projections.run_state import RunState, evolve
 
 
 def load_state(log: EventLog, run_id: str, grading: int | None = None) -> RunState:

@@ -18,7 +18,7 @@ import msgspec
 import yaml
 
 from engine.errors import InputError
-from events.spec import CaseSpec, SuiteSpec
+from engine.events.spec import CaseSpec, SuiteSpec
 
 
 def load_suite(

@@ -6,10 +6,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from actors.executor import MakeTarget
-from actors.targets.base import Target
-from actors.targets.python import PythonTarget, import_callable
-from events.spec import TargetSpec
+from engine.actors.executor import MakeTarget
+from engine.actors.targets.base import Target
+from engine.actors.targets.python import PythonTarget, import_callable
+from engine.events.spec import TargetSpec
 
 
 def target_maker(
@@ -23,7 +23,7 @@ def target_maker(
         if spec.kind == "python":
             name = spec.callable or ""
             return PythonTarget(registered.get(name) or import_callable(name, base_dir))
-        from actors.targets.factory import make_target
+        from engine.actors.targets.factory import make_target
 
         return make_target(spec)
 

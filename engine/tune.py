@@ -17,18 +17,18 @@ from typing import Any
 
 import trio
 
-from actors.tuning import Variation, VariationGenerator, defaults, quantize
-from actors.variants import propose_variants
+from engine.actors.tuning import Variation, VariationGenerator, defaults, quantize
+from engine.actors.variants import propose_variants
 from engine.apply import apply_params
+from engine.events import kinds as k
+from engine.events.spec import ExperimentSpec, TuneSpec, VariantSpec
 from engine.pipeline import Pipeline
 from engine.plan import build_plan
+from engine.store import stats
+from engine.store.projections.cases import case_values
+from engine.store.projections.run_state import RunState
+from engine.store.projections.variant_report import latency
 from engine.workers import Workers
-from events import kinds as k
-from events.spec import ExperimentSpec, TuneSpec, VariantSpec
-from store import stats
-from store.projections.cases import case_values
-from store.projections.run_state import RunState
-from store.projections.variant_report import latency
 
 BASELINE = "baseline"
 

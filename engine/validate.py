@@ -7,7 +7,7 @@ import re
 import msgspec
 
 from engine.errors import InputError
-from events.spec import ExperimentSpec, GraderSpec, SamplingParams, TargetSpec
+from engine.events.spec import ExperimentSpec, GraderSpec, SamplingParams, TargetSpec
 
 
 def check_spec(spec: ExperimentSpec, file: str) -> None:
@@ -62,7 +62,7 @@ def _check_case_commands(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
 
 
 def _check_matrix(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
-    from actors.variants import expand_variants
+    from engine.actors.variants import expand_variants
 
     try:
         names = [v.name for v in expand_variants(spec)]
@@ -114,7 +114,7 @@ def describe_size(spec: ExperimentSpec) -> str:
     """How many trials the run plans: "2 variants x 3 cases x 2 repeats = 12 trials"; a tuning session
     gives its upper bound (each variation runs the candidate, and close calls add rounds of repeats
     to both it and the current best)."""
-    from actors.variants import expand_variants
+    from engine.actors.variants import expand_variants
 
     cases, repeats = len(spec.cases), spec.repeat.count
     if spec.kind == "tune" and spec.tune is not None:
@@ -136,7 +136,7 @@ def variant_field(spec: ExperimentSpec, index: int, name: str) -> str:
 
 def _check_params(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
     """Known generation parameters must have their type and range wherever they are set."""
-    from actors.variants import expand_variants
+    from engine.actors.variants import expand_variants
 
     tables = [("params", spec.params)]
     for i, variant in enumerate(expand_variants(spec)):
@@ -153,8 +153,8 @@ def _check_params(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
 
 def _check_variant_targets(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
     """A variant's `target` table overrides fields of the experiment's target: same names, same types."""
-    from actors.targets.base import resolve_target
-    from actors.variants import expand_variants
+    from engine.actors.targets.base import resolve_target
+    from engine.actors.variants import expand_variants
 
     for i, variant in enumerate(expand_variants(spec)):
         if not variant.target and variant.model is None:

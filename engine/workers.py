@@ -12,17 +12,17 @@ from dataclasses import dataclass
 
 import trio
 
-from actors.executor import MakeTarget, executor_pool
-from actors.graders.factory import GraderContext, make_graders
-from actors.graders.judge import JudgeBudget
-from actors.judge import judge_pool
-from actors.messages import GradeJob, TrialJob
-from actors.scheduler import Limits, Plan, scheduler
-from actors.watcher import watch_for_cancel
+from engine.actors.executor import MakeTarget, executor_pool
+from engine.actors.graders.factory import GraderContext, make_graders
+from engine.actors.graders.judge import JudgeBudget
+from engine.actors.judge import judge_pool
+from engine.actors.messages import GradeJob, TrialJob
+from engine.actors.scheduler import Limits, Plan, scheduler
+from engine.actors.watcher import watch_for_cancel
+from engine.events.spec import ExperimentSpec
 from engine.pipeline import Pipeline
-from events.spec import ExperimentSpec
-from store.log import EventLog
-from store.projections.run_state import RunState
+from engine.store.log import EventLog
+from engine.store.projections.run_state import RunState
 
 
 def limits_for(spec: ExperimentSpec) -> Limits:

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from events.kinds import EVENT_TYPES, AnyEvent, Event, tag_of
+from engine.events.kinds import EVENT_TYPES, AnyEvent, Event, tag_of
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from events.spec import ExperimentSpec, GraderSpec, VariantSpec
+from engine.events.spec import ExperimentSpec, GraderSpec, VariantSpec
 
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
 # Error classes name what went wrong more precisely than the kind, for reports ("connect: 40 trials").

@@ -9,13 +9,11 @@ import tempfile
 
 import trio
 
-from actors.targets.base import TargetRequest
-from engine.api import open_engine, spec_from_dict
-from events import kinds as k
+from engine import TargetRequest, TrialGraded, open_engine, spec_from_dict
 
 
 async def my_agent(request: TargetRequest) -> str:
-    """The app under test. Variant flags and parameters arrive with the request (seed 002)."""
+    """The app under test. Variant flags and parameters arrive with the request."""
     await trio.sleep(0.001)
     if request.flags.get("use_lookup"):
         return {"fr": "Paris", "jp": "Tokyo", "it": "Rome"}.get(request.case.id, "I don't know")
@@ -41,10 +39,9 @@ async def main() -> None:
     async with open_engine(tempfile.mkdtemp(), callables={"my_agent": my_agent}) as eng:
         handle = eng.start(SPEC, events=True)
         async for event in handle.events():
-            if isinstance(event, k.TrialGraded):
-                print(
-                    f"{event.variant:>8} {event.case} #{event.repeat}: {'pass' if event.passed else 'fail'}"
-                )
+            if isinstance(event, TrialGraded):
+                verdict = "pass" if event.passed else "fail"
+                print(f"{event.variant:>8} {event.case} #{event.repeat + 1}: {verdict}")
         report = await handle.result()
         for variant in report.variants:
             print(f"{variant.name}: pass rate {variant.pass_rate}")

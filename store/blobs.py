@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import zlib
 
-from store.log import EventLog
+from engine.store.log import EventLog
 
 _RAW = b"\x00"
 _ZLIB = b"\x01"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from events.codec import decode
-from events.kinds import AnyEvent
-from store.log import EventLog
+from engine.events.codec import decode
+from engine.events.kinds import AnyEvent
+from engine.store.log import EventLog
 
 S = TypeVar("S")
 Evolve = Callable[[S, AnyEvent], S]

@@ -20,7 +20,7 @@ def engine_env(**extra: str) -> dict[str, str]:
 
 
 def engine_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "cli.main", *args]
+    return [sys.executable, "-m", "engine.cli.main", *args]
 
 
 def run_engine(*args: str, cwd: Path, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[bytes]:

@@ -13,9 +13,9 @@ import os
 import random
 import tempfile
 
-from actors.targets.base import TargetRequest
+from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
-from events.spec import ExperimentSpec
+from engine.events.spec import ExperimentSpec
 
 EXPERIMENTS = int(os.environ.get("AA_EXPERIMENTS", "1000"))  # fewer for a quick local look
 CASES = 20

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from store import stats
+from engine.store import stats
 
 CASES = 30
 NOISE = 0.2

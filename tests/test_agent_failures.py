@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.api import open_engine, spec_from_dict
-from events import kinds as k
-from events.codec import decode
+from engine.events import kinds as k
+from engine.events.codec import decode
 
 
 def agent_spec(command: str, graders: list[dict] | None = None, **target: object) -> object:

@@ -38,6 +38,8 @@ scripts:
     timeout_seconds: 120
 """
 
+CLI = [sys.executable, "-m", "engine.cli.main"]
+
 
 def write_suites(root: Path) -> None:
     evals = root / "evals"
@@ -108,7 +110,7 @@ def test_bad_agentv_shapes_name_the_field(extra: dict[str, object], field: str, 
 def test_an_agentv_experiment_runs_from_the_cli(tmp_path: Path) -> None:
     path = agentv_file(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "cli.main", "run", str(path), "--json", "-q", "--store", str(tmp_path / "s")],
+        [*CLI, "run", str(path), "--json", "-q", "--store", str(tmp_path / "s")],
         capture_output=True,
         text=True,
         timeout=120,
@@ -130,7 +132,7 @@ def test_an_agentv_experiment_runs_from_the_cli(tmp_path: Path) -> None:
         "--store",
         str(tmp_path / "s"),
     ]
-    subprocess.run([sys.executable, "-m", "cli.main", *export], check=True, capture_output=True, timeout=60)
+    subprocess.run([*CLI, *export], check=True, capture_output=True, timeout=60)
     attempt = out / "baseline" / "invoice" / "run-1"
     assert (attempt / "outputs" / "stderr.txt").read_text() == "trace\n"
     assert json.loads((attempt / "metrics.json").read_text())["tool_calls"] == 3.0

@@ -9,9 +9,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from events import kinds as k
-from events.codec import decode
-from store.log import EventLog
+from engine.events import kinds as k
+from engine.events.codec import decode
+from engine.store.log import EventLog
 from tests.conftest import engine_cmd, engine_env, run_engine
 from tests.test_cli_run import experiment
 

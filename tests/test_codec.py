@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import codec
-from events import kinds as k
-from events.spec import ExperimentSpec
+from engine.events import codec
+from engine.events import kinds as k
+from engine.events.spec import ExperimentSpec
 
 # nested specs are big to generate: on a busy machine that must not fail a test
 RELAXED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}

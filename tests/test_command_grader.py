@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 import trio
 
-from actors.graders.base import Submission
-from actors.graders.command import CommandGrader
-from actors.graders.factory import make_grader
-from events.spec import CaseSpec, GraderSpec
+from engine.actors.graders.base import Submission
+from engine.actors.graders.command import CommandGrader
+from engine.actors.graders.factory import make_grader
+from engine.events.spec import CaseSpec, GraderSpec
 from tests.test_command_target import gone
 
 CASE = CaseSpec(id="capital-fr", prompt="What is the capital of France?", expected="Paris")

@@ -12,10 +12,10 @@ import msgspec
 import pytest
 import trio
 
-from actors import process as process_module
-from actors.targets.base import TargetError, TargetRequest
-from actors.targets.command import CommandTarget
-from events.spec import CaseSpec, TargetSpec, VariantSpec
+from engine.actors import process as process_module
+from engine.actors.targets.base import TargetError, TargetRequest
+from engine.actors.targets.command import CommandTarget
+from engine.events.spec import CaseSpec, TargetSpec, VariantSpec
 
 
 def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **variant: Any) -> TargetRequest:

@@ -8,12 +8,12 @@ import msgspec
 import pytest
 import trio
 
-from actors.targets.base import TargetRequest
-from cli.render_md import report_markdown
+from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
+from engine.cli.render_md import report_markdown
 from engine.errors import RunBusyError
+from engine.events import kinds as k
 from engine.queries import replay_json, stored_report
-from events import kinds as k
 
 
 def flag_agent(request: TargetRequest) -> str:
@@ -107,8 +107,8 @@ async def test_wall_time_budget_with_virtual_clock(tmp_path: Path, autojump_cloc
 
 
 async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path: Path) -> None:
+    from engine.events.spec import GraderSpec
     from engine.regrade import regrade_run
-    from events.spec import GraderSpec
 
     calls = 0
 
@@ -128,7 +128,7 @@ async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path:
 
 
 async def test_cost_budget_holds_across_concurrent_workers(tmp_path: Path) -> None:
-    from actors.targets.base import TargetResponse
+    from engine.actors.targets.base import TargetResponse
 
     async def priced(request: TargetRequest) -> TargetResponse:
         await trio.sleep(0.01)
@@ -165,9 +165,9 @@ async def test_experiment_setup_runs_first_and_a_failure_is_an_input_error(tmp_p
 
 
 async def test_resume_writes_skips_a_crash_left_out(tmp_path: Path) -> None:
-    from events.codec import encode
-    from events.spec import VariantSpec
-    from store.blobs import pack_blob
+    from engine.events.codec import encode
+    from engine.events.spec import VariantSpec
+    from engine.store.blobs import pack_blob
 
     exp = spec(repeats=3, strategy="pass_at_k")
     key, blob = pack_blob(b"C0")

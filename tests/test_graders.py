@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from actors.graders.base import Submission, composite
-from actors.graders.factory import make_graders
-from events.kinds import GraderResult
-from events.spec import CaseSpec, GraderSpec
+from engine.actors.graders.base import Submission, composite
+from engine.actors.graders.factory import make_graders
+from engine.events.kinds import GraderResult
+from engine.events.spec import CaseSpec, GraderSpec
 
 
 def sub(case, output: str) -> Submission:

@@ -170,9 +170,9 @@ def test_validate_gives_a_tuning_session_its_real_size(tmp_path: Path) -> None:
 
 def test_status_of_a_killed_run_shows_nothing_in_flight(tmp_path: Path) -> None:
     from engine.api import spec_from_dict
-    from events import kinds as k
-    from events.codec import encode
-    from store.log import EventLog
+    from engine.events import kinds as k
+    from engine.events.codec import encode
+    from engine.store.log import EventLog
 
     spec = spec_from_dict({"name": "killed", "cases": [{"id": "c", "prompt": "p", "expected": "x"}]})
     ident = {"run_id": "dead", "variant": "baseline", "case": "c"}

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.targets.anthropic import AnthropicTarget
-from actors.targets.base import TargetError, TargetRequest
-from actors.targets.openai import OpenAITarget
-from events.spec import CaseSpec, Price, TargetSpec, VariantSpec
+from engine.actors.targets.anthropic import AnthropicTarget
+from engine.actors.targets.base import TargetError, TargetRequest
+from engine.actors.targets.openai import OpenAITarget
+from engine.events.spec import CaseSpec, Price, TargetSpec, VariantSpec
 from tests.fakes.openai_server import open_fake_openai
 
 SECRET = "sk-test-DO-NOT-LEAK-4f1c2e"

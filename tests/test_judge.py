@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from actors.graders.judge import DEFAULT_RUBRIC, judge_prompt, parse_verdict
-from actors.targets.base import TargetRequest, TargetResponse
+from engine.actors.graders.judge import DEFAULT_RUBRIC, judge_prompt, parse_verdict
+from engine.actors.targets.base import TargetRequest, TargetResponse
 from engine.api import open_engine, spec_from_dict
-from events.codec import decode
-from events.spec import CaseSpec
+from engine.events.codec import decode
+from engine.events.spec import CaseSpec
 
 CASE = CaseSpec(id="c", prompt="What is 2+2?", reference="4 <exactly>")
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from actors.graders.base import Submission
-from actors.graders.factory import make_grader, make_graders
-from actors.targets.base import TargetRequest
+from engine.actors.graders.base import Submission
+from engine.actors.graders.factory import make_grader, make_graders
+from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
+from engine.events.spec import CaseSpec, GraderSpec
 from engine.loader import load_experiment
-from events.spec import CaseSpec, GraderSpec
 
 KEYSTONE_YAML = """
 name: model-bake-off
@@ -39,6 +39,8 @@ graders:
   - { kind: contains }
   - { kind: forbidden, name: no_japanese_locale, value: ja_JP }
 """
+
+CLI = [sys.executable, "-m", "engine.cli.main"]
 
 
 
@@ -86,7 +88,7 @@ def test_matrix_values_reach_the_agent_and_forbidden_rules_fail_trials(tmp_path:
     path = tmp_path / "spec.yaml"
     path.write_text(KEYSTONE_YAML.replace("{python}", sys.executable))
     store = tmp_path / "store"
-    cli = [sys.executable, "-m", "cli.main"]
+    cli = [sys.executable, "-m", "engine.cli.main"]
     done = subprocess.run(
         [*cli, "run", str(path), "--json", "-q", "--store", str(store)],
         capture_output=True,
@@ -126,7 +128,7 @@ def test_a_missing_matrix_value_is_a_config_error_of_the_trial(tmp_path: Path) -
     path = tmp_path / "spec.yaml"
     path.write_text(yaml_text)
     done = subprocess.run(
-        [sys.executable, "-m", "cli.main", "run", str(path), "--json", "-q", "--store", str(tmp_path / "s")],
+        [*CLI, "run", str(path), "--json", "-q", "--store", str(tmp_path / "s")],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     report = json.loads(done.stdout)

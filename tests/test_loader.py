@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine.errors import InputError
+from engine.events.spec import CaseSpec, ExperimentSpec
 from engine.loader import load_experiment
-from events.spec import CaseSpec, ExperimentSpec
 
 GOOD_TOML = """
 name = "concise-vs-verbose"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-import store.log
-from events import kinds as k
-from events.codec import decode, encode
-from store.blobs import COMPRESS_ABOVE, pack_blob, read_blob, read_text
-from store.log import Append, EventLog
+import engine.store.log
+from engine.events import kinds as k
+from engine.events.codec import decode, encode
+from engine.store.blobs import COMPRESS_ABOVE, pack_blob, read_blob, read_text
+from engine.store.log import Append, EventLog
 from tests.conftest import ROOT
 
 
@@ -74,7 +74,7 @@ def test_read_ranges(tmp_path: Path) -> None:
 
 
 def test_reads_page_through_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store.log, "READ_CHUNK", 4)
+    monkeypatch.setattr(engine.store.log, "READ_CHUNK", 4)
     with EventLog(tmp_path) as log:
         log.append(rows(skipped("a", 9) + skipped("b", 9) + skipped("a", 3, start=9)))
         assert [seq for seq, _ in log.read()] == list(range(1, 22))
@@ -178,8 +178,8 @@ def test_map_size_grows_by_itself(tmp_path: Path) -> None:
 # --- other processes ----------------------------------------------------------------------------------
 READER = """
 import sys
-from events.codec import decode
-from store.log import EventLog
+from engine.events.codec import decode
+from engine.store.log import EventLog
 with EventLog(sys.argv[1]) as log:
     events = [decode(data) for _, data in log.read_run("a")]
     print(log.last_seq(), len(events), events[-1].case if events else "-", log.run_ids())
@@ -198,9 +198,9 @@ def test_another_process_reads_what_was_committed(tmp_path: Path) -> None:
 
 GROWER = """
 import sys
-from events import kinds as k
-from events.codec import encode
-from store.log import EventLog
+from engine.events import kinds as k
+from engine.events.codec import encode
+from engine.store.log import EventLog
 blob = bytes(range(256)) * 256
 with EventLog(sys.argv[1], map_size=1 << 20) as log:
     for i in range(100):
@@ -225,9 +225,9 @@ def test_a_map_grown_by_another_process_is_adopted(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from events import kinds as k
-from events.codec import encode
-from store.log import EventLog
+from engine.events import kinds as k
+from engine.events.codec import encode
+from engine.store.log import EventLog
 with EventLog(sys.argv[1], map_size=1 << 20) as log:
     batch = log.last_seq() // 100
     while True:

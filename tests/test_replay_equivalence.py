@@ -9,12 +9,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import kinds as k
-from events.codec import to_json
-from events.spec import CaseSpec, ExperimentSpec, RepeatSpec, VariantSpec
-from store.projection import fold
-from store.projections.report import build_report
-from store.projections.run_state import RunState, evolve
+from engine.events import kinds as k
+from engine.events.codec import to_json
+from engine.events.spec import CaseSpec, ExperimentSpec, RepeatSpec, VariantSpec
+from engine.store.projection import fold
+from engine.store.projections.report import build_report
+from engine.store.projections.run_state import RunState, evolve
 
 RUN = "r"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.render_md import md_escape, report_markdown
+from engine.cli.render_md import md_escape, report_markdown
 from tests.conftest import run_engine
 from tests.test_cli_run import experiment
 

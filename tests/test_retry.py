@@ -7,9 +7,9 @@ import random
 import pytest
 import trio
 
-from actors.targets.base import TargetError, TargetRequest, TargetResponse
-from actors.targets.retry import backoff_delay, call_with_retries
-from events.spec import CaseSpec, VariantSpec
+from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.retry import backoff_delay, call_with_retries
+from engine.events.spec import CaseSpec, VariantSpec
 
 REQUEST = TargetRequest(
     run_id="r",
@@ -101,7 +101,7 @@ def test_backoff_grows_and_is_capped() -> None:
 
 
 async def test_adaptive_limit_halves_on_throttle_and_grows_back() -> None:
-    from actors.targets.adaptive import AdaptiveLimit
+    from engine.actors.targets.adaptive import AdaptiveLimit
 
     limit = AdaptiveLimit(ceiling=8, grow_after=2)
     limit.on_throttle()
@@ -127,7 +127,7 @@ async def test_adaptive_limit_halves_on_throttle_and_grows_back() -> None:
 
 
 async def test_throttled_calls_shrink_the_limit(autojump_clock: trio.abc.Clock) -> None:
-    from actors.targets.adaptive import AdaptiveLimit
+    from engine.actors.targets.adaptive import AdaptiveLimit
 
     limit = AdaptiveLimit(ceiling=16)
     target = Scripted([TargetError("infra", "429", retryable=True, retry_after=1.0)] * 3)

@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from actors.targets.base import TargetRequest
+from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.queries import list_runs
@@ -76,9 +76,9 @@ def test_bad_cron_is_an_input_error() -> None:
 async def test_unfinished_sessions_are_resumed_at_start(tmp_path: Path) -> None:
     import time
 
-    from events import kinds as k
-    from events.codec import encode
-    from store.log import Append
+    from engine.events import kinds as k
+    from engine.events.codec import encode
+    from engine.store.log import Append
 
     calls = 0
 

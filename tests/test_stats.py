@@ -10,7 +10,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store import stats
+from engine.store import stats
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_subnormal=False)
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)

@@ -13,7 +13,7 @@ from engine.api import spec_from_dict
 from engine.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "cli.main"]
+CLI = [sys.executable, "-m", "engine.cli.main"]
 
 
 def engine(*args: str, store: Path) -> subprocess.CompletedProcess[str]:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from actors.targets.base import TargetRequest
-from actors.tuning import VariationGenerator, grid_points, quantize
+from engine.actors.targets.base import TargetRequest
+from engine.actors.tuning import VariationGenerator, grid_points, quantize
 from engine.api import open_engine, spec_from_dict
-from events import kinds as k
-from events.spec import ParameterRange, TuneSpec
-from store.projection import run_events
+from engine.events import kinds as k
+from engine.events.spec import ParameterRange, TuneSpec
+from engine.store.projection import run_events
 
 
 def peaked(request: TargetRequest) -> str:

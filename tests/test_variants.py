@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.variants import expand_variants
+from engine.actors.variants import expand_variants
 from engine.api import spec_from_dict
 from engine.errors import InputError
 

@@ -6,8 +6,8 @@ from typing import Protocol
 
 import msgspec
 
-from events.kinds import GraderResult
-from events.spec import CaseSpec, GraderSpec, VariantSpec
+from engine.events.kinds import GraderResult
+from engine.events.spec import CaseSpec, GraderSpec, VariantSpec
 
 
 class Submission(msgspec.Struct, kw_only=True, frozen=True):

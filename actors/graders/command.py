@@ -15,11 +15,11 @@ from pathlib import Path
 import msgspec
 import trio
 
-from actors.graders.base import Submission, result
-from actors.process import run_group
-from actors.targets.base import TargetError
-from events.kinds import GraderResult
-from events.spec import CaseSpec, GraderSpec
+from engine.actors.graders.base import Submission, result
+from engine.actors.process import run_group
+from engine.actors.targets.base import TargetError
+from engine.events.kinds import GraderResult
+from engine.events.spec import CaseSpec, GraderSpec
 
 
 class CommandGrader:

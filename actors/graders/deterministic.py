@@ -8,9 +8,9 @@ from typing import Any
 
 import msgspec
 
-from actors.graders.base import Submission, expected_text, result
-from events.kinds import GraderResult
-from events.spec import CaseSpec, GraderSpec
+from engine.actors.graders.base import Submission, expected_text, result
+from engine.events.kinds import GraderResult
+from engine.events.spec import CaseSpec, GraderSpec
 
 
 class _Sync:

@@ -7,8 +7,8 @@ from typing import Any
 
 import msgspec
 
-from actors.graders.base import Grader
-from actors.graders.deterministic import (
+from engine.actors.graders.base import Grader
+from engine.actors.graders.deterministic import (
     ContainsGrader,
     ExactGrader,
     ExitCodeGrader,
@@ -16,9 +16,9 @@ from actors.graders.deterministic import (
     JsonGrader,
     RegexGrader,
 )
-from actors.graders.judge import JudgeBudget, JudgeGrader
-from actors.targets.base import Target
-from events.spec import GraderSpec, TargetSpec
+from engine.actors.graders.judge import JudgeBudget, JudgeGrader
+from engine.actors.targets.base import Target
+from engine.events.spec import GraderSpec, TargetSpec
 
 _KINDS = {
     "exact": ExactGrader,
@@ -42,7 +42,7 @@ class GraderContext(msgspec.Struct, kw_only=True):
 
 def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grader:
     if spec.kind == "command":
-        from actors.graders.command import CommandGrader
+        from engine.actors.graders.command import CommandGrader
 
         return CommandGrader(spec)
     if spec.kind == "judge":

@@ -15,12 +15,12 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from actors.graders.base import Submission, result
-from actors.graders.deterministic import _MISSING, extract_json
-from actors.targets.base import Target, TargetError, TargetRequest
-from actors.targets.retry import call_with_retries
-from events.kinds import GraderResult
-from events.spec import CaseSpec, GraderSpec, RubricCriterion, VariantSpec
+from engine.actors.graders.base import Submission, result
+from engine.actors.graders.deterministic import _MISSING, extract_json
+from engine.actors.targets.base import Target, TargetError, TargetRequest
+from engine.actors.targets.retry import call_with_retries
+from engine.events.kinds import GraderResult
+from engine.events.spec import CaseSpec, GraderSpec, RubricCriterion, VariantSpec
 
 DEFAULT_RUBRIC = [
     RubricCriterion(name="accuracy", weight=30, description="Is the answer factually correct?"),

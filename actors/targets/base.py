@@ -10,8 +10,8 @@ from typing import Any, Protocol
 
 import msgspec
 
-from events.kinds import ErrorKind
-from events.spec import CaseSpec, TargetSpec, VariantSpec
+from engine.events.kinds import ErrorKind
+from engine.events.spec import CaseSpec, TargetSpec, VariantSpec
 
 
 class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):

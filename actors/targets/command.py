@@ -20,9 +20,9 @@ from typing import Any
 import msgspec
 import trio
 
-from actors.process import run_group, run_setup
-from actors.targets.base import TargetError, TargetRequest, TargetResponse
-from events.spec import TargetSpec
+from engine.actors.process import run_group, run_setup
+from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
+from engine.events.spec import TargetSpec
 
 __all__ = ["CommandTarget", "build_argv", "trial_env", "run_setup"]
 

@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from actors.targets.base import Target
-from events.spec import TargetSpec
+from engine.actors.targets.base import Target
+from engine.events.spec import TargetSpec
 
 
 def make_target(spec: TargetSpec) -> Target:
     if spec.kind == "local":
-        from actors.targets.local import LocalTarget
+        from engine.actors.targets.local import LocalTarget
 
         return LocalTarget()
     if spec.kind == "command":
-        from actors.targets.command import CommandTarget
+        from engine.actors.targets.command import CommandTarget
 
         return CommandTarget(spec)
     if spec.kind == "openai":
-        from actors.targets.openai import OpenAITarget
+        from engine.actors.targets.openai import OpenAITarget
 
         return OpenAITarget(spec)
     if spec.kind == "anthropic":
-        from actors.targets.anthropic import AnthropicTarget
+        from engine.actors.targets.anthropic import AnthropicTarget
 
         return AnthropicTarget(spec)
     raise ValueError(f"target kind {spec.kind!r} needs the embedding API (python) or is unknown")

@@ -22,8 +22,8 @@ import httpcore
 import httpx
 import msgspec
 
-from actors.targets.base import TargetError
-from events.spec import TargetSpec
+from engine.actors.targets.base import TargetError
+from engine.events.spec import TargetSpec
 
 _ssl_context: ssl.SSLContext | None = None
 

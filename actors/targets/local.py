@@ -19,8 +19,8 @@ from collections import defaultdict
 
 import trio
 
-from actors.targets.base import TargetRequest, TargetResponse
-from actors.targets.local_corpus import CORPUS
+from engine.actors.targets.base import TargetRequest, TargetResponse
+from engine.actors.targets.local_corpus import CORPUS
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _STOP = set(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.targets.base import TargetError, TargetRequest, TargetResponse
-from actors.targets.http_common import (
+from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.http_common import (
     api_key,
     cost_of,
     make_client,
@@ -14,7 +14,7 @@ from actors.targets.http_common import (
     text_content,
     token_count,
 )
-from events.spec import TargetSpec
+from engine.events.spec import TargetSpec
 
 SAMPLING = (
     "temperature",

@@ -16,7 +16,7 @@ from typing import Any
 
 import trio
 
-from actors.targets.base import TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
 
 
 def import_callable(path: str, base_dir: Path | None = None) -> Callable[..., Any]:

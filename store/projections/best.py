@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from events import kinds as k
+from engine.events import kinds as k
 
 
 @dataclass(slots=True)

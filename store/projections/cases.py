@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from events.report import TagSummary
-from store import stats
-from store.projections.comparisons import rnd
-from store.projections.run_state import SCALE, RunState
+from engine.events.report import TagSummary
+from engine.store import stats
+from engine.store.projections.comparisons import rnd
+from engine.store.projections.run_state import SCALE, RunState
 
 
 def case_values(state: RunState, variant: str, case_ids: list[str], strategy: str) -> dict[str, float]:

@@ -6,8 +6,8 @@ rounded to DIGITS so the same state always renders the same bytes.
 
 from __future__ import annotations
 
-from events.report import Comparison, VariantReport
-from store import stats
+from engine.events.report import Comparison, VariantReport
+from engine.store import stats
 
 DIGITS = 6
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from events import kinds as k
-from events.report import ErrorSummary, VariationRecord
-from store.projections.comparisons import rnd
-from store.projections.run_state import RunState
+from engine.events import kinds as k
+from engine.events.report import ErrorSummary, VariationRecord
+from engine.store.projections.comparisons import rnd
+from engine.store.projections.run_state import RunState
 
 
 def error_summaries(state: RunState) -> list[ErrorSummary]:

@@ -7,13 +7,13 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 
 from __future__ import annotations
 
-from events.report import RunReport
-from store import stats
-from store.projections.cases import case_values
-from store.projections.comparisons import add_relative_figures, compare_all
-from store.projections.outcome import error_rate, error_summaries, tuning_winner, variation_record
-from store.projections.run_state import RunState
-from store.projections.variant_report import flaky_cases, variant_report
+from engine.events.report import RunReport
+from engine.store import stats
+from engine.store.projections.cases import case_values
+from engine.store.projections.comparisons import add_relative_figures, compare_all
+from engine.store.projections.outcome import error_rate, error_summaries, tuning_winner, variation_record
+from engine.store.projections.run_state import RunState
+from engine.store.projections.variant_report import flaky_cases, variant_report
 
 __all__ = ["build_report", "is_partial"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import msgspec
 from hdrh.histogram import HdrHistogram
 
-from events import kinds as k
-from events.spec import ExperimentSpec, VariantSpec
+from engine.events import kinds as k
+from engine.events.spec import ExperimentSpec, VariantSpec
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
 BUDGET_ERRORS = ("judge_budget",)  # unscored by a planned stop, not by a failure: no error

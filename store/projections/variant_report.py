@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from events.report import FlakyCase, Latency, Tokens, VariantReport
-from events.spec import ReplicaAggregation
-from store import stats
-from store.projections.cases import case_values, tag_summaries
-from store.projections.comparisons import DIGITS, rnd, rnd_pair
-from store.projections.run_state import SCALE, Cell, RunState, VariantTotals
-from store.projections.verdicts import count_verdicts
+from engine.events.report import FlakyCase, Latency, Tokens, VariantReport
+from engine.events.spec import ReplicaAggregation
+from engine.store import stats
+from engine.store.projections.cases import case_values, tag_summaries
+from engine.store.projections.comparisons import DIGITS, rnd, rnd_pair
+from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
+from engine.store.projections.verdicts import count_verdicts
 
 _ALL = ReplicaAggregation()
 

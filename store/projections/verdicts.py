@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from events.report import CaseVerdicts
-from events.spec import ReplicaAggregation
-from store.projections.run_state import Cell
+from engine.events.report import CaseVerdicts
+from engine.events.spec import ReplicaAggregation
+from engine.store.projections.run_state import Cell
 
 Verdict = Literal["pass", "fail", "flaky", "error", "ungraded"]
 
