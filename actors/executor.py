@@ -2,7 +2,7 @@
 
 Each worker owns its targets (one HTTP client per worker; see BRIEF.md on why a
 shared client collapses under concurrency). Outputs go to the blob store with
-the completion event in the same write batch, then on to the judge pool.
+the completion event in the same write batch, then on to the grading pool.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ import sys
 
 import msgspec
 
-from engine.compare import Comparison
+from engine.views.compare import RunComparison
 
 
-def print_comparison(result: Comparison, as_json: bool) -> None:
+def print_comparison(result: RunComparison, as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(result) + b"\n")
         return

@@ -72,7 +72,7 @@ def run(
 
     if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
         raise typer.Exit(schedule_command(file, store_path(store), schedule))
-    from engine.narrow import Narrowing
+    from engine.input.narrow import Narrowing
 
     narrowing = Narrowing(
         cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments
@@ -81,7 +81,7 @@ def run(
 
 
 def _has_schedule(file: Path) -> bool:
-    from engine.loader import load_experiment
+    from engine.input.loader import load_experiment
 
     spec = load_experiment(file)
     return spec.schedule is not None and spec.schedule.enabled
@@ -95,7 +95,7 @@ def replay(
 ) -> None:
     """Rebuild a run's report from the log alone."""
     from engine.cli.render import print_report
-    from engine.queries import replay_json, resolve_run
+    from engine.views.queries import replay_json, resolve_run
 
     with open_log(store) as log:
         data = replay_json(log, resolve_run(log, run_id))
@@ -122,7 +122,7 @@ def report(
 
     from engine.cli.render import print_report
     from engine.errors import InputError
-    from engine.queries import replay_json, resolve_run, stored_report
+    from engine.views.queries import replay_json, resolve_run, stored_report
 
     if as_json + markdown + (html is not None) > 1:
         raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE")
@@ -146,7 +146,7 @@ def report(
 def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """List runs in the store."""
     from engine.cli.render import print_runs
-    from engine.queries import list_runs
+    from engine.views.queries import list_runs
 
     with open_log(store) as log:
         print_runs(list_runs(log), as_json)
@@ -160,7 +160,7 @@ def status(
 ) -> None:
     """Progress of a run; works from another process while the run is live."""
     from engine.cli.render import print_status
-    from engine.queries import resolve_run, run_state, summarize
+    from engine.views.queries import resolve_run, run_state, summarize
 
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
@@ -177,7 +177,7 @@ def cancel(
 ) -> None:
     """Ask a live run (in any process) to stop; it keeps its partial results."""
     from engine.api import cancel_run
-    from engine.queries import resolve_run, summarize
+    from engine.views.queries import resolve_run, summarize
 
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
@@ -192,9 +192,9 @@ def cancel(
 @app.command()
 def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
     """Check an experiment file without running it."""
-    from engine.loader import load_experiment
-    from engine.preflight import check_environment
-    from engine.validate import describe_size
+    from engine.input.loader import load_experiment
+    from engine.input.preflight import check_environment
+    from engine.input.validate import describe_size
 
     spec = load_experiment(file)
     check_environment(spec, str(file), file.resolve().parent)
@@ -224,8 +224,8 @@ def compare(
     import msgspec
 
     from engine.cli.compare_cmd import print_comparison
-    from engine.compare import compare_runs
-    from engine.queries import resolve_run, run_state
+    from engine.views.compare import compare_runs
+    from engine.views.queries import resolve_run, run_state
 
     overrides = {
         "max_pass_rate_drop": max_pass_rate_drop,
@@ -268,9 +268,9 @@ def regrade(
 
     from engine.cli.render import print_report
     from engine.events.codec import to_json
-    from engine.loader import load_graders
-    from engine.queries import resolve_run
-    from engine.regrade import regrade_run
+    from engine.input.loader import load_graders
+    from engine.views.queries import resolve_run
+    from engine.views.regrade import regrade_run
 
     specs, threshold = load_graders(graders)
     with open_log(store) as log:
@@ -291,8 +291,8 @@ def export(
     ] = None,
 ) -> None:
     """Export a run's trials: JSON lines, JUnit XML for CI, or an AgentV-style run directory."""
-    from engine.export import export_run
-    from engine.queries import resolve_run
+    from engine.views.export import export_run
+    from engine.views.queries import resolve_run
 
     def to_stdout(text: str) -> None:
         sys.stdout.buffer.write(text.encode())
@@ -317,8 +317,8 @@ def promote(
     """Write a variant's params, flags, model and system prompt into a config file (seed 001)."""
     import msgspec
 
-    from engine.promote import promote as promote_variant
-    from engine.queries import resolve_run
+    from engine.views.promote import promote as promote_variant
+    from engine.views.queries import resolve_run
 
     with open_log(store) as log:
         written = promote_variant(log, resolve_run(log, run_id), variant, to, force)
@@ -329,7 +329,7 @@ def promote(
 def best(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """The best accepted variation per parameter across all tuning sessions."""
     from engine.cli.render import print_best
-    from engine.queries import best_variations
+    from engine.views.queries import best_variations
 
     with open_log(store) as log:
         print_best(best_variations(log), as_json)

@@ -13,7 +13,7 @@ from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
-from engine.narrow import Narrowing, narrow
+from engine.input.narrow import Narrowing, narrow
 
 NOTE_RUN = "stopping; partial results are kept"
 NOTE_SCHEDULE = "stopping after the current session's partial results"
@@ -28,8 +28,8 @@ def run_command(
     quiet: bool,
     narrowing: Narrowing | None = None,
 ) -> int:
-    from engine.loader import load_experiment
-    from engine.preflight import check_environment
+    from engine.input.loader import load_experiment
+    from engine.input.preflight import check_environment
 
     spec: ExperimentSpec | None = None
     if resume is None:
@@ -57,8 +57,8 @@ async def _run(
     from engine.api import open_engine
     from engine.cli.render import print_report
     from engine.events.codec import to_json
-    from engine.queries import resolve_run
-    from engine.runner import RunControl
+    from engine.runtime.runner import RunControl
+    from engine.views.queries import resolve_run
 
     report = None
     async with open_engine(store) as eng:
@@ -156,8 +156,8 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool) ->
 
 
 def schedule_command(file: Path | None, store: Path, cron: str | None) -> int:
-    from engine.loader import load_experiment
-    from engine.schedule import check_cron
+    from engine.input.loader import load_experiment
+    from engine.runtime.schedule import check_cron
 
     if file is None:
         raise InputError("engine run", "FILE", "expected an experiment file to run on a schedule")
@@ -171,7 +171,7 @@ def schedule_command(file: Path | None, store: Path, cron: str | None) -> int:
 
 async def _scheduled(spec: ExperimentSpec, store: Path, cron: str, source: str) -> int:
     from engine.api import open_engine
-    from engine.schedule import ScheduleControl, run_on_schedule
+    from engine.runtime.schedule import ScheduleControl, run_on_schedule
 
     control = ScheduleControl()
 

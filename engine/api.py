@@ -24,10 +24,10 @@ from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
-from engine.loader import load_experiment, spec_from_raw
-from engine.queries import list_runs, replay_json, resolve_run
-from engine.runner import RunControl, RunRequest, execute_run
+from engine.input.loader import load_experiment, spec_from_raw
+from engine.runtime.runner import RunControl, RunRequest, execute_run
 from engine.store.log import Append, EventLog
+from engine.views.queries import list_runs, replay_json, resolve_run
 
 __all__ = [
     "InputError",

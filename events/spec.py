@@ -6,6 +6,7 @@ silently ignored setting.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -246,3 +247,8 @@ class ExperimentSpec(Spec):
     schedule: ScheduleSpec | None = None
     pricing: dict[str, Price] = {}
     setup: list[str] = []
+
+
+def fingerprint(spec: ExperimentSpec) -> str:
+    """A stable hash of the spec that ran (sha256 of its msgpack encoding): same spec, same fingerprint."""
+    return hashlib.sha256(msgspec.msgpack.encode(spec)).hexdigest()

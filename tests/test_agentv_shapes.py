@@ -11,7 +11,7 @@ import pytest
 
 from engine.api import spec_from_dict
 from engine.errors import InputError
-from engine.loader import load_experiment
+from engine.input.loader import load_experiment
 
 AGENTV_YAML = """
 name: baseline

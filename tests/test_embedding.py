@@ -13,7 +13,7 @@ from engine.api import open_engine, spec_from_dict
 from engine.cli.render_md import report_markdown
 from engine.errors import RunBusyError
 from engine.events import kinds as k
-from engine.queries import replay_json, stored_report
+from engine.views.queries import replay_json, stored_report
 
 
 def flag_agent(request: TargetRequest) -> str:
@@ -108,7 +108,7 @@ async def test_wall_time_budget_with_virtual_clock(tmp_path: Path, autojump_cloc
 
 async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path: Path) -> None:
     from engine.events.spec import GraderSpec
-    from engine.regrade import regrade_run
+    from engine.views.regrade import regrade_run
 
     calls = 0
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.export import safe_name, xml_attr, xml_text
+from engine.views.export import safe_name, xml_attr, xml_text
 from tests.conftest import run_engine
 from tests.test_cli_run import experiment
 

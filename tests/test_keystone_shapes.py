@@ -17,7 +17,7 @@ from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, GraderSpec
-from engine.loader import load_experiment
+from engine.input.loader import load_experiment
 
 KEYSTONE_YAML = """
 name: model-bake-off

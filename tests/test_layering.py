@@ -114,7 +114,7 @@ def later():
     importlib.import_module("cli.main")
     __import__("lmdb")
 if TYPE_CHECKING:
-    from engine.plan import Plan
+    from engine.runtime.plan import Plan
 """
     found = imported_modules(source, "engine.store.projections.fold")
     assert found == {
@@ -128,7 +128,7 @@ if TYPE_CHECKING:
         "engine.actors.scheduler",
         "cli.main",
         "lmdb",
-        "engine.plan",
+        "engine.runtime.plan",
     }
     assert imported_modules("from . import x", "engine.events", is_package=True) == {"engine.events"}
     assert [layer(n) for n in ("engine.store.log", "engine.api", "engine.cli.main", "trio")] == [

@@ -8,7 +8,7 @@ import pytest
 
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, ExperimentSpec
-from engine.loader import load_experiment
+from engine.input.loader import load_experiment
 
 GOOD_TOML = """
 name = "concise-vs-verbose"

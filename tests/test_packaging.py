@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -33,8 +34,13 @@ def test_the_installed_distribution_has_one_top_level_name() -> None:
 
 
 def test_a_built_wheel_holds_every_layer_under_engine(tmp_path: Path) -> None:
+    source = tmp_path / "src"  # a copy: an in-tree build would leave build/ in the checkout
+    for folder in LAYER_FOLDERS:
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", str(ROOT),
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", str(source),
          "-w", str(tmp_path)],
         check=True, capture_output=True, timeout=600,
     )  # fmt: skip

@@ -11,8 +11,8 @@ import trio.testing
 from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
-from engine.queries import list_runs
-from engine.schedule import ScheduleControl, check_cron, run_on_schedule
+from engine.runtime.schedule import ScheduleControl, check_cron, run_on_schedule
+from engine.views.queries import list_runs
 
 EPOCH = 1_800_000_000.0  # a fixed wall-clock origin for the virtual clock
 

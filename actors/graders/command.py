@@ -50,7 +50,7 @@ class CommandGrader:
         timeout_s = self.spec.timeout_s
         try:
             done = await run_group(["/bin/sh", "-c", command], cwd=workdir, env=env, timeout_s=timeout_s)
-        except TargetError as exc:  # /bin/sh itself could not start: a failed check, not a crashed judge pool
+        except TargetError as exc:  # /bin/sh could not start: a failed check, not a crashed pool
             return f"{command!r}: {exc.message}"
         if done.timed_out:
             return f"{command!r} timed out after {timeout_s}s"

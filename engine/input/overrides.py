@@ -15,6 +15,7 @@ import msgspec
 
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, Spec, VariantSpec
+from engine.input.parsing import parse_file, split_validation_error
 
 SUFFIXES = (".json", ".toml", ".yaml", ".yml")
 
@@ -60,8 +61,6 @@ def _resolve(variant: VariantSpec, folder: Path, name: str, field: str) -> Varia
 
 
 def _read(path: Path) -> PromptOverride:
-    from engine.loader import parse_file, split_validation_error
-
     raw = parse_file(path) if path.suffix != ".json" else _json(path)
     try:
         return msgspec.convert(raw, PromptOverride, strict=True)

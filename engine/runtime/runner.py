@@ -1,7 +1,7 @@
 """Run one experiment: open the actors' nursery, wire their channels, own their lifetimes.
 
 Lifetimes: the log writer and the aggregator outlive the working actors
-(scheduler, executor pool, judge pool, cancel watcher), so that whatever the
+(scheduler, executor pool, grading pool, cancel watcher), so that whatever the
 working actors queued is committed and folded before the final events and the
 report are written, whether the run completed, ran out of budget or was stopped.
 """
@@ -28,18 +28,17 @@ from engine.actors.variants import expand_variants, propose_variants
 from engine.errors import InputError, RunBusyError
 from engine.events import kinds as k
 from engine.events.report import RunReport
-from engine.events.spec import ExperimentSpec
-from engine.pipeline import Pipeline, open_pipeline
-from engine.plan import build_plan
-from engine.preflight import check_environment
-from engine.queries import process_alive
-from engine.state import load_state, spec_hash
+from engine.events.spec import ExperimentSpec, fingerprint
+from engine.input.preflight import check_environment
+from engine.runtime.pipeline import Pipeline, open_pipeline
+from engine.runtime.plan import build_plan
+from engine.runtime.targets import target_maker
+from engine.runtime.tune import tune_session
+from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
 from engine.store.log import EventLog
-from engine.store.projections.run_state import RunState
-from engine.targets import target_maker
-from engine.tune import tune_session
-from engine.workers import open_workers
+from engine.store.projections.run_state import RunState, load_run_state
+from engine.views.queries import process_alive
 
 FINAL_STATUS = {
     "completed": "completed",
@@ -100,7 +99,7 @@ def refuse_if_live(state: RunState) -> None:
 
 async def execute_run(log: EventLog, request: RunRequest) -> RunReport:
     load = trio.to_thread.run_sync
-    state = await load(load_state, log, request.run_id) if request.resume else RunState(request.run_id)
+    state = await load(load_run_state, log, request.run_id) if request.resume else RunState(request.run_id)
     refuse_if_live(state)
     spec = state.spec if request.resume and state.spec is not None else request.spec
     request.source = request.source or state.source  # a resumed run resolves paths where it started
@@ -121,7 +120,7 @@ async def _run_body(log: EventLog, request: RunRequest, spec: ExperimentSpec, pi
     variants = [] if tuning else expand_variants(spec)
     if state.spec is None:
         defined = k.ExperimentDefined(
-            run_id=run_id, ts=now, spec=spec, spec_hash=spec_hash(spec), source=request.source
+            run_id=run_id, ts=now, spec=spec, spec_hash=fingerprint(spec), source=request.source
         )
         await pipe.emit.send(WriteBatch([defined]))
     await propose_variants(run_id=run_id, variants=variants, known=set(state.variants), emit=pipe.emit)

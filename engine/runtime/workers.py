@@ -1,4 +1,4 @@
-"""The working actors of a run: executor pool, judge pool and cancel watcher, fed plan by plan.
+"""The working actors of a run: executor pool, grading pool and cancel watcher, fed plan by plan.
 
 A plain experiment runs one plan; a tuning session runs one plan per variation
 (baseline vs candidate) through the same pools.
@@ -15,12 +15,12 @@ import trio
 from engine.actors.executor import MakeTarget, executor_pool
 from engine.actors.graders.factory import GraderContext, make_graders
 from engine.actors.graders.judge import JudgeBudget
-from engine.actors.judge import judge_pool
+from engine.actors.grading_pool import grading_pool
 from engine.actors.messages import GradeJob, TrialJob
 from engine.actors.scheduler import Limits, Plan, scheduler
 from engine.actors.watcher import watch_for_cancel
 from engine.events.spec import ExperimentSpec
-from engine.pipeline import Pipeline
+from engine.runtime.pipeline import Pipeline
 from engine.store.log import EventLog
 from engine.store.projections.run_state import RunState
 
@@ -90,7 +90,7 @@ async def open_workers(
             )
         )  # fmt: skip
         work.start_soon(
-            lambda: judge_pool(
+            lambda: grading_pool(
                 size=spec.execution.judge_concurrency, grade_jobs=grade_jobs, emit=emit.clone(),
                 make_graders=lambda: make_graders(spec.graders, context),
                 pass_threshold=spec.scoring.pass_threshold, budget=context.budget,

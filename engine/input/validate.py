@@ -8,6 +8,7 @@ import msgspec
 
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, GraderSpec, SamplingParams, TargetSpec
+from engine.input.parsing import split_validation_error
 
 
 def check_spec(spec: ExperimentSpec, file: str) -> None:
@@ -145,8 +146,6 @@ def _check_params(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
         try:
             msgspec.convert(params, SamplingParams, strict=True)
         except msgspec.ValidationError as exc:
-            from engine.loader import split_validation_error
-
             where, expected = split_validation_error(str(exc))
             fail(f"{field}.{where}", expected)
 
@@ -163,8 +162,6 @@ def _check_variant_targets(spec: ExperimentSpec, fail) -> None:  # noqa: ANN001
         try:
             target = resolve_target(spec.target, variant)
         except msgspec.ValidationError as exc:
-            from engine.loader import split_validation_error
-
             where, expected = split_validation_error(str(exc))
             fail(f"{field}.{where}" if where != "(top level)" else field, expected)
             return

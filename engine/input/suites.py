@@ -19,6 +19,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, SuiteSpec
+from engine.input.parsing import split_validation_error
 
 
 def load_suite(
@@ -102,7 +103,5 @@ def _to_case(record: Any, file: str, where: str) -> CaseSpec:
     try:
         return msgspec.convert(record, CaseSpec, strict=True)
     except msgspec.ValidationError as exc:
-        from engine.loader import split_validation_error
-
         field, expected = split_validation_error(str(exc))
         raise InputError(file, f"{where}.{field}" if field != "(top level)" else where, expected) from None

@@ -13,12 +13,12 @@ import msgspec
 
 from engine.errors import InputError
 from engine.events.spec import GateSpec
-from engine.queries import run_state
 from engine.store import stats
 from engine.store.log import EventLog
 from engine.store.projections.cases import case_values
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
+from engine.views.queries import run_state
 
 
 class MetricDelta(msgspec.Struct, kw_only=True):
@@ -33,7 +33,7 @@ class MetricDelta(msgspec.Struct, kw_only=True):
     regressed: bool
 
 
-class Comparison(msgspec.Struct, kw_only=True):
+class RunComparison(msgspec.Struct, kw_only=True):
     baseline_run: str
     candidate_run: str
     regressed: bool
@@ -45,7 +45,7 @@ class Comparison(msgspec.Struct, kw_only=True):
 
 def compare_runs(
     log: EventLog, base_id: str, cand_id: str, gate: GateSpec | None = None, require_same_cases: bool = False
-) -> Comparison:
+) -> RunComparison:
     base, cand = run_state(log, base_id), run_state(log, cand_id)
     assert base.spec is not None and cand.spec is not None
     gate = gate or cand.spec.gate
@@ -60,7 +60,7 @@ def compare_runs(
     metrics = [m for b_name, c_name in pairs for m in _variant_metrics(base, cand, b_name, c_name, gate)]
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
     shared = len({c.id for c in base.spec.cases} & {c.id for c in cand.spec.cases})
-    return Comparison(
+    return RunComparison(
         baseline_run=base_id,
         candidate_run=cand_id,
         regressed=bool(regressions),

@@ -19,16 +19,16 @@ import trio
 
 from engine.actors.tuning import Variation, VariationGenerator, defaults, quantize
 from engine.actors.variants import propose_variants
-from engine.apply import apply_params
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, TuneSpec, VariantSpec
-from engine.pipeline import Pipeline
-from engine.plan import build_plan
+from engine.runtime.pipeline import Pipeline
+from engine.runtime.plan import build_plan
+from engine.runtime.workers import Workers
 from engine.store import stats
 from engine.store.projections.cases import case_values
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import latency
-from engine.workers import Workers
+from engine.views.apply import apply_params
 
 BASELINE = "baseline"
 

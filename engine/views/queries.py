@@ -9,13 +9,12 @@ from dataclasses import dataclass
 from engine.errors import NotFoundError
 from engine.events import kinds as k
 from engine.events.codec import to_json
-from engine.state import load_state
 from engine.store.blobs import read_blob
 from engine.store.log import EventLog
 from engine.store.projection import run_events
 from engine.store.projections.best import BestVariation, evolve_best
 from engine.store.projections.report import build_report
-from engine.store.projections.run_state import RunState
+from engine.store.projections.run_state import RunState, load_run_state
 
 SUMMARY_TAGS = {"run.started", "run.completed", "report.written", "cancel.requested"}
 
@@ -86,7 +85,7 @@ def resolve_run(log: EventLog, run_id: str | None) -> str:
 
 
 def run_state(log: EventLog, run_id: str, grading: int | None = None) -> RunState:
-    state = load_state(log, run_id, grading)
+    state = load_run_state(log, run_id, grading)
     if state.spec is None:
         raise NotFoundError(f"run {run_id!r} has no experiment definition")
     if grading is not None and state.grading != grading:

@@ -258,7 +258,7 @@ def by_cell(trials: list[TrialRecord]) -> Iterator[tuple[tuple[str, str], list[T
 
 def write_rundir(log: EventLog, run: RunTrials, out: Path) -> int:
     """AgentV-style run directory: index.jsonl, summary.json (the report), <variant>/<case>/run-N/..."""
-    from engine.queries import replay_json, stored_report
+    from engine.views.queries import replay_json, stored_report
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(str(out), "--out", "expected a new or empty directory for --format rundir")

@@ -1,6 +1,6 @@
 """`engine regrade RUN_ID`: grade the stored outputs again with another grader config.
 
-A new grading round (RegradeStarted) resets scores in the fold; the judge pool
+A new grading round (RegradeStarted) resets scores in the fold; the grading pool
 grades every completed output read back from the blob store, so the subject is
 never called again; a new report is written. Replay of the log reproduces it.
 """
@@ -13,19 +13,19 @@ import trio
 
 from engine.actors.executor import MakeTarget
 from engine.actors.graders.factory import make_graders
-from engine.actors.judge import judge_pool
+from engine.actors.grading_pool import grading_pool
 from engine.actors.messages import GradeJob
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import GraderSpec
-from engine.pipeline import open_pipeline
-from engine.queries import run_state
+from engine.runtime.pipeline import open_pipeline
+from engine.runtime.targets import target_maker
+from engine.runtime.workers import grader_context
 from engine.store.blobs import read_text
 from engine.store.log import EventLog
 from engine.store.projection import run_events
 from engine.store.projections.run_state import RunState
-from engine.targets import target_maker
-from engine.workers import grader_context
+from engine.views.queries import run_state
 
 
 async def regrade_run(
@@ -51,7 +51,7 @@ async def regrade_run(
         grade_send, grade_jobs = trio.open_memory_channel[GradeJob](64)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(
-                lambda: judge_pool(
+                lambda: grading_pool(
                     size=state.spec.execution.judge_concurrency if state.spec else 3,
                     grade_jobs=grade_jobs,
                     emit=pipe.emit.clone(),

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.apply import apply_params
 from engine.errors import InputError
-from engine.queries import run_state
 from engine.store.log import EventLog
 from engine.store.projections.report import build_report
+from engine.views.apply import apply_params
+from engine.views.queries import run_state
 
 WHERE = "engine promote"
 

@@ -1,4 +1,4 @@
-"""The judge pool: workers that grade outputs and emit one TrialGraded per trial."""
+"""The grading pool: workers that run every grader over each output and emit one TrialGraded per trial."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from engine.events.kinds import GraderResult
 MakeGraders = Callable[[], list[Grader]]
 
 
-async def judge_pool(
+async def grading_pool(
     *,
     size: int,
     grade_jobs: trio.MemoryReceiveChannel[GradeJob],
@@ -28,11 +28,11 @@ async def judge_pool(
     async with grade_jobs, emit, trio.open_nursery() as nursery:
         for _ in range(size):
             nursery.start_soon(
-                judge_worker, grade_jobs.clone(), emit.clone(), make_graders, pass_threshold, budget
+                grading_worker, grade_jobs.clone(), emit.clone(), make_graders, pass_threshold, budget
             )
 
 
-async def judge_worker(
+async def grading_worker(
     grade_jobs: trio.MemoryReceiveChannel[GradeJob],
     emit: trio.MemorySendChannel[WriteBatch],
     make_graders: MakeGraders,

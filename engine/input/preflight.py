@@ -18,7 +18,7 @@ from engine.actors.targets.python import import_callable
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, TargetSpec
-from engine.validate import variant_field
+from engine.input.validate import variant_field
 
 
 def run_targets(spec: ExperimentSpec) -> Iterator[tuple[str, TargetSpec]]:

@@ -19,8 +19,8 @@ from croniter import croniter
 from engine.api import Engine
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec
-from engine.queries import list_runs
-from engine.runner import RunControl
+from engine.runtime.runner import RunControl
+from engine.views.queries import list_runs
 
 Log = Callable[[str], None]
 

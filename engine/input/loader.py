@@ -1,0 +1,78 @@
+"""Load an experiment file (TOML or YAML) into a validated ExperimentSpec.
+
+Every problem becomes an InputError naming the file, the field path and what
+was expected, so the CLI can print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from engine.errors import InputError
+from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec
+from engine.input.compat import normalize
+from engine.input.overrides import apply_overrides
+from engine.input.parsing import allowed_values, parse_file, split_validation_error
+from engine.input.suites import load_suite
+from engine.input.validate import check_graders, check_spec
+
+
+def load_experiment(path: str | Path) -> ExperimentSpec:
+    """Read, parse, validate and resolve an experiment file (suite cases are inlined)."""
+    file = Path(path)
+    return spec_from_raw(parse_file(file), str(file), file.parent)
+
+
+def spec_from_raw(raw: dict[str, Any], name: str, base_dir: Path) -> ExperimentSpec:
+    """Parsed data -> a checked spec: other tools' shapes rewritten, suite files and prompt overrides
+    (paths relative to base_dir) resolved. Files and embedding callers share this one path."""
+    spec = convert_spec(normalize(raw, name), name)
+    spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
+
+    check_spec(spec, name)
+    return spec
+
+
+def resolve_suites(spec: ExperimentSpec, base_dir: Path, name: str) -> ExperimentSpec:
+    """The spec with the cases of its suite files (paths relative to base_dir) appended."""
+    suites = [("suite", spec.suite)] if spec.suite is not None else []
+    suites += [(f"suites[{i}]", suite) for i, suite in enumerate(spec.suites)]
+    if not suites:
+        return spec
+    cases = [case for field, suite in suites for case in load_suite(base_dir, suite, name, field)]
+    return msgspec.structs.replace(spec, cases=[*spec.cases, *cases], suite=None, suites=[])
+
+
+def convert_spec(raw: dict[str, Any], name: str) -> ExperimentSpec:
+    try:
+        return msgspec.convert(raw, ExperimentSpec, strict=True)
+    except msgspec.ValidationError as exc:
+        field, expected = split_validation_error(str(exc))
+        if expected.startswith("invalid enum value"):
+            choices = allowed_values(ExperimentSpec, field)
+            expected += f" (expected one of {', '.join(map(repr, choices))})" if choices else ""
+        raise InputError(name, field, expected) from None
+
+
+class _GraderFile(msgspec.Struct, kw_only=True):
+    graders: list[GraderSpec]
+    scoring: ScoringSpec | None = None
+
+
+def load_graders(path: str | Path) -> tuple[list[GraderSpec], float | None]:
+    """[[graders]] and an optional [scoring] from a file (an experiment file works too)."""
+    file = Path(path)
+    raw = parse_file(file, "a graders file: .toml or .yaml with [[graders]] and optional [scoring]")
+    subset = {key: raw[key] for key in ("graders", "scoring") if key in raw}
+    try:
+        parsed = msgspec.convert(subset, _GraderFile, strict=True)
+    except msgspec.ValidationError as exc:
+        field, expected = split_validation_error(str(exc))
+        raise InputError(str(file), field, expected) from None
+    if not parsed.graders:
+        raise InputError(str(file), "graders", "expected at least one [[graders]] entry")
+    check_graders(parsed.graders, str(file))
+    return parsed.graders, None if parsed.scoring is None else parsed.scoring.pass_threshold

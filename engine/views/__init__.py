@@ -1,0 +1,1 @@
+"""Views: read the log and answer (queries, reports, compare, export, promote) or grade it again."""
