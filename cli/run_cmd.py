@@ -157,15 +157,16 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool) ->
 
 def schedule_command(file: Path | None, store: Path, cron: str | None) -> int:
     from engine.input.loader import load_experiment
-    from engine.runtime.schedule import check_cron
+    from engine.input.validate import check_cron
 
     if file is None:
         raise InputError("engine run", "FILE", "expected an experiment file to run on a schedule")
-    spec = load_experiment(file)
+    spec = load_experiment(file)  # the file's own cron is checked as it loads
+    if cron is not None:
+        check_cron(cron, "engine run", "--schedule")
     cron = cron or (spec.schedule.cron if spec.schedule else None)
     if cron is None:
         raise InputError(str(file), "schedule.cron", "expected a cron expression")
-    check_cron(cron, str(file) if spec.schedule else "--schedule")
     return trio.run(_scheduled, spec, store, cron, str(file))
 
 

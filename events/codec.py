@@ -1,59 +1,47 @@
 """Encoders and decoders, built once at import (msgspec codecs are reusable and fast).
 
-Upcasting: a stored event whose `v` is older than its class expects is decoded
-raw, passed through the registered upcasters for its tag in version order, then
-converted to the current Struct. The fast path (current version) never pays.
+Versions live on the event classes (VERSION, UPCASTERS). The encoder stamps an event with its
+class's VERSION. A stored event whose `v` is older (or that no longer fits its class) is decoded
+raw, lifted through the class's upcasters in version order, then converted to the current Struct.
+The fast path (an event at its current version) never pays.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from engine.events.kinds import EVENT_TYPES, AnyEvent, Event, tag_of
 
-Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
-
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(AnyEvent)
 _raw_decoder = msgspec.msgpack.Decoder()
 _json_encoder = msgspec.json.Encoder(order="deterministic")
-
-_upcasters: dict[tuple[str, int], Upcaster] = {}
-CURRENT_VERSION: dict[str, int] = {tag_of(t): 1 for t in EVENT_TYPES}
-# the same, keyed by class: the decode fast path does one dict lookup per event
-_VERSION_BY_TYPE: dict[type, int] = {t: 1 for t in EVENT_TYPES}
-_TYPE_BY_TAG: dict[str, type] = {tag_of(t): t for t in EVENT_TYPES}
-# while every type is at version 1 no stored event can be older than its class (v >= 1), so the
-# per-event version check is skipped: it is a third of decode's cost on replay
-_all_at_v1 = True
+_TYPE_BY_TAG: dict[str, type[Event]] = {tag_of(t): t for t in EVENT_TYPES}
 
 
 class EventDecodeError(ValueError):
     """A stored event that no known version or upcaster can read."""
 
 
-def register_upcaster(tag: str, from_version: int, upcaster: Upcaster) -> None:
-    """Teach the decoder to lift `tag` events stored at `from_version` to `from_version + 1`."""
-    _upcasters[(tag, from_version)] = upcaster
+def current_versions() -> dict[str, int]:
+    return {tag: cls.VERSION for tag, cls in _TYPE_BY_TAG.items()}
 
 
-def set_current_version(tag: str, version: int) -> None:
-    global _all_at_v1
-    CURRENT_VERSION[tag] = version
-    _all_at_v1 = all(v == 1 for v in CURRENT_VERSION.values())
-    _VERSION_BY_TYPE[_TYPE_BY_TAG[tag]] = version
+def _stamped(event: Event) -> Event:
+    # VERSION is read from the class each time (cheap), so a test may change it with monkeypatch
+    version = type(event).VERSION
+    return event if event.v == version else msgspec.structs.replace(event, v=version)
 
 
 def encode(event: Event) -> bytes:
-    return _encoder.encode(event)
+    return _encoder.encode(_stamped(event))
 
 
 def encode_many(events: list[Event]) -> list[bytes]:
     enc = _encoder.encode
-    return [enc(e) for e in events]
+    return [enc(_stamped(e)) for e in events]
 
 
 def decode(data: bytes | memoryview) -> AnyEvent:
@@ -61,9 +49,7 @@ def decode(data: bytes | memoryview) -> AnyEvent:
         event = _decoder.decode(data)
     except msgspec.ValidationError:
         return _decode_upcasting(data)
-    if _all_at_v1:
-        return event
-    if event.v != _VERSION_BY_TYPE[type(event)]:
+    if event.v != type(event).VERSION:
         return _decode_upcasting(data)
     return event
 
@@ -73,12 +59,12 @@ def _decode_upcasting(data: bytes | memoryview) -> AnyEvent:
     if not isinstance(raw, dict) or "type" not in raw:
         raise EventDecodeError(f"not an event: {raw!r:.80}")
     tag = raw["type"]
-    target = CURRENT_VERSION.get(tag)
-    if target is None:
+    cls = _TYPE_BY_TAG.get(tag)
+    if cls is None:
         raise EventDecodeError(f"unknown event type {tag!r}")
     version = int(raw.get("v", 1))
-    while version < target:
-        upcaster = _upcasters.get((tag, version))
+    while version < cls.VERSION:
+        upcaster = cls.UPCASTERS.get(version)
         if upcaster is None:
             raise EventDecodeError(f"no upcaster for {tag} v{version} -> v{version + 1}")
         raw = upcaster(dict(raw))

@@ -1,17 +1,21 @@
 """Every state change of engine, as a past-tense event.
 
-Rules that keep old logs readable: tags are stable dotted names, changes are
-additive (new optional fields with defaults), and a breaking change bumps `v`
-and registers an upcaster in `events.codec`.
+Rules that keep old logs readable: tags are stable dotted names, changes are additive (new
+optional fields with defaults), and a breaking change raises the class's VERSION and adds, on the
+class, an upcaster from the version before (UPCASTERS[old] lifts a raw stored dict one version).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from engine.events import upcasts
 from engine.events.spec import ExperimentSpec, GraderSpec, VariantSpec
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
 # Error classes name what went wrong more precisely than the kind, for reports ("connect: 40 trials").
@@ -22,13 +26,20 @@ ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"
 class Event(msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True, gc=False):
     run_id: str
     ts: float = 0.0
+    # the version it was stored at; the codec writes VERSION (a stored event without `v` is v1)
     v: int = 1
+
+    VERSION: ClassVar[int] = 1
+    UPCASTERS: ClassVar[dict[int, Upcaster]] = {}
 
 
 class ExperimentDefined(Event, tag="experiment.defined"):
     spec: ExperimentSpec
     spec_hash: str
     source: str = ""
+
+    VERSION: ClassVar[int] = 2
+    UPCASTERS: ClassVar[dict[int, Upcaster]] = {1: upcasts.tagged_specs}
 
 
 class RunStarted(Event, tag="run.started"):
@@ -194,6 +205,9 @@ class RegradeStarted(Event, tag="regrade.started"):
     graders: list[GraderSpec] = []
     pass_threshold: float = 0.5
     name: str = ""  # what the user called this grading round (default: the graders file's name)
+
+    VERSION: ClassVar[int] = 2
+    UPCASTERS: ClassVar[dict[int, Upcaster]] = {1: upcasts.tagged_graders}
 
 
 TrialEvent = TrialStarted | TrialCompleted | TrialFailed | TrialGraded | TrialSkipped

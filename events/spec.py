@@ -1,7 +1,8 @@
-"""The experiment file, as typed Structs (the user-facing contract of BRIEF.md).
+"""The experiment file, as typed Structs: the user-facing contract.
 
-Unknown fields are rejected so a typo in an experiment file is an error, not a
-silently ignored setting.
+Unknown fields are rejected so a typo in an experiment file is an error, not a silently ignored
+setting; ranges are in the types (see spec_base), so nothing out of range reaches the log.
+Targets and graders are tagged unions, one Struct per kind (see targets and graders).
 """
 
 from __future__ import annotations
@@ -12,48 +13,46 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-TargetKind = Literal["openai", "anthropic", "command", "python", "local"]
+from engine.events.graders import (  # noqa: F401 - re-exported: the spec's vocabulary in one place
+    GRADER_KINDS,
+    CommandGraderSpec,
+    ContainsGraderSpec,
+    ExactGraderSpec,
+    GraderSpec,
+    JudgeGraderSpec,
+    RubricCriterion,
+    grader_spec,
+)
+from engine.events.spec_base import (  # noqa: F401
+    BIG,
+    Count,
+    EnvRef,
+    Finite,
+    Fraction,
+    Name,
+    NonNegative,
+    Positive,
+    PositiveInt,
+    Price,
+    Seconds,
+    Seed,
+    Spec,
+)
+from engine.events.targets import (  # noqa: F401
+    TARGET_KINDS,
+    CommandTargetSpec,
+    HttpTarget,
+    LocalTargetSpec,
+    OpenAITargetSpec,
+    PythonTargetSpec,
+    TargetSpec,
+    override_target,
+    target_spec,
+)
+
 RepeatStrategy = Literal["mean", "pass_at_k", "confidence_interval"]
-GraderKind = Literal["exact", "contains", "regex", "json", "command", "judge", "forbidden", "exit_code"]
-# error classes a target may opt into retrying; transient infrastructure errors (connect, network,
-# http_429, http_5xx) are always retried, up to max_retries
-RetryableClass = Literal["timeout", "malformed_response", "agent_exit", "subject_error"]
 TuneStrategy = Literal["grid", "random", "neighborhood"]
-
-
-class Spec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """Base for every part of an experiment file."""
-
-
-class Price(Spec):
-    """USD per million tokens, for one model."""
-
-    input_per_mtok: float = 0.0
-    output_per_mtok: float = 0.0
-
-
-class TargetSpec(Spec):
-    kind: TargetKind = "local"
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    # command target: argv list or a shell string; prompt goes via stdin, an arg or a {prompt} template
-    command: list[str] | str | None = None
-    prompt_via: Literal["stdin", "arg", "template"] = "stdin"
-    env: dict[str, str] = {}
-    workdir: str | None = None
-    # python target: "package.module:function"
-    callable: str | None = None
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    concurrency: int | None = None
-    headers: dict[str, str] = {}
-    price: Price | None = None
-    # openai/anthropic: params sent beyond the standard sampling ones (e.g. min_p, repetition_penalty
-    # for vLLM or llama.cpp); opt-in, since OpenAI itself rejects fields it does not know
-    extra_params: list[str] = []
-    # a timeout or a crash of the subject is recorded once; list its class here to retry it too
-    retry_on: list[RetryableClass] = []
+MAX_REPEATS = 10_000
 
 
 class SamplingParams(msgspec.Struct, kw_only=True):
@@ -72,7 +71,7 @@ class SamplingParams(msgspec.Struct, kw_only=True):
 
 
 class VariantSpec(Spec):
-    name: str
+    name: Name
     description: str | None = None
     owner: str | None = None
     model: str | None = None
@@ -88,7 +87,7 @@ class VariantSpec(Spec):
 
 
 class CaseSpec(Spec):
-    id: str
+    id: Name
     prompt: str
     expected: Any = None
     context: str | None = None
@@ -99,101 +98,77 @@ class CaseSpec(Spec):
 
 
 class SuiteSpec(Spec):
-    path: str
+    path: Name
     select: list[str] = []
     tags: list[str] = []
 
 
-class RubricCriterion(Spec):
-    name: str
-    weight: float
-    description: str = ""
-
-
-class GraderSpec(Spec):
-    kind: GraderKind
-    name: str | None = None
-    weight: float = 1.0
-    gate: bool = False
-    # exact / contains / regex
-    value: str | None = None
-    pattern: str | None = None
-    case_sensitive: bool = True
-    # json: fields that must match (dotted paths) and/or a JSON schema subset
-    fields: dict[str, Any] = {}
-    schema: dict[str, Any] | None = None
-    # command verifier
-    commands: list[str] = []
-    timeout_s: float = 60.0
-    # judge
-    rubric: list[RubricCriterion] = []
-    judge: dict[str, Any] = {}
-    threshold: float | None = None
-    # exit_code: the agent's exit codes that pass (default [0]); with such a grader a non-zero
-    # exit is graded instead of being recorded as an agent_exit error
-    exit_codes: list[int] = []
-
-
 class RepeatSpec(Spec):
-    count: int = 1
+    count: Annotated[int, Meta(ge=1, le=MAX_REPEATS)] = 1
     strategy: RepeatStrategy = "mean"
     early_exit: bool = True
-    cost_limit_usd: float | None = None
+    cost_limit_usd: Positive | None = None
 
 
 class BudgetSpec(Spec):
-    max_trials: int | None = None
-    max_wall_time_s: float | None = None
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-    judge_max_tokens: int | None = None
+    max_trials: PositiveInt | None = None
+    max_wall_time_s: Positive | None = None
+    max_tokens: PositiveInt | None = None
+    max_cost_usd: Positive | None = None
+    judge_max_tokens: PositiveInt | None = None
 
 
 class ExecutionSpec(Spec):
-    concurrency: int = 16
-    judge_concurrency: int = 3
-    trial_timeout_s: float | None = None
+    concurrency: Annotated[int, Meta(ge=1, le=4096)] = 16  # executor workers
+    judge_concurrency: Annotated[int, Meta(ge=1, le=1024)] = 3  # grading workers
+    trial_timeout_s: Seconds | None = None
     # above this share of trials without a usable result (errored, or ungradable) the run exits 1
-    max_error_rate: float = 0.1
+    max_error_rate: Fraction = 0.1
     # when the first N finished trials all failed to connect, the target is unreachable: stop (0: never)
-    unreachable_after: int = 5
+    unreachable_after: Annotated[int, Meta(ge=0, le=1_000_000)] = 5
 
 
 class ReplicaAggregation(Spec):
-    """How a case's repeats make one verdict (Keystone): all must pass, any may, or a share of them."""
+    """How a case's repeats make one verdict: all must pass, any may, or a share of them."""
 
     strategy: Literal["all", "any", "percentage"] = "all"
-    min_pass_rate: float = 1.0  # for "percentage"
+    min_pass_rate: Annotated[float, Meta(gt=0, le=1, description="a share of the repeats, above 0")] = 1.0
 
 
 class ScoringSpec(Spec):
-    pass_threshold: float = 0.5
+    pass_threshold: Annotated[float, Meta(ge=0, le=1, description="scores run from 0 to 1")] = 0.5
     replica_aggregation: ReplicaAggregation = ReplicaAggregation()
 
 
 class GateSpec(Spec):
-    """Regression thresholds for `engine compare --gate` (seed 004's defaults)."""
+    """Regression thresholds for `engine compare --gate`."""
 
-    alpha: float = 0.05
-    max_pass_rate_drop: float = 0.02
-    max_mean_score_drop: float = 0.02
-    max_p95_latency_increase: float = 0.20
-    max_cost_increase: float = 0.20
+    alpha: Annotated[float, Meta(gt=0, lt=1)] = 0.05
+    max_pass_rate_drop: Fraction = 0.02
+    max_mean_score_drop: Fraction = 0.02
+    max_p95_latency_increase: NonNegative = 0.20
+    max_cost_increase: NonNegative = 0.20
     # below these absolute increases a relative jump is noise (sub-millisecond latencies, fractions of a cent)
-    min_latency_increase_ms: float = 10.0
-    min_cost_increase_usd: float = 0.001
+    min_latency_increase_ms: NonNegative = 10.0
+    min_cost_increase_usd: NonNegative = 0.001
 
 
 class ParameterRange(Spec):
-    name: str
-    min: float
-    max: float
-    default: float
-    step: float | None = None
+    name: Name
+    min: Finite
+    max: Finite
+    default: Finite
+    step: Positive | None = None
     integer: bool = False
 
+    def __post_init__(self) -> None:
+        if self.min > self.max:
+            raise ValueError("max: expected max >= min")
+        if not self.min <= self.default <= self.max:
+            raise ValueError("default: expected a default within [min, max]")
 
-# seed 000's default search space: used when a tuning session lists no parameters
+
+# the default search space: used when a tuning session lists no parameters
 DEFAULT_SEARCH_SPACE: list[dict[str, Any]] = [
     {"name": "temperature", "min": 0.0, "max": 1.0, "step": 0.1, "default": 0.7},
     {"name": "top_p", "min": 0.1, "max": 1.0, "step": 0.05, "default": 0.9},
@@ -203,32 +178,39 @@ DEFAULT_SEARCH_SPACE: list[dict[str, Any]] = [
 ]
 
 
+DELTA = "a score delta: scores run from 0 to 1, so a 1-10 scale's 0.5 is 0.05"
+
+
 class TuneSpec(Spec):
     strategy: TuneStrategy = "grid"
     parameters: list[ParameterRange] = []
-    max_experiments: int = 20
-    min_improvement: float = 0.05
-    radius: float = 1.0
+    max_experiments: Annotated[int, Meta(ge=1, le=100_000)] = 20
+    min_improvement: Annotated[float, Meta(ge=0, lt=1, description=DELTA)] = 0.05
+    radius: Positive = 1.0
     require_significance: bool = True
-    max_extra_repeats: int = 2
-    eval_budget_tokens: int | None = None
+    max_extra_repeats: Annotated[int, Meta(ge=0, le=20)] = 2
+    eval_budget_tokens: PositiveInt | None = None
     auto_apply: bool = False
     apply_to: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.auto_apply and not self.apply_to:
+            raise ValueError("apply_to: expected the file to write accepted values to (auto_apply is on)")
+
 
 class ScheduleSpec(Spec):
-    cron: str = "0 3 * * *"
+    cron: Name = "0 3 * * *"
     enabled: bool = True
-    max_experiments_per_run: int | None = None
-    max_wall_time_s: float | None = None
+    max_experiments_per_run: PositiveInt | None = None
+    max_wall_time_s: Positive | None = None
 
 
 class ExperimentSpec(Spec):
-    name: str
+    name: Name
     kind: Literal["experiment", "tune"] = "experiment"
     description: str | None = None
-    seed: int = 0
-    target: TargetSpec = TargetSpec()
+    seed: Seed = 0
+    target: TargetSpec = LocalTargetSpec()
     params: dict[str, Any] = {}
     variants: list[VariantSpec] = []
     # list of variant-field dicts (explicit) or dict of lists (cartesian product)
@@ -236,7 +218,7 @@ class ExperimentSpec(Spec):
     cases: list[CaseSpec] = []
     suite: SuiteSpec | None = None
     suites: list[SuiteSpec] = []
-    overrides_dir: str | None = None  # prompt overrides by variant overrides_tag (seed 002)
+    overrides_dir: str | None = None  # prompt overrides by variant overrides_tag
     graders: list[GraderSpec] = []
     repeat: RepeatSpec = RepeatSpec()
     budget: BudgetSpec = BudgetSpec()

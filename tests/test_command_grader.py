@@ -11,7 +11,7 @@ import trio
 from engine.actors.graders.base import Submission
 from engine.actors.graders.command import CommandGrader
 from engine.actors.graders.factory import make_grader
-from engine.events.spec import CaseSpec, GraderSpec
+from engine.events.spec import CaseSpec, grader_spec
 from tests.test_command_target import gone
 
 CASE = CaseSpec(id="capital-fr", prompt="What is the capital of France?", expected="Paris")
@@ -22,7 +22,7 @@ def sub(case: CaseSpec, output: str) -> Submission:
     return Submission(case=case, output=output)
 
 def grader(*commands: str, **fields: Any) -> CommandGrader:
-    return CommandGrader(GraderSpec(kind="command", commands=list(commands), **fields))
+    return CommandGrader(grader_spec(kind="command", commands=list(commands), **fields))
 
 
 async def test_all_commands_pass():
@@ -68,7 +68,7 @@ async def test_output_file_and_env_are_visible(tmp_path: Path, monkeypatch: pyte
 async def test_no_commands_is_unscored_and_factory_builds_it():
     verdict = await grader().grade(sub(CASE, "x"))
     assert verdict.score is None and not verdict.passed
-    assert isinstance(make_grader(GraderSpec(kind="command", commands=["true"])), CommandGrader)
+    assert isinstance(make_grader(grader_spec(kind="command", commands=["true"])), CommandGrader)
 
 
 async def test_a_case_brings_its_own_verifier_commands():

@@ -15,7 +15,7 @@ import trio
 from engine.actors import process as process_module
 from engine.actors.targets.base import TargetError, TargetRequest
 from engine.actors.targets.command import CommandTarget
-from engine.events.spec import CaseSpec, TargetSpec, VariantSpec
+from engine.events.spec import CaseSpec, VariantSpec, target_spec
 
 
 def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **variant: Any) -> TargetRequest:
@@ -27,7 +27,7 @@ def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **varia
 
 
 def target(command: list[str] | str, **fields: Any) -> CommandTarget:
-    return CommandTarget(TargetSpec(kind="command", command=command, **fields))
+    return CommandTarget(target_spec(kind="command", command=command, **fields))
 
 
 def running(pid: int) -> bool:

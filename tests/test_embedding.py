@@ -13,6 +13,7 @@ from engine.api import open_engine, spec_from_dict
 from engine.cli.render_md import report_markdown
 from engine.errors import RunBusyError
 from engine.events import kinds as k
+from engine.events.spec import grader_spec
 from engine.views.queries import replay_json, stored_report
 
 
@@ -107,7 +108,6 @@ async def test_wall_time_budget_with_virtual_clock(tmp_path: Path, autojump_cloc
 
 
 async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path: Path) -> None:
-    from engine.events.spec import GraderSpec
     from engine.views.regrade import regrade_run
 
     calls = 0
@@ -120,7 +120,7 @@ async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path:
     async with open_engine(tmp_path, callables={"agent": counting}) as eng:
         first = await eng.run(spec(repeats=1))
         assert calls == 20 and {v.name: v.mean_score for v in first.variants} == {"quiet": 0.0, "loud": 1.0}
-        lenient = [GraderSpec(kind="exact", case_sensitive=False)]
+        lenient = [grader_spec(kind="exact", case_sensitive=False)]
         second = await regrade_run(eng.log, first.run_id, lenient)
         assert calls == 20
         assert {v.name: v.mean_score for v in second.variants} == {"quiet": 1.0, "loud": 1.0}

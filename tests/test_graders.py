@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine.actors.graders.base import Submission, composite
 from engine.actors.graders.factory import make_graders
 from engine.events.kinds import GraderResult
-from engine.events.spec import CaseSpec, GraderSpec
+from engine.events.spec import CaseSpec, GraderSpec, grader_spec
 
 
 def sub(case, output: str) -> Submission:
@@ -22,27 +22,27 @@ async def grade(spec: GraderSpec, output: str, expected: object = "Paris") -> Gr
 
 
 async def test_exact_strips_and_respects_case_setting() -> None:
-    assert (await grade(GraderSpec(kind="exact"), " Paris\n")).passed
-    assert not (await grade(GraderSpec(kind="exact"), "paris")).passed
-    assert (await grade(GraderSpec(kind="exact", case_sensitive=False), "paris")).passed
+    assert (await grade(grader_spec(kind="exact"), " Paris\n")).passed
+    assert not (await grade(grader_spec(kind="exact"), "paris")).passed
+    assert (await grade(grader_spec(kind="exact", case_sensitive=False), "paris")).passed
 
 
 async def test_contains_scores_the_share_of_expected_strings_found() -> None:
-    result = await grade(GraderSpec(kind="contains"), "Paris and Rome", expected=["Paris", "Rome", "Oslo"])
+    result = await grade(grader_spec(kind="contains"), "Paris and Rome", expected=["Paris", "Rome", "Oslo"])
     assert result.score is not None and abs(result.score - 2 / 3) < 1e-9 and not result.passed
     assert "Oslo" in result.reason
-    assert (await grade(GraderSpec(kind="contains", value="rome", case_sensitive=False), "ROME!")).passed
+    assert (await grade(grader_spec(kind="contains", value="rome", case_sensitive=False), "ROME!")).passed
 
 
 async def test_regex() -> None:
-    spec = GraderSpec(kind="regex", pattern=r"\b\d{3}\b")
+    spec = grader_spec(kind="regex", pattern=r"\b\d{3}\b")
     assert (await grade(spec, "it is 100 degrees")).passed
     assert not (await grade(spec, "it is hot")).passed
 
 
 async def test_json_fields_and_schema() -> None:
     schema = {"type": "object", "required": ["city"], "properties": {"pop": {"type": "integer"}}}
-    spec = GraderSpec(kind="json", fields={"city": "Paris", "meta.country": "FR"}, schema=schema)
+    spec = grader_spec(kind="json", fields={"city": "Paris", "meta.country": "FR"}, schema=schema)
     good = 'Sure: {"city": "Paris", "pop": 2100000, "meta": {"country": "FR"}} done'
     assert (await grade(spec, good)).passed
     bad = await grade(spec, '{"city": "Lyon", "pop": "many", "meta": {"country": "FR"}}')

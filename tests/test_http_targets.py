@@ -10,7 +10,7 @@ import trio
 from engine.actors.targets.anthropic import AnthropicTarget
 from engine.actors.targets.base import TargetError, TargetRequest
 from engine.actors.targets.openai import OpenAITarget
-from engine.events.spec import CaseSpec, Price, TargetSpec, VariantSpec
+from engine.events.spec import CaseSpec, Price, VariantSpec, target_spec
 from tests.fakes.openai_server import open_fake_openai
 
 SECRET = "sk-test-DO-NOT-LEAK-4f1c2e"
@@ -30,7 +30,7 @@ def request(**overrides: object) -> TargetRequest:
 async def test_openai_body_usage_cost_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_KEY", SECRET)
     async with open_fake_openai() as server:
-        spec = TargetSpec(
+        spec = target_spec(
             kind="openai", base_url=server.base_url, model="m1", api_key_env="FAKE_KEY",
             price=Price(input_per_mtok=1.0, output_per_mtok=2.0),
         )  # fmt: skip
@@ -49,7 +49,7 @@ async def test_extra_params_are_sent_only_when_named() -> None:
     params = {"temperature": 0.2, "min_p": 0.05, "retrieval_top_k": 8}
     async with open_fake_openai() as server:
         for extra in ([], ["min_p"]):
-            target = OpenAITarget(TargetSpec(kind="openai", base_url=server.base_url, extra_params=extra))
+            target = OpenAITarget(target_spec(kind="openai", base_url=server.base_url, extra_params=extra))
             await target.call(request(params=params))
             await target.aclose()
     plain, extended = (r.body for r in server.requests)
@@ -73,7 +73,7 @@ async def test_openai_faults_become_classified_errors(
 ) -> None:
     """Only transient infrastructure errors are retryable; the rest are recorded once."""
     async with open_fake_openai(faults=[fault]) as server:
-        target = OpenAITarget(TargetSpec(kind="openai", base_url=server.base_url))
+        target = OpenAITarget(target_spec(kind="openai", base_url=server.base_url))
         with pytest.raises(TargetError) as caught:
             await target.call(request())
         await target.aclose()
@@ -85,7 +85,7 @@ async def test_openai_faults_become_classified_errors(
 
 async def test_openai_hang_times_out() -> None:
     async with open_fake_openai(faults=["hang"]) as server:
-        target = OpenAITarget(TargetSpec(kind="openai", base_url=server.base_url))
+        target = OpenAITarget(target_spec(kind="openai", base_url=server.base_url))
         with pytest.raises(TargetError) as caught:
             await target.call(request(timeout_s=0.3))
         await target.aclose()
@@ -93,7 +93,7 @@ async def test_openai_hang_times_out() -> None:
 
 
 async def test_nothing_listening_is_a_connect_error_naming_the_address() -> None:
-    target = OpenAITarget(TargetSpec(kind="openai", base_url="http://127.0.0.1:9/v1"))
+    target = OpenAITarget(target_spec(kind="openai", base_url="http://127.0.0.1:9/v1"))
     with pytest.raises(TargetError) as caught:
         await target.call(request())
     await target.aclose()
@@ -104,14 +104,14 @@ async def test_nothing_listening_is_a_connect_error_naming_the_address() -> None
 async def test_missing_key_variable_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NOPE_KEY", raising=False)
     with pytest.raises(TargetError, match="NOPE_KEY"):
-        OpenAITarget(TargetSpec(kind="openai", base_url="http://127.0.0.1:9/v1", api_key_env="NOPE_KEY"))
+        OpenAITarget(target_spec(kind="openai", base_url="http://127.0.0.1:9/v1", api_key_env="NOPE_KEY"))
 
 
 async def test_anthropic_messages(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_KEY", SECRET)
     async with open_fake_openai() as server:
         target = AnthropicTarget(
-            TargetSpec(kind="anthropic", base_url=server.base_url, api_key_env="FAKE_KEY")
+            target_spec(kind="anthropic", base_url=server.base_url, api_key_env="FAKE_KEY")
         )
         response = await target.call(request())
         await target.aclose()

@@ -16,7 +16,7 @@ from engine.actors.graders.factory import make_grader, make_graders
 from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
-from engine.events.spec import CaseSpec, GraderSpec
+from engine.events.spec import CaseSpec, grader_spec
 from engine.input.loader import load_experiment
 
 KEYSTONE_YAML = """
@@ -136,14 +136,14 @@ def test_a_missing_matrix_value_is_a_config_error_of_the_trial(tmp_path: Path) -
 
 
 async def test_forbidden_rule_by_pattern_is_a_weightless_gate() -> None:
-    grader = make_grader(GraderSpec(kind="forbidden", pattern=r"sk-[A-Za-z0-9]{8,}", name="secrets_in_logs"))
+    grader = make_grader(grader_spec(kind="forbidden", pattern=r"sk-[A-Za-z0-9]{8,}", name="secrets_in_logs"))
     case = CaseSpec(id="c", prompt="p")
     clean = await grader.grade(sub(case, "all good"))
     leaked = await grader.grade(sub(case, "key sk-ABCDEFGH123"))
     assert (clean.passed, clean.gate, clean.weight) == (True, True, 0.0)
     assert not leaked.passed and "secrets" not in leaked.reason and "forbidden" in leaked.reason
     # forbidden rules alone: the default check still scores the output
-    assert [g.spec.kind for g in make_graders([GraderSpec(kind="forbidden", value="x")])] == [
+    assert [g.spec.kind for g in make_graders([grader_spec(kind="forbidden", value="x")])] == [
         "contains",
         "forbidden",
     ]

@@ -129,20 +129,31 @@ def test_yaml_loads_the_same_spec_as_toml(tmp_path: Path, suffix: str) -> None:
     [
         ('[budget]\nmax_trials = "x"\n', "budget.max_trials", ["expected int", "got str"]),
         ("[budget]\nmax_trials = 1.5\n", "budget.max_trials", ["expected int", "got float"]),
-        ("[budget]\nmax_trials = -1\n", "budget.max_trials", ["positive"]),
+        ("[budget]\nmax_trials = -1\n", "budget.max_trials", ["expected int >= 1"]),
+        ("[budget]\nmax_cost_usd = nan\n", "budget.max_cost_usd", ["expected float > 0"]),
+        ("[budget]\nmax_wall_time_s = inf\n", "budget.max_wall_time_s", ["expected float <="]),
+        ("[budget]\nmax_tokens = 9223372036854775808\n", "budget.max_tokens", ["expected int <="]),
+        ("[execution]\nconcurrency = 10000000\n", "execution.concurrency", ["expected int <= 4096"]),
+        ("[target]\ntimeout_s = -5\n", "target.timeout_s", ["expected float > 0"]),
+        ('[[graders]]\nkind = "contains"\nweight = inf\n', "graders[0].weight", ["expected float <="]),
+        ("[pricing]\nm = { input_per_mtok = nan }\n", "pricing[...].input_per_mtok", ["expected float >= 0"]),
         ("[repeat]\ncuont = 3\n", "repeat", ["unknown field cuont"]),
         ('[[variants]]\nname = "b"\nparms = {}\n', "variants[0]", ["unknown field parms"]),
         ('[[graders]]\nkind = "regex"\npattern = "("\n', "graders[0].pattern", ["valid regular expression"]),
-        ('[[graders]]\nkind = "regex"\n', "graders[0].pattern", ["regular expression"]),
-        ('[[graders]]\nkind = "telepathy"\n', "graders[0].kind", ["invalid enum value", "'contains'"]),
+        ('[[graders]]\nkind = "regex"\n', "graders[0].pattern", ["required"]),
+        ('[[graders]]\nkind = "telepathy"\n', "graders[0].kind", ["invalid value", "'contains'"]),
+        ('[[graders]]\nkind = "exact"\npattern = "x"\n', "graders[0]", ["unknown field pattern"]),
+        ('[[graders]]\nkind = "forbidden"\n', "graders[0].value", ["forbidden text"]),
         ('[[graders]]\nkind = "command"\n', "graders[0].commands", ["criteria.commands"]),
-        ("[repeat]\ncount = 0\n", "repeat.count", ["expected an integer >= 1"]),
+        ("[repeat]\ncount = 0\n", "repeat.count", ["expected int >= 1"]),
+        ("[repeat]\ncount = 1000000000\n", "repeat.count", ["expected int <= 10000"]),
         ('[repeat]\nstrategy = "median"\n', "repeat.strategy", ["'pass_at_k'"]),
         ('[[cases]]\nid = "a"\nprompt = "again"\nexpected = "y"\n', "cases[1].id", ["unique id", "'a'"]),
-        ('[[cases]]\nid = "b"\nexpected = "y"\n', "cases[1]", ["missing required field prompt"]),
-        ('[target]\nkind = "openai"\n', "target.base_url", ["base URL"]),
-        ('[target]\nkind = "python"\n', "target.callable", ["module:function"]),
-        ("[scoring]\npass_threshold = 2\n", "scoring.pass_threshold", ["between 0 and 1"]),
+        ('[[cases]]\nid = "b"\nexpected = "y"\n', "cases[1].prompt", ["required"]),
+        ('[target]\nkind = "openai"\n', "target.base_url", ["required"]),
+        ('[target]\nkind = "python"\n', "target.callable", ["required"]),
+        ('[target]\nkind = "local"\ncommand = "x"\n', "target", ["unknown field command"]),
+        ("[scoring]\npass_threshold = 2\n", "scoring.pass_threshold", ["float <= 1", "run from 0 to 1"]),
     ],
 )
 def test_errors_name_file_field_and_expectation(
@@ -159,7 +170,12 @@ def test_an_unknown_top_level_field(tmp_path: Path) -> None:
 
 def test_a_case_without_prompt(tmp_path: Path) -> None:
     path = write(tmp_path, 'name = "n"\n[[cases]]\nid = "a"\nexpected = "x"\n')
-    assert_names(load_error(path), path, "cases[0]", "missing required field prompt")
+    assert_names(load_error(path), path, "cases[0].prompt", "expected a value", "required")
+
+
+def test_a_negative_seed(tmp_path: Path) -> None:
+    path = write(tmp_path, "seed = -1\n" + MINIMAL)
+    assert_names(load_error(path), path, "seed", "expected int >= 0")
 
 
 def test_a_duplicate_case_id(tmp_path: Path) -> None:

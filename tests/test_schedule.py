@@ -11,7 +11,8 @@ import trio.testing
 from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
-from engine.runtime.schedule import ScheduleControl, check_cron, run_on_schedule
+from engine.input.validate import check_cron
+from engine.runtime.schedule import ScheduleControl, run_on_schedule
 from engine.views.queries import list_runs
 
 EPOCH = 1_800_000_000.0  # a fixed wall-clock origin for the virtual clock
@@ -70,7 +71,7 @@ async def test_sessions_never_overlap_and_late_fires_are_skipped(
 
 def test_bad_cron_is_an_input_error() -> None:
     with pytest.raises(InputError, match="cron"):
-        check_cron("every night")
+        check_cron("every night", "exp.toml")
 
 
 async def test_unfinished_sessions_are_resumed_at_start(tmp_path: Path) -> None:

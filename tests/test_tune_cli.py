@@ -67,7 +67,7 @@ def test_a_session_without_parameters_searches_seed_000s_default_space() -> None
     ("tune", "field", "expected"),
     [
         ({"min_improvement": 0.5 * 10}, "tune.min_improvement", "scores run from 0 to 1"),
-        ({"auto_apply": True}, "tune.apply_to", "config file"),
+        ({"auto_apply": True}, "tune.apply_to", "file to write accepted values to"),
         ({"parameters": []}, "tune.parameters", "at least one parameter range"),
     ],
 )

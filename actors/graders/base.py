@@ -6,6 +6,7 @@ from typing import Protocol
 
 import msgspec
 
+from engine.events.graders import TextGrader
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec, GraderSpec, VariantSpec
 
@@ -29,7 +30,7 @@ class Grader(Protocol):
     async def aclose(self) -> None: ...
 
 
-def expected_text(spec: GraderSpec, case: CaseSpec) -> str | None:
+def expected_text(spec: TextGrader, case: CaseSpec) -> str | None:
     """What to compare against: the grader's own value, else the case's expected answer."""
     if spec.value is not None:
         return spec.value

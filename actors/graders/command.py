@@ -19,12 +19,16 @@ from engine.actors.graders.base import Submission, result
 from engine.actors.process import run_group
 from engine.actors.targets.base import TargetError
 from engine.events.kinds import GraderResult
-from engine.events.spec import CaseSpec, GraderSpec
+from engine.events.spec import CaseSpec, CommandGraderSpec
 
 
 class CommandGrader:
-    def __init__(self, spec: GraderSpec) -> None:
+    def __init__(self, spec: CommandGraderSpec) -> None:
         self.spec = spec
+
+    @classmethod
+    def from_spec(cls, spec: CommandGraderSpec, context: object) -> CommandGrader:
+        return cls(spec)
 
     async def grade(self, submission: Submission) -> GraderResult:
         case, output = submission.case, submission.output
@@ -68,7 +72,7 @@ def case_commands(case: CaseSpec) -> list[str]:
     return [commands] if isinstance(commands, str) else [str(c) for c in commands]
 
 
-def verifier_env(spec: GraderSpec, case: CaseSpec, output_file: Path) -> dict[str, str]:
+def verifier_env(spec: CommandGraderSpec, case: CaseSpec, output_file: Path) -> dict[str, str]:
     # the grader's own `value` wins, as for the other graders; JSON keeps lists and numbers parseable
     expected = spec.value if spec.value is not None else case.expected
     encoded = expected if isinstance(expected, str) else msgspec.json.encode(expected).decode()

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Self
 
 import msgspec
 
 from engine.actors.graders.base import Submission, expected_text, result
+from engine.events.graders import ExitCodeGraderSpec, ForbiddenGraderSpec, RegexGraderSpec
 from engine.events.kinds import GraderResult
-from engine.events.spec import CaseSpec, GraderSpec
+from engine.events.spec import CaseSpec
 
 
 class _Sync:
-    def __init__(self, spec: GraderSpec) -> None:
+    def __init__(self, spec: Any) -> None:
         self.spec = spec
+
+    @classmethod
+    def from_spec(cls, spec: Any, context: object) -> Self:
+        return cls(spec)
 
     async def grade(self, submission: Submission) -> GraderResult:
         return self.check(submission.case, submission.output)
@@ -59,10 +64,10 @@ class ContainsGrader(_Sync):
 
 
 class RegexGrader(_Sync):
-    def __init__(self, spec: GraderSpec) -> None:
+    def __init__(self, spec: RegexGraderSpec) -> None:
         super().__init__(spec)
         flags = 0 if spec.case_sensitive else re.IGNORECASE
-        self._pattern = re.compile(spec.pattern or "", flags | re.DOTALL)
+        self._pattern = re.compile(spec.pattern, flags | re.DOTALL)
 
     def check(self, case: CaseSpec, output: str) -> GraderResult:
         ok = self._pattern.search(output) is not None
@@ -76,7 +81,7 @@ class ForbiddenGrader(_Sync):
     and a clean output does not raise the score.
     """
 
-    def __init__(self, spec: GraderSpec) -> None:
+    def __init__(self, spec: ForbiddenGraderSpec) -> None:
         super().__init__(msgspec.structs.replace(spec, gate=True, weight=0.0))
         flags = 0 if spec.case_sensitive else re.IGNORECASE
         self._pattern = re.compile(spec.pattern, flags | re.DOTALL) if spec.pattern else None
@@ -92,12 +97,12 @@ class ForbiddenGrader(_Sync):
         return result(self.spec, float(ok), ok, reason, veto=not ok)
 
 
-class ExitCodeGrader:
+class ExitCodeGrader(_Sync):
     """The agent's exit code must be one of `exit_codes` (default 0). With this grader a non-zero
     exit is graded like any other result instead of being recorded as an agent_exit error."""
 
-    def __init__(self, spec: GraderSpec) -> None:
-        self.spec = spec
+    def __init__(self, spec: ExitCodeGraderSpec) -> None:
+        super().__init__(spec)
         self._allowed = set(spec.exit_codes or [0])
 
     async def grade(self, submission: Submission) -> GraderResult:
@@ -106,9 +111,6 @@ class ExitCodeGrader:
             return result(self.spec, None, False, "no exit code (not a command target)")
         ok = code in self._allowed
         return result(self.spec, float(ok), ok, "" if ok else f"exit code {code}")
-
-    async def aclose(self) -> None:
-        return None
 
 
 class JsonGrader(_Sync):

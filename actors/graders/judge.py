@@ -20,7 +20,7 @@ from engine.actors.graders.deterministic import _MISSING, extract_json
 from engine.actors.targets.base import Target, TargetError, TargetRequest
 from engine.actors.targets.retry import call_with_retries
 from engine.events.kinds import GraderResult
-from engine.events.spec import CaseSpec, GraderSpec, RubricCriterion, VariantSpec
+from engine.events.spec import CaseSpec, JudgeGraderSpec, RubricCriterion, VariantSpec
 
 DEFAULT_RUBRIC = [
     RubricCriterion(name="accuracy", weight=30, description="Is the answer factually correct?"),
@@ -94,7 +94,19 @@ def _number(value: Any) -> float | None:
 
 
 class JudgeGrader:
-    def __init__(self, spec: GraderSpec, target: Target, budget: JudgeBudget, params: dict[str, Any]) -> None:
+    @classmethod
+    def from_spec(cls, spec: JudgeGraderSpec, context: Any) -> JudgeGrader:
+        """The judge model is the experiment's target unless the grader's `judge` table says otherwise."""
+        from engine.actors.graders.factory import judge_target
+
+        if context.make_target is None:
+            raise ValueError("a judge grader needs a target factory")
+        target, params = judge_target(context.default_target, spec)
+        return cls(spec, context.make_target(target), context.budget, params)
+
+    def __init__(
+        self, spec: JudgeGraderSpec, target: Target, budget: JudgeBudget, params: dict[str, Any]
+    ) -> None:
         self.spec = spec
         self._target = target
         self._budget = budget

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.actors.targets.base import TargetRequest, TargetResponse
+from engine.actors.targets.base import TargetContext, TargetRequest, TargetResponse
 from engine.actors.targets.http_common import (
     api_key,
     cost_of,
@@ -14,13 +14,13 @@ from engine.actors.targets.http_common import (
     text_content,
     token_count,
 )
-from engine.events.spec import TargetSpec
+from engine.events.targets import AnthropicTargetSpec
 
 SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 
 
-def messages_body(spec: TargetSpec, request: TargetRequest) -> dict[str, Any]:
+def messages_body(spec: AnthropicTargetSpec, request: TargetRequest) -> dict[str, Any]:
     system = "\n\n".join(part for part in (request.system, request.context) if part)
     body: dict[str, Any] = {
         "model": request.model or spec.model or "default",
@@ -34,7 +34,11 @@ def messages_body(spec: TargetSpec, request: TargetRequest) -> dict[str, Any]:
 
 
 class AnthropicTarget:
-    def __init__(self, spec: TargetSpec) -> None:
+    @classmethod
+    def from_spec(cls, spec: AnthropicTargetSpec, context: TargetContext) -> AnthropicTarget:
+        return cls(spec)
+
+    def __init__(self, spec: AnthropicTargetSpec) -> None:
         key = api_key(spec)
         self.spec = spec
         self._url = (spec.base_url or DEFAULT_BASE_URL).rstrip("/") + "/messages"

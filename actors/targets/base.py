@@ -6,12 +6,15 @@ per resolved TargetSpec (a variant may override the experiment's target).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import msgspec
 
 from engine.events.kinds import ErrorKind
-from engine.events.spec import CaseSpec, TargetSpec, VariantSpec
+from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, override_target
 
 
 class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):
@@ -86,12 +89,21 @@ class Target(Protocol):
     async def aclose(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class TargetContext:
+    """What building a target may need beyond its spec: Python callables an embedding application
+    registered by name, and the folder where relative paths and modules resolve (the experiment
+    file's)."""
+
+    callables: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    base_dir: Path | None = None
+
+
 def resolve_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:
     """The experiment's target with the variant's overrides applied."""
     if not variant.target and variant.model is None:
         return default
-    merged = msgspec.to_builtins(default)
-    merged.update(variant.target)
+    fields = dict(variant.target)
     if variant.model is not None:
-        merged["model"] = variant.model
-    return msgspec.convert(merged, TargetSpec)
+        fields["model"] = variant.model
+    return override_target(default, fields)

@@ -21,14 +21,18 @@ import msgspec
 import trio
 
 from engine.actors.process import run_group, run_setup
-from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
-from engine.events.spec import TargetSpec
+from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.events.spec import CommandTargetSpec
 
 __all__ = ["CommandTarget", "build_argv", "trial_env", "run_setup"]
 
 
 class CommandTarget:
-    def __init__(self, spec: TargetSpec) -> None:
+    @classmethod
+    def from_spec(cls, spec: CommandTargetSpec, context: TargetContext) -> CommandTarget:
+        return cls(spec)
+
+    def __init__(self, spec: CommandTargetSpec) -> None:
         self.spec = spec
 
     async def call(self, request: TargetRequest) -> TargetResponse:
@@ -104,7 +108,7 @@ def read_metrics(path: Path) -> dict[str, float]:
 _SPEND = ("tokens_in", "tokens_out", "cost_usd")  # what budgets count: must be real amounts
 
 
-def build_argv(spec: TargetSpec, request: TargetRequest) -> tuple[list[str], bytes | None]:
+def build_argv(spec: CommandTargetSpec, request: TargetRequest) -> tuple[list[str], bytes | None]:
     """The argv to run and the bytes for its stdin, per spec.prompt_via."""
     command, via = spec.command, spec.prompt_via
     if not command:
@@ -159,7 +163,7 @@ def _fill(text: str, values: dict[str, str]) -> str:
     return text
 
 
-def trial_env(spec: TargetSpec, request: TargetRequest) -> dict[str, str]:
+def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]:
     env = {**os.environ, **spec.env}
     env.update(
         ENGINE_VARIANT=request.variant.name, ENGINE_CASE_ID=request.case.id,

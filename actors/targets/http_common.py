@@ -23,7 +23,8 @@ import httpx
 import msgspec
 
 from engine.actors.targets.base import TargetError
-from engine.events.spec import TargetSpec
+from engine.events.spec_base import EnvRef
+from engine.events.targets import BaseTarget, HttpTarget
 
 _ssl_context: ssl.SSLContext | None = None
 
@@ -38,8 +39,9 @@ def shared_ssl_context() -> ssl.SSLContext:
 class JsonClient:
     """POST JSON, get JSON: a keep-alive pool with fixed headers."""
 
-    def __init__(self, spec: TargetSpec, headers: dict[str, str]) -> None:
-        merged = {"content-type": "application/json", "accept": "application/json", **spec.headers, **headers}
+    def __init__(self, spec: HttpTarget, headers: dict[str, str]) -> None:
+        own = {name: header_value(name, value) for name, value in spec.headers.items()}
+        merged = {"content-type": "application/json", "accept": "application/json", **own, **headers}
         self._headers = [(k.encode(), v.encode()) for k, v in merged.items()]
         self._pool = httpcore.AsyncConnectionPool(ssl_context=shared_ssl_context(), max_connections=4)
 
@@ -61,11 +63,21 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
 
-def make_client(spec: TargetSpec, headers: dict[str, str]) -> JsonClient:
+def make_client(spec: HttpTarget, headers: dict[str, str]) -> JsonClient:
     return JsonClient(spec, headers)
 
 
-def api_key(spec: TargetSpec) -> str | None:
+def header_value(name: str, value: str | EnvRef) -> str:
+    """A header's text, or the environment variable it names (the spec holds the name, not the secret)."""
+    if isinstance(value, str):
+        return value
+    found = os.environ.get(value.env)
+    if not found:
+        raise TargetError("config", f"environment variable {value.env} (header {name}) is not set")
+    return found
+
+
+def api_key(spec: HttpTarget) -> str | None:
     """Read the key from the variable the spec names; it is never stored anywhere else."""
     if not spec.api_key_env:
         return None
@@ -177,7 +189,7 @@ def text_content(value: Any, where: str) -> str:
     return value
 
 
-def cost_of(spec: TargetSpec, tokens_in: int, tokens_out: int) -> float:
+def cost_of(spec: BaseTarget, tokens_in: int, tokens_out: int) -> float:
     if spec.price is None:
         return 0.0
     return (tokens_in * spec.price.input_per_mtok + tokens_out * spec.price.output_per_mtok) / 1e6

@@ -19,8 +19,9 @@ from collections import defaultdict
 
 import trio
 
-from engine.actors.targets.base import TargetRequest, TargetResponse
+from engine.actors.targets.base import TargetContext, TargetRequest, TargetResponse
 from engine.actors.targets.local_corpus import CORPUS
+from engine.events.spec import LocalTargetSpec
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _STOP = set(
@@ -107,6 +108,10 @@ def generate(request: TargetRequest) -> str:
 
 
 class LocalTarget:
+    @classmethod
+    def from_spec(cls, spec: LocalTargetSpec, context: TargetContext) -> LocalTarget:
+        return cls()
+
     async def call(self, request: TargetRequest) -> TargetResponse:
         latency_ms = float(request.params.get("latency_ms", 0))
         if latency_ms > 0:

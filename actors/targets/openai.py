@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
 from engine.actors.targets.http_common import (
     api_key,
     cost_of,
@@ -14,7 +14,7 @@ from engine.actors.targets.http_common import (
     text_content,
     token_count,
 )
-from engine.events.spec import TargetSpec
+from engine.events.spec import OpenAITargetSpec
 
 SAMPLING = (
     "temperature",
@@ -28,7 +28,7 @@ SAMPLING = (
 )
 
 
-def chat_body(spec: TargetSpec, request: TargetRequest) -> dict[str, Any]:
+def chat_body(spec: OpenAITargetSpec, request: TargetRequest) -> dict[str, Any]:
     messages: list[dict[str, str]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -42,7 +42,11 @@ def chat_body(spec: TargetSpec, request: TargetRequest) -> dict[str, Any]:
 
 
 class OpenAITarget:
-    def __init__(self, spec: TargetSpec) -> None:
+    @classmethod
+    def from_spec(cls, spec: OpenAITargetSpec, context: TargetContext) -> OpenAITarget:
+        return cls(spec)
+
+    def __init__(self, spec: OpenAITargetSpec) -> None:
         if not spec.base_url:
             raise TargetError("config", "openai target: base_url is not set")
         key = api_key(spec)

@@ -16,7 +16,8 @@ from typing import Any
 
 import trio
 
-from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.events.spec import PythonTargetSpec
 
 
 def import_callable(path: str, base_dir: Path | None = None) -> Callable[..., Any]:
@@ -39,6 +40,11 @@ def import_callable(path: str, base_dir: Path | None = None) -> Callable[..., An
 
 
 class PythonTarget:
+    @classmethod
+    def from_spec(cls, spec: PythonTargetSpec, context: TargetContext) -> PythonTarget:
+        """A callable the embedding app registered under this name, else 'module:function' imported."""
+        return cls(context.callables.get(spec.callable) or import_callable(spec.callable, context.base_dir))
+
     def __init__(self, fn: Callable[..., Any]) -> None:
         self._fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)

@@ -15,9 +15,9 @@ from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec
 from engine.input.compat import normalize
 from engine.input.overrides import apply_overrides
-from engine.input.parsing import allowed_values, parse_file, split_validation_error
+from engine.input.parsing import allowed_values, field_hint, parse_file, split_validation_error
 from engine.input.suites import load_suite
-from engine.input.validate import check_graders, check_spec
+from engine.input.validate import check_spec
 
 
 def load_experiment(path: str | Path) -> ExperimentSpec:
@@ -29,11 +29,19 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
 def spec_from_raw(raw: dict[str, Any], name: str, base_dir: Path) -> ExperimentSpec:
     """Parsed data -> a checked spec: other tools' shapes rewritten, suite files and prompt overrides
     (paths relative to base_dir) resolved. Files and embedding callers share this one path."""
-    spec = convert_spec(normalize(raw, name), name)
+    spec = convert_spec(default_target_kind(normalize(raw, name)), name)
     spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
 
     check_spec(spec, name)
     return spec
+
+
+def default_target_kind(raw: dict[str, Any]) -> dict[str, Any]:
+    """A [target] table without `kind` is the embedded local model, as an absent [target] is."""
+    target = raw.get("target")
+    if isinstance(target, dict) and "kind" not in target:
+        return {**raw, "target": {"kind": "local", **target}}
+    return raw
 
 
 def resolve_suites(spec: ExperimentSpec, base_dir: Path, name: str) -> ExperimentSpec:
@@ -51,10 +59,11 @@ def convert_spec(raw: dict[str, Any], name: str) -> ExperimentSpec:
         return msgspec.convert(raw, ExperimentSpec, strict=True)
     except msgspec.ValidationError as exc:
         field, expected = split_validation_error(str(exc))
-        if expected.startswith("invalid enum value"):
+        if expected.startswith(("invalid enum value", "invalid value")):
             choices = allowed_values(ExperimentSpec, field)
             expected += f" (expected one of {', '.join(map(repr, choices))})" if choices else ""
-        raise InputError(name, field, expected) from None
+        hint = field_hint(ExperimentSpec, field)
+        raise InputError(name, field, f"{expected} ({hint})" if hint else expected) from None
 
 
 class _GraderFile(msgspec.Struct, kw_only=True):
@@ -74,5 +83,4 @@ def load_graders(path: str | Path) -> tuple[list[GraderSpec], float | None]:
         raise InputError(str(file), field, expected) from None
     if not parsed.graders:
         raise InputError(str(file), "graders", "expected at least one [[graders]] entry")
-    check_graders(parsed.graders, str(file))
     return parsed.graders, None if parsed.scoring is None else parsed.scoring.pass_threshold

@@ -13,12 +13,15 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 
 from engine.errors import InputError
 
 _MSGSPEC_PATH = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 MAX_FILE_BYTES = 10 << 20
+_FIELD_FIRST = re.compile(r"^(\w+): (expected .*)$", re.S)
+_MISSING_FIELD = re.compile(r"^object missing required field (\w+)$")
 
 
 EXPERIMENT_FILE = "an experiment file: .toml, .yaml or .experiment.md"
@@ -72,22 +75,36 @@ def _parse_yaml(text: str, name: str) -> Any:
 
 
 def allowed_values(root: type, path: str) -> list[Any]:
-    """The Literal choices of the field at a dotted path like 'graders[0].kind', if any."""
+    """The choices of the field at a dotted path like 'graders[0].kind': a Literal's values, or the
+    kinds of a tagged union (one Struct per kind)."""
     current: Any = root
     for part in re.sub(r"\[\d+\]", "", path).split("."):
-        hints = typing.get_type_hints(current) if isinstance(current, type) else {}
-        current = _unwrap(hints.get(part))
+        members = _union_members(current)
+        if members and part == members[0].__struct_config__.tag_field:
+            return [m.__struct_config__.tag for m in members]
+        hints = [typing.get_type_hints(m) for m in members or [current] if isinstance(m, type)]
+        current = _unwrap(next((h[part] for h in hints if part in h), None))
         if current is None:
             return []
     return list(typing.get_args(current)) if typing.get_origin(current) is typing.Literal else []
 
 
+def _union_members(annotation: Any) -> list[Any]:
+    """The Structs of a tagged union (engine's targets and graders), else []."""
+    union = typing.get_origin(annotation) in (types.UnionType, typing.Union)
+    args = typing.get_args(annotation) if union else ()
+    structs = [a for a in args if isinstance(a, type) and getattr(a, "__struct_config__", None) is not None]
+    return structs if structs and all(s.__struct_config__.tag_field for s in structs) else []
+
+
 def _unwrap(annotation: Any) -> Any:
-    """list[X] -> X, X | None -> X."""
+    """list[X] -> X, X | None -> X, dict[K, V] -> V."""
     for _ in range(3):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         if typing.get_origin(annotation) in (list, types.UnionType, typing.Union) and len(args) == 1:
             annotation = args[0]
+        elif typing.get_origin(annotation) is dict and len(args) == 2:
+            annotation = args[1]
     return annotation
 
 
@@ -96,6 +113,45 @@ def split_validation_error(message: str) -> tuple[str, str]:
     match = _MSGSPEC_PATH.match(message)
     assert match is not None
     path = (match.group("path") or "$").removeprefix("$").lstrip(".")
-    what = match.group("what").replace("`", "")
+    # "expected float | null, got str": an optional field's None is not news to the reader
+    what = match.group("what").replace("`", "").replace(" | null", "")
     what = what[0].lower() + what[1:] if what else what
+    # a cross-field rule (a Struct's __post_init__) names its field first: "pattern: expected ..."
+    field = _FIELD_FIRST.match(what)
+    if field is not None:
+        path, what = f"{path}.{field.group(1)}".lstrip("."), field.group(2)
+    missing = _MISSING_FIELD.match(what)
+    if missing is not None:
+        path, what = f"{path}.{missing.group(1)}".lstrip("."), "expected a value: this field is required"
     return path or "(top level)", what
+
+
+def field_hint(root: type, path: str) -> str:
+    """The `Meta(description=...)` of the field at a dotted path: what a range means to a user."""
+    current: Any = root
+    annotation: Any = None
+    for part in re.sub(r"\[\d+\]", "", path).split("."):
+        members = _union_members(current) or [current]
+        hints = [typing.get_type_hints(m, include_extras=True) for m in members if isinstance(m, type)]
+        annotation = next((h[part] for h in hints if part in h), None)
+        if annotation is None:
+            return ""
+        current = _unwrap(_plain(annotation))
+    metas = [m for a in [annotation, *typing.get_args(annotation)] for m in _metas(a)]
+    return next((m.description for m in metas if m.description), "")
+
+
+def _metas(annotation: Any) -> list[msgspec.Meta]:
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return []
+    return [a for a in typing.get_args(annotation)[1:] if isinstance(a, msgspec.Meta)]
+
+
+def _plain(annotation: Any) -> Any:
+    """Annotated[X, ...] -> X, also inside X | None."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return typing.get_args(annotation)[0]
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (types.UnionType, typing.Union) and any(_metas(a) for a in args):
+        return typing.Union[tuple(_plain(a) for a in args)]  # noqa: UP007 - rebuilt from parts
+    return annotation

@@ -17,7 +17,7 @@ from engine.actors.targets.base import resolve_target
 from engine.actors.targets.python import import_callable
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
-from engine.events.spec import ExperimentSpec, TargetSpec
+from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, PythonTargetSpec, TargetSpec
 from engine.input.validate import variant_field
 
 
@@ -40,12 +40,23 @@ def check_environment(
 ) -> None:
     """Raise InputError (file, field, what was expected) for the first target the run could not use."""
     for field, target in run_targets(spec):
-        variable = target.api_key_env
-        if variable and not os.environ.get(variable):
-            expected = f"expected the environment variable {variable} to hold the API key; it is not set"
-            raise InputError(file, f"{field}.api_key_env", expected)
-        if target.kind == "python":
-            _check_callable(target.callable or "", f"{field}.callable", file, base_dir, callables or {})
+        for where, variable, holds in _variables(field, target):
+            if not os.environ.get(variable):
+                expected = f"expected the environment variable {variable} to hold {holds}; it is not set"
+                raise InputError(file, where, expected)
+        if isinstance(target, PythonTargetSpec):
+            _check_callable(target.callable, f"{field}.callable", file, base_dir, callables or {})
+
+
+def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:
+    """(field, variable, what it holds) for every environment variable a target reads."""
+    if not isinstance(target, HttpTarget):
+        return
+    if target.api_key_env:
+        yield f"{field}.api_key_env", target.api_key_env, "the API key"
+    for name, value in target.headers.items():
+        if isinstance(value, EnvRef):
+            yield f"{field}.headers.{name}", value.env, f"the {name} header"
 
 
 def _check_callable(

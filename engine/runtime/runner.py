@@ -24,6 +24,7 @@ from engine.actors.executor import MakeTarget
 from engine.actors.messages import Feedback, StopRequested, WriteBatch
 from engine.actors.process import run_setup
 from engine.actors.targets.base import TargetError
+from engine.actors.targets.registry import target_maker
 from engine.actors.variants import expand_variants, propose_variants
 from engine.errors import InputError, RunBusyError
 from engine.events import kinds as k
@@ -32,7 +33,6 @@ from engine.events.spec import ExperimentSpec, fingerprint
 from engine.input.preflight import check_environment
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
-from engine.runtime.targets import target_maker
 from engine.runtime.tune import tune_session
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text

@@ -17,8 +17,8 @@ import trio
 from croniter import croniter
 
 from engine.api import Engine
-from engine.errors import InputError
 from engine.events.spec import ExperimentSpec
+from engine.input.validate import check_cron
 from engine.runtime.runner import RunControl
 from engine.views.queries import list_runs
 
@@ -38,11 +38,6 @@ class ScheduleControl:
         self.stopped.set()
         if self.session is not None:
             self.session.stop(reason)
-
-
-def check_cron(cron: str, where: str = "schedule.cron") -> None:
-    if not croniter.is_valid(cron):
-        raise InputError(where, "cron", f"expected a 5-field cron expression, got {cron!r}")
 
 
 def scheduled_spec(spec: ExperimentSpec) -> ExperimentSpec:
@@ -71,7 +66,7 @@ async def run_on_schedule(
     source: str = "",
 ) -> int:
     """Run sessions at each cron fire until stopped; returns the number of sessions run."""
-    check_cron(cron)
+    check_cron(cron, "engine run --schedule", "cron")
     spec, sessions, running = scheduled_spec(spec), 0, False
 
     async def session(run_id: str | None, resume: bool) -> None:

@@ -15,11 +15,11 @@ from engine.actors.executor import MakeTarget
 from engine.actors.graders.factory import make_graders
 from engine.actors.grading_pool import grading_pool
 from engine.actors.messages import GradeJob
+from engine.actors.targets.registry import target_maker
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import GraderSpec
 from engine.runtime.pipeline import open_pipeline
-from engine.runtime.targets import target_maker
 from engine.runtime.workers import grader_context
 from engine.store.blobs import read_text
 from engine.store.log import EventLog

@@ -1,0 +1,122 @@
+"""How an output is judged: one spec per grader kind, tagged on `kind`.
+
+Cross-field rules (a regex that compiles, a forbidden rule with something to forbid, rubric
+weights that add up) are checked in `__post_init__`, which msgspec reports as a validation error
+at the grader's path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta
+
+from engine.events.spec_base import Fraction, Kinded, Name, Seconds, Spec
+
+Weight = Annotated[float, Meta(ge=0, le=1e6)]
+
+
+class RubricCriterion(Spec):
+    name: Name
+    weight: Weight
+    description: str = ""
+
+
+class BaseGrader(Kinded):
+    name: str | None = None
+    weight: Weight = 1.0
+    gate: bool = False  # a failed gate fails the trial whatever the composite score
+
+
+class TextGrader(BaseGrader):
+    value: str | None = None  # what to compare against; the case's `expected` when not set
+    case_sensitive: bool = True
+
+
+class ExactGraderSpec(TextGrader, tag="exact"):
+    pass
+
+
+class ContainsGraderSpec(TextGrader, tag="contains"):
+    """Every expected string must appear (a list in `expected` means all of them)."""
+
+
+def _compiles(pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"pattern: expected a valid regular expression ({exc})") from None
+
+
+class RegexGraderSpec(BaseGrader, tag="regex", kw_only=True):
+    pattern: str
+    case_sensitive: bool = True
+
+    def __post_init__(self) -> None:
+        _compiles(self.pattern)
+
+
+class ForbiddenGraderSpec(TextGrader, tag="forbidden"):
+    """A veto: an output containing `value` or matching `pattern` fails, and its score sinks to 0."""
+
+    pattern: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.value is None and self.pattern is None:
+            raise ValueError("value: expected the forbidden text (or a `pattern`) for a forbidden rule")
+        if self.pattern is not None:
+            _compiles(self.pattern)
+
+
+class JsonGraderSpec(BaseGrader, tag="json"):
+    """The output (or the first JSON object in it) must parse, match `fields` and the schema subset."""
+
+    fields: dict[str, Any] = {}
+    schema: dict[str, Any] | None = None
+
+
+class CommandGraderSpec(BaseGrader, tag="command"):
+    """A verifier: shell commands run in a temp dir holding output.txt; exit 0 means the check passed."""
+
+    commands: list[str] = []
+    timeout_s: Seconds = 60.0
+    value: str | None = None  # ENGINE_EXPECTED for the commands; the case's `expected` when not set
+
+
+class JudgeGraderSpec(BaseGrader, tag="judge"):
+    """LLM-as-judge: a rubric of weighted criteria scored 1-10, mapped to [0, 1]."""
+
+    rubric: list[RubricCriterion] = []
+    judge: dict[str, Any] = {}  # target fields over the experiment's target, and `params`
+    threshold: Fraction | None = None
+
+    def __post_init__(self) -> None:
+        if self.rubric and sum(c.weight for c in self.rubric) <= 0:
+            raise ValueError("rubric: expected weights that add up to more than 0")
+
+
+class ExitCodeGraderSpec(BaseGrader, tag="exit_code"):
+    """The agent's exit code must be one of `exit_codes` (default [0]); with this grader a non-zero
+    exit is graded instead of being recorded as an agent_exit error."""
+
+    exit_codes: list[Annotated[int, Meta(ge=-(2**31), le=2**31)]] = []
+
+
+GraderSpec = (
+    ExactGraderSpec
+    | ContainsGraderSpec
+    | RegexGraderSpec
+    | ForbiddenGraderSpec
+    | JsonGraderSpec
+    | CommandGraderSpec
+    | JudgeGraderSpec
+    | ExitCodeGraderSpec
+)
+GRADER_KINDS = {str(g.__struct_config__.tag): g for g in GraderSpec.__args__}  # type: ignore[attr-defined]
+
+
+def grader_spec(**fields: Any) -> GraderSpec:
+    """A grader spec from its fields, `kind` included, checked like a file's."""
+    return msgspec.convert(fields, GraderSpec)

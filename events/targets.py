@@ -1,0 +1,88 @@
+"""What a trial calls: one spec per target kind, tagged on `kind`.
+
+`TargetSpec` is the union. Fields every kind has (model, timeout, retries, price) live on the
+base; a field another kind uses (`command` on an openai target) is an unknown-field error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from engine.events.spec_base import EnvRef, Kinded, Name, Price, Seconds
+
+# error classes a target may opt into retrying; transient infrastructure errors (connect, network,
+# http_429, http_5xx) are always retried, up to max_retries
+RetryableClass = Literal["timeout", "malformed_response", "agent_exit", "subject_error"]
+
+
+class BaseTarget(Kinded):
+    model: str | None = None
+    timeout_s: Seconds = 60.0
+    max_retries: Annotated[int, Meta(ge=0, le=100)] = 3
+    concurrency: Annotated[int, Meta(ge=1, le=4096)] | None = None
+    price: Price | None = None
+    # a timeout or a crash of the subject is recorded once; list its class here to retry it too
+    retry_on: list[RetryableClass] = []
+
+
+class HttpTarget(BaseTarget):
+    base_url: str | None = None
+    api_key_env: Name | None = None  # the name of the variable holding the key; the key is never logged
+    # a header's value is text, or {env = "VAR"} read when the run starts (for secrets)
+    headers: dict[str, str | EnvRef] = {}
+    # params sent beyond the standard sampling ones (e.g. min_p for vLLM or llama.cpp); opt-in, since
+    # OpenAI itself rejects fields it does not know
+    extra_params: list[str] = []
+
+
+class OpenAITargetSpec(HttpTarget, tag="openai", kw_only=True):
+    """An OpenAI-compatible /chat/completions server (OpenAI, vLLM, llama.cpp, Ollama)."""
+
+    base_url: Name
+
+
+class AnthropicTargetSpec(HttpTarget, tag="anthropic"):
+    """The Anthropic Messages API (base_url defaults to Anthropic's)."""
+
+
+class CommandTargetSpec(BaseTarget, tag="command", kw_only=True):
+    """An agent CLI, one subprocess per trial: argv list or a shell string."""
+
+    command: list[str] | Name
+    prompt_via: Literal["stdin", "arg", "template"] = "stdin"
+    env: dict[str, str] = {}
+    workdir: str | None = None
+
+
+class PythonTargetSpec(BaseTarget, tag="python", kw_only=True):
+    """A Python callable: registered by name through the embedding API, or 'package.module:function'."""
+
+    callable: Name
+
+
+class LocalTargetSpec(BaseTarget, tag="local"):
+    """The embedded statistical model: runs anywhere, no server, no key."""
+
+
+TargetSpec = OpenAITargetSpec | AnthropicTargetSpec | CommandTargetSpec | PythonTargetSpec | LocalTargetSpec
+TARGET_KINDS = {str(t.__struct_config__.tag): t for t in TargetSpec.__args__}  # type: ignore[attr-defined]
+
+
+def override_target(default: TargetSpec, fields: Mapping[str, Any]) -> TargetSpec:
+    """The default target with some fields replaced (a variant's `target` table, a judge's settings).
+    Switching `kind` keeps only the default's fields the new kind has (its model, timeout...)."""
+    base = msgspec.to_builtins(default)
+    kind = fields.get("kind", base["kind"])
+    if kind != base["kind"]:
+        allowed = set(getattr(TARGET_KINDS.get(kind), "__struct_fields__", ()))
+        base = {name: value for name, value in base.items() if name in allowed}
+    return msgspec.convert({**base, **fields}, TargetSpec)
+
+
+def target_spec(**fields: Any) -> TargetSpec:
+    """A target spec from its fields, `kind` included (local when absent), checked like a file's."""
+    return msgspec.convert({"kind": "local", **fields}, TargetSpec)
