@@ -5,13 +5,13 @@ from __future__ import annotations
 import trio
 
 from engine.actors.messages import Feedback, StopRequested
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 
 CANCEL_TAG = "cancel.requested"
 
 
 async def watch_for_cancel(
-    *, log: EventLog, run_id: str, from_seq: int, feedback: trio.MemorySendChannel[Feedback], poll_s: float
+    *, log: EventStore, run_id: str, from_seq: int, feedback: trio.MemorySendChannel[Feedback], poll_s: float
 ) -> None:
     """Poll the run's index (tags only, nothing decoded) until a cancel request shows up."""
     seq = from_seq

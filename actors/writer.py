@@ -12,7 +12,7 @@ import trio
 from engine.actors.messages import WriteBatch
 from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 
 MAX_EVENTS_PER_COMMIT = 5000
 
@@ -20,7 +20,7 @@ MAX_EVENTS_PER_COMMIT = 5000
 async def log_writer(
     *,
     inbox: trio.MemoryReceiveChannel[WriteBatch],
-    log: EventLog,
+    log: EventStore,
     committed: trio.MemorySendChannel[WriteBatch],
 ) -> None:
     """Runs until every sender of `inbox` has closed; then closes `committed`."""

@@ -26,6 +26,7 @@ from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
 from engine.input.loader import load_experiment, spec_from_raw
 from engine.runtime.runner import RunControl, RunRequest, execute_run
+from engine.store.contract import EventStore
 from engine.store.log import Append, EventLog
 from engine.views.queries import list_runs, replay_json, resolve_run
 
@@ -84,7 +85,7 @@ class RunHandle:
 class Engine:
     def __init__(
         self,
-        log: EventLog,
+        log: EventStore,
         nursery: trio.Nursery,
         callables: Mapping[str, Callable[..., Any]] | None,
         cancel_poll_s: float = 0.25,
@@ -162,22 +163,26 @@ class Engine:
         return list_runs(self.log)
 
 
-def cancel_run(log: EventLog, run_id: str, reason: str, by: str) -> None:
+def cancel_run(log: EventStore, run_id: str, reason: str, by: str) -> None:
     event = k.CancelRequested(run_id=run_id, ts=time.time(), reason=reason, by=by)
     log.append([Append(run_id, "cancel.requested", encode(event))])
 
 
 @asynccontextmanager
 async def open_engine(
-    store: str | Path = ".engine",
+    store: str | Path | EventStore = ".engine",
     *,
     callables: Mapping[str, Callable[..., Any]] | None = None,
     cancel_poll_s: float = 0.25,
 ) -> AsyncIterator[Engine]:
-    """cancel_poll_s: how often a live run checks the log for `engine cancel` from other processes."""
-    log = EventLog(Path(store))
+    """store: a directory for the LMDB log, or any EventStore (e.g. store.memory.MemoryStore; it stays
+    open: its owner closes it). cancel_poll_s: how often a live run checks the log for `engine
+    cancel` from other processes."""
+    owned = isinstance(store, str | Path)
+    log: EventStore = EventLog(Path(store)) if isinstance(store, str | Path) else store
     try:
         async with trio.open_nursery() as nursery:
             yield Engine(log, nursery, callables, cancel_poll_s)
     finally:
-        log.close()
+        if owned:
+            log.close()

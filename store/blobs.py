@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import zlib
 
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 
 _RAW = b"\x00"
 _ZLIB = b"\x01"
@@ -34,11 +34,11 @@ def unpack_blob(stored: bytes) -> bytes:
     return stored[1:]
 
 
-def read_blob(log: EventLog, key: str) -> bytes | None:
+def read_blob(log: EventStore, key: str) -> bytes | None:
     stored = log.get_blob(key)
     return None if stored is None else unpack_blob(stored)
 
 
-def read_text(log: EventLog, key: str) -> str | None:
+def read_text(log: EventStore, key: str) -> str | None:
     data = read_blob(log, key)
     return None if data is None else data.decode("utf-8", errors="replace")

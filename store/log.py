@@ -89,7 +89,7 @@ class EventLog:
     ) -> int:
         """Append a batch (and the blobs it refers to) in one durable transaction.
 
-        Returns the sequence number of the last event (0 if the batch is empty).
+        Returns the last sequence number in the log after it (unchanged by an empty batch).
         """
         blob_items = list(blobs)
 

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from engine.events.codec import decode
 from engine.events.kinds import AnyEvent
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 
 S = TypeVar("S")
 Evolve = Callable[[S, AnyEvent], S]
@@ -23,12 +23,12 @@ def fold(evolve: Evolve[S], state: S, events: Iterable[AnyEvent]) -> S:
     return state
 
 
-def run_events(log: EventLog, run_id: str, tags: set[str] | None = None) -> Iterator[AnyEvent]:
+def run_events(log: EventStore, run_id: str, tags: set[str] | None = None) -> Iterator[AnyEvent]:
     """A run's decoded events in log order."""
     for _seq, data in log.read_run(run_id, tags=tags):
         yield decode(data)
 
 
-def all_events(log: EventLog, from_seq: int = 1) -> Iterator[tuple[int, AnyEvent]]:
+def all_events(log: EventStore, from_seq: int = 1) -> Iterator[tuple[int, AnyEvent]]:
     for seq, data in log.read(from_seq):
         yield seq, decode(data)

@@ -21,7 +21,7 @@ from engine.events import kinds as k
 from engine.events.codec import to_json
 from engine.events.report import RunReport
 from engine.store.blobs import pack_blob
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
 
@@ -52,7 +52,7 @@ class Pipeline:
 
 @asynccontextmanager
 async def open_pipeline(
-    log: EventLog, state: RunState, subscribers: list[trio.MemorySendChannel[k.Event]] | None = None
+    log: EventStore, state: RunState, subscribers: list[trio.MemorySendChannel[k.Event]] | None = None
 ) -> AsyncIterator[Pipeline]:
     emit, inbox = trio.open_memory_channel[WriteBatch](1024)
     committed_send, committed = trio.open_memory_channel[WriteBatch](1024)

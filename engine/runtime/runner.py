@@ -36,7 +36,7 @@ from engine.runtime.plan import build_plan
 from engine.runtime.tune import tune_session
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState, load_run_state
 from engine.views.queries import process_alive
 
@@ -97,7 +97,7 @@ def refuse_if_live(state: RunState) -> None:
         )
 
 
-async def execute_run(log: EventLog, request: RunRequest) -> RunReport:
+async def execute_run(log: EventStore, request: RunRequest) -> RunReport:
     load = trio.to_thread.run_sync
     state = await load(load_run_state, log, request.run_id) if request.resume else RunState(request.run_id)
     refuse_if_live(state)
@@ -114,7 +114,7 @@ async def execute_run(log: EventLog, request: RunRequest) -> RunReport:
     raise AssertionError("unreachable")
 
 
-async def _run_body(log: EventLog, request: RunRequest, spec: ExperimentSpec, pipe: Pipeline) -> str:
+async def _run_body(log: EventStore, request: RunRequest, spec: ExperimentSpec, pipe: Pipeline) -> str:
     run_id, now, state = request.run_id, time.time(), pipe.state
     tuning = spec.kind == "tune"
     variants = [] if tuning else expand_variants(spec)
@@ -178,7 +178,7 @@ def unreachable_message(state: RunState) -> str:
     return f"target unreachable: {sample} (the first {count} trials all failed to connect)"
 
 
-def _read_output(log: EventLog, key: str) -> str:
+def _read_output(log: EventStore, key: str) -> str:
     return read_text(log, key) or ""
 
 

@@ -21,7 +21,7 @@ from engine.actors.scheduler import Limits, Plan, scheduler
 from engine.actors.watcher import watch_for_cancel
 from engine.events.spec import ExperimentSpec
 from engine.runtime.pipeline import Pipeline
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
 
 
@@ -69,7 +69,7 @@ class Workers:
 
 @asynccontextmanager
 async def open_workers(
-    log: EventLog,
+    log: EventStore,
     spec: ExperimentSpec,
     pipe: Pipeline,
     make_target: MakeTarget,

@@ -14,7 +14,7 @@ import msgspec
 from engine.errors import InputError
 from engine.events.spec import GateSpec
 from engine.store import stats
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projections.cases import case_values
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
@@ -44,7 +44,11 @@ class RunComparison(msgspec.Struct, kw_only=True):
 
 
 def compare_runs(
-    log: EventLog, base_id: str, cand_id: str, gate: GateSpec | None = None, require_same_cases: bool = False
+    log: EventStore,
+    base_id: str,
+    cand_id: str,
+    gate: GateSpec | None = None,
+    require_same_cases: bool = False,
 ) -> RunComparison:
     base, cand = run_state(log, base_id), run_state(log, cand_id)
     assert base.spec is not None and cand.spec is not None

@@ -22,7 +22,7 @@ import msgspec
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.store.blobs import read_text
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projection import run_events
 
 FORMATS = ("jsonl", "junit", "rundir")
@@ -96,7 +96,7 @@ class RunTrials:
     trials: list[TrialRecord] = field(default_factory=list)  # variant, case, repeat order; finished only
 
 
-def collect(log: EventLog, run_id: str) -> RunTrials:
+def collect(log: EventStore, run_id: str) -> RunTrials:
     run = RunTrials(run_id)
     records: dict[tuple[str, str, int], TrialRecord] = {}
     variants: dict[str, int] = {}
@@ -146,15 +146,15 @@ def _apply(rec: TrialRecord, e: k.AnyEvent, grading: int) -> None:
         rec.skipped, rec.message = True, rec.message or e.reason
 
 
-def output_of(log: EventLog, rec: TrialRecord) -> str | None:
+def output_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.output_hash) if rec.completed and rec.output_hash else None
 
 
-def stderr_of(log: EventLog, rec: TrialRecord) -> str | None:
+def stderr_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
 
 
-def write_jsonl(log: EventLog, run: RunTrials, write: Write) -> int:
+def write_jsonl(log: EventStore, run: RunTrials, write: Write) -> int:
     encode = msgspec.json.encode
     for rec in run.trials:
         line = {
@@ -180,7 +180,7 @@ def xml_attr(value: object) -> str:
     return '"' + xml_text(value).replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;") + '"'
 
 
-def write_junit(log: EventLog, run: RunTrials, write: Write) -> int:
+def write_junit(log: EventStore, run: RunTrials, write: Write) -> int:
     """One <testsuite> per variant, one <testcase> per case x repeat."""
     suites = [(name, list(group)) for name, group in groupby(run.trials, key=lambda r: r.variant)]
     total = _counts(run.trials)
@@ -205,7 +205,7 @@ def _counts(recs: list[TrialRecord]) -> str:
     )
 
 
-def _testcase(log: EventLog, run: RunTrials, rec: TrialRecord) -> str:
+def _testcase(log: EventStore, run: RunTrials, rec: TrialRecord) -> str:
     head = (
         f"    <testcase classname={xml_attr(f'{run.experiment}.{rec.variant}')}"
         f' name={xml_attr(f"{rec.case} #{rec.repeat + 1}")} time="{rec.latency_ms / 1000:.6f}"'
@@ -229,7 +229,7 @@ def _testcase(log: EventLog, run: RunTrials, rec: TrialRecord) -> str:
     return f"{head}>{body}</testcase>\n"
 
 
-def export_run(log: EventLog, run_id: str, fmt: str, out: Path | None, stdout: Write) -> int:
+def export_run(log: EventStore, run_id: str, fmt: str, out: Path | None, stdout: Write) -> int:
     """Export a run; returns the number of trials written."""
     if fmt not in FORMATS:
         raise InputError("engine export", "--format", f"expected one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -256,7 +256,7 @@ def by_cell(trials: list[TrialRecord]) -> Iterator[tuple[tuple[str, str], list[T
         yield key, list(group)
 
 
-def write_rundir(log: EventLog, run: RunTrials, out: Path) -> int:
+def write_rundir(log: EventStore, run: RunTrials, out: Path) -> int:
     """AgentV-style run directory: index.jsonl, summary.json (the report), <variant>/<case>/run-N/..."""
     from engine.views.queries import replay_json, stored_report
 
@@ -278,7 +278,7 @@ def write_rundir(log: EventLog, run: RunTrials, out: Path) -> int:
     return len(run.trials)
 
 
-def _write_attempt(log: EventLog, run: RunTrials, rec: TrialRecord, run_dir: Path) -> dict[str, object]:
+def _write_attempt(log: EventStore, run: RunTrials, rec: TrialRecord, run_dir: Path) -> dict[str, object]:
     (run_dir / "outputs").mkdir(parents=True, exist_ok=True)
     output = output_of(log, rec)
     if output is not None:

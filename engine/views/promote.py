@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import InputError
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projections.report import build_report
 from engine.views.apply import apply_params
 from engine.views.queries import run_state
@@ -19,7 +19,7 @@ from engine.views.queries import run_state
 WHERE = "engine promote"
 
 
-def promote(log: EventLog, run_id: str, variant: str | None, path: Path, force: bool) -> dict[str, Any]:
+def promote(log: EventStore, run_id: str, variant: str | None, path: Path, force: bool) -> dict[str, Any]:
     """Write the variant's settings; returns what was written, by table."""
     state = run_state(log, run_id)
     name = variant or _winner(state, run_id, force)

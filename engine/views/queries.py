@@ -10,7 +10,7 @@ from engine.errors import NotFoundError
 from engine.events import kinds as k
 from engine.events.codec import to_json
 from engine.store.blobs import read_blob
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projection import run_events
 from engine.store.projections.best import BestVariation, evolve_best
 from engine.store.projections.report import build_report
@@ -32,11 +32,11 @@ class RunSummary:
     host: str = ""
 
 
-def list_runs(log: EventLog) -> list[RunSummary]:
+def list_runs(log: EventStore) -> list[RunSummary]:
     return [summarize(log, run_id) for run_id in log.run_ids()]
 
 
-def summarize(log: EventLog, run_id: str) -> RunSummary:
+def summarize(log: EventStore, run_id: str) -> RunSummary:
     """Cheap: decodes only the run's lifecycle events, not its trials."""
     summary = RunSummary(run_id)
     for event in run_events(log, run_id, SUMMARY_TAGS):
@@ -68,7 +68,7 @@ def process_alive(pid: int, host: str) -> bool:
     return pid > 0
 
 
-def resolve_run(log: EventLog, run_id: str | None) -> str:
+def resolve_run(log: EventStore, run_id: str | None) -> str:
     ids = log.run_ids()
     if run_id is None:
         if not ids:
@@ -84,7 +84,7 @@ def resolve_run(log: EventLog, run_id: str | None) -> str:
     )
 
 
-def run_state(log: EventLog, run_id: str, grading: int | None = None) -> RunState:
+def run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
     state = load_run_state(log, run_id, grading)
     if state.spec is None:
         raise NotFoundError(f"run {run_id!r} has no experiment definition")
@@ -94,18 +94,18 @@ def run_state(log: EventLog, run_id: str, grading: int | None = None) -> RunStat
     return state
 
 
-def gradings(log: EventLog, run_id: str) -> list[int]:
+def gradings(log: EventStore, run_id: str) -> list[int]:
     """The run's grading rounds: 0 (its own) and one per regrade."""
     regrades = run_events(log, run_id, {"regrade.started"})
     return [0, *(e.grading for e in regrades if isinstance(e, k.RegradeStarted))]
 
 
-def replay_json(log: EventLog, run_id: str, grading: int | None = None) -> bytes:
+def replay_json(log: EventStore, run_id: str, grading: int | None = None) -> bytes:
     """Rebuild the report from the log alone (of one grading round; default: the latest)."""
     return to_json(build_report(run_state(log, run_id, grading)))
 
 
-def stored_report(log: EventLog, run_id: str, grading: int | None = None) -> bytes | None:
+def stored_report(log: EventStore, run_id: str, grading: int | None = None) -> bytes | None:
     """The report written at the end of the run or of a regrade (default: the latest grading's)."""
     written = [e for e in run_events(log, run_id, {"report.written"}) if isinstance(e, k.ReportWritten)]
     if grading is not None:
@@ -113,7 +113,7 @@ def stored_report(log: EventLog, run_id: str, grading: int | None = None) -> byt
     return read_blob(log, written[-1].report_hash) if written else None
 
 
-def best_variations(log: EventLog) -> list[BestVariation]:
+def best_variations(log: EventStore) -> list[BestVariation]:
     """Best accepted variation per parameter across all sessions (`engine best`)."""
     best: dict[str, BestVariation] = {}
     for run_id in log.run_ids():

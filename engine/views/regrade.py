@@ -22,14 +22,14 @@ from engine.events.spec import GraderSpec
 from engine.runtime.pipeline import open_pipeline
 from engine.runtime.workers import grader_context
 from engine.store.blobs import read_text
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projection import run_events
 from engine.store.projections.run_state import RunState
 from engine.views.queries import run_state
 
 
 async def regrade_run(
-    log: EventLog,
+    log: EventStore,
     run_id: str,
     graders: list[GraderSpec],
     pass_threshold: float | None = None,
@@ -66,7 +66,7 @@ async def regrade_run(
 
 
 async def _feed_outputs(
-    log: EventLog, run_id: str, state: RunState, grading: int, grade_send: trio.MemorySendChannel[GradeJob]
+    log: EventStore, run_id: str, state: RunState, grading: int, grade_send: trio.MemorySendChannel[GradeJob]
 ) -> None:
     assert state.spec is not None
     cases = {c.id: c for c in state.spec.cases}

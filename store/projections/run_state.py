@@ -16,7 +16,7 @@ from hdrh.histogram import HdrHistogram
 
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
-from engine.store.log import EventLog
+from engine.store.contract import EventStore
 from engine.store.projection import fold, run_events
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
@@ -128,7 +128,7 @@ class RunState:
         return sum(c.done().bit_count() for c in self.cells.values())
 
 
-def load_run_state(log: EventLog, run_id: str, grading: int | None = None) -> RunState:
+def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
     """The run folded from its log; `grading` replays an earlier grading round (default: the latest)."""
     return fold(evolve, RunState(run_id, target_grading=grading), run_events(log, run_id))
 

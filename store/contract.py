@@ -1,0 +1,51 @@
+"""The storage contract: what engine needs from an event store, whatever holds the bytes.
+
+Two implementations keep it: the LMDB log (store.log.EventLog), durable and shared by processes,
+and an in-memory store (store.memory.MemoryStore) for tests and throwaway runs. The web view and a
+cluster backend read and write through this seam; tests/test_store_contract.py runs one suite on
+both.
+
+The rules every store keeps:
+- sequence numbers start at 1 and are dense: each batch continues at last + 1, nothing is deleted;
+- a batch (events and the blobs they refer to) is appended whole or not at all;
+- a run's events can be listed by tag without decoding them (the run index);
+- blobs are content-addressed: writing the same key twice keeps the first bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
+
+Row = tuple[str, str, bytes]  # (run id, event tag, encoded event)
+
+
+class EventStore(Protocol):
+    def append(self, batch: Sequence[Row], blobs: Iterable[tuple[str, bytes]] = ()) -> int:
+        """Append a batch and its blobs atomically; the last sequence number after it (an empty batch
+        changes nothing)."""
+        ...
+
+    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """Every event with from_seq <= seq (<= to_seq), in order."""
+        ...
+
+    def read_run(
+        self, run_id: str, from_seq: int = 1, tags: set[str] | None = None
+    ) -> Iterator[tuple[int, bytes]]:
+        """One run's events (only those tags, when given), in order."""
+        ...
+
+    def run_index(self, run_id: str, from_seq: int = 1, limit: int | None = None) -> list[tuple[int, str]]:
+        """(seq, tag) of a run's events from from_seq on, without decoding them."""
+        ...
+
+    def run_ids(self) -> list[str]:
+        """Every run, oldest first (by its first event)."""
+        ...
+
+    def get_blob(self, key: str) -> bytes | None: ...
+
+    def last_seq(self) -> int: ...
+
+    def close(self) -> None: ...
