@@ -26,7 +26,7 @@ from engine.actors.messages import (
 )
 from engine.events import kinds as k
 from engine.events.spec import CaseSpec, VariantSpec
-from engine.store.projections.run_state import SCALE, RunState
+from engine.store.projections.run_state import RunState
 
 Slot = tuple[VariantSpec, CaseSpec, int]
 
@@ -59,7 +59,7 @@ class _Run:
         self.plan, self.state, self.limits = plan, state, limits
         self.outstanding: set[TrialKey] = set()
         self.chained: deque[Slot] = deque()
-        self.executed = sum((c.completed | c.failed).bit_count() for c in state.cells.values())
+        self.executed = state.trials_executed()
         self.exhausted: str | None = None
         self.pending = self._pending()
         self.connect_failures = 0
@@ -85,18 +85,16 @@ class _Run:
                         yield slot
 
     def _next_slot(self, variant: VariantSpec, case: CaseSpec) -> Slot | None:
-        cell = self.state.cells.get((variant.name, case.id))
-        if cell is not None and cell.passed:
+        if self.state.has_passed(variant.name, case.id):
             return None
-        done = 0 if cell is None else cell.done() | cell.completed
+        done = self.state.taken(variant.name, case.id)
         for r in range(self.plan.repeats):
             if not done >> r & 1:
                 return (variant, case, r)
         return None
 
     def _is_taken(self, slot: Slot) -> bool:
-        cell = self.state.cells.get((slot[0].name, slot[1].id))
-        return cell is not None and bool((cell.done() | cell.completed) >> slot[2] & 1)
+        return bool(self.state.taken(slot[0].name, slot[1].id) >> slot[2] & 1)
 
     def next_slot(self) -> Slot | None:
         if self.chained:
@@ -110,7 +108,7 @@ class _Run:
         if lim.max_tokens is not None and s.tokens_used >= lim.max_tokens:
             return ("max_tokens", lim.max_tokens, s.tokens_used)
         if lim.max_cost_usd is not None and self.cost_room() == "exhausted":
-            return ("max_cost_usd", lim.max_cost_usd, s.cost_used / SCALE)
+            return ("max_cost_usd", lim.max_cost_usd, s.cost_spent())
         return None
 
     def cost_room(self) -> str:
@@ -123,10 +121,10 @@ class _Run:
         limit = self.limits.max_cost_usd
         if limit is None:
             return "ok"
-        spent = self.state.cost_used / SCALE
+        spent = self.state.cost_spent()
         if spent >= limit:
             return "exhausted"
-        finished = sum((c.completed | c.failed).bit_count() for c in self.state.cells.values())
+        finished = self.state.trials_executed()
         in_flight = len(self.outstanding)
         if finished == 0:
             return "ok" if in_flight == 0 else "wait"
@@ -173,10 +171,10 @@ async def _skip_after_passes(run: _Run, emit: trio.MemorySendChannel[WriteBatch]
     skipped = [
         k.TrialSkipped(run_id=run.plan.run_id, ts=time.time(), variant=variant, case=case, repeat=r,
                        reason="early exit: an earlier repeat passed")
-        for (variant, case), cell in run.state.cells.items()
-        if cell.passed and variant in names and case in cases
-        for r in range(cell.passed.bit_length(), run.plan.repeats)
-        if not (cell.done() | cell.completed) >> r & 1
+        for variant, case, after in run.state.passed_cells()
+        if variant in names and case in cases
+        for r in range(after, run.plan.repeats)
+        if not run.state.taken(variant, case) >> r & 1
     ]  # fmt: skip
     if skipped:
         await emit.send(WriteBatch(list(skipped)))

@@ -110,8 +110,8 @@ def print_status(summary: Any, state: Any, as_json: bool) -> None:
         "trials_done": done,
         # a killed run's last "started" trials are not in flight: nothing is executing them
         "in_flight": len(state.in_flight) if summary.status == "running" else 0,
-        "errors": sum(c.failed.bit_count() for c in state.cells.values()),
-        "passed": sum(c.passed.bit_count() for c in state.cells.values()),
+        "errors": state.trials_errored(),
+        "passed": state.trials_passed(),
         "tokens": state.tokens_used,
         "pid": summary.pid,
         "elapsed_s": round((summary.finished_ts or time.time()) - summary.started_ts, 1)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.views.export import safe_name, xml_attr, xml_text
+from engine.views.export.junit import xml_attr, xml_text
+from engine.views.export.rundir import safe_name
 from tests.conftest import run_engine
 from tests.test_cli_run import experiment
 

@@ -129,14 +129,7 @@ def _variant_metrics(
 def _per_case(state: RunState, variant: str, metric: str) -> dict[str, float]:
     assert state.spec is not None
     cases = [c.id for c in state.spec.cases]
-    if metric == "mean_score":
-        return case_values(state, variant, cases, "mean")
-    out = {}
-    for case in cases:
-        cell = state.cells.get((variant, case))
-        if cell is not None and cell.scored():
-            out[case] = (cell.passed & cell.scored()).bit_count() / cell.scored().bit_count()
-    return out
+    return case_values(state, variant, cases, "mean" if metric == "mean_score" else "pass_rate")
 
 
 def _paired(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass
 
 from engine.errors import NotFoundError
 from engine.events import kinds as k
@@ -15,21 +14,7 @@ from engine.store.projection import run_events
 from engine.store.projections.best import BestVariation, evolve_best
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState, load_run_state
-
-SUMMARY_TAGS = {"run.started", "run.completed", "report.written", "cancel.requested"}
-
-
-@dataclass(slots=True)
-class RunSummary:
-    run_id: str
-    experiment: str = ""
-    status: str = "pending"
-    trials_total: int = 0
-    started_ts: float = 0.0
-    finished_ts: float = 0.0
-    origin: str = "manual"
-    pid: int = 0
-    host: str = ""
+from engine.store.projections.summary import RunSummary, load_summary
 
 
 def list_runs(log: EventStore) -> list[RunSummary]:
@@ -37,19 +22,8 @@ def list_runs(log: EventStore) -> list[RunSummary]:
 
 
 def summarize(log: EventStore, run_id: str) -> RunSummary:
-    """Cheap: decodes only the run's lifecycle events, not its trials."""
-    summary = RunSummary(run_id)
-    for event in run_events(log, run_id, SUMMARY_TAGS):
-        if isinstance(event, k.RunStarted):
-            summary.experiment, summary.trials_total, summary.origin = (
-                event.experiment,
-                event.trials_total,
-                event.origin,
-            )
-            summary.status, summary.pid, summary.host = "running", event.pid, event.host
-            summary.started_ts = summary.started_ts or event.ts
-        elif isinstance(event, k.RunCompleted):
-            summary.status, summary.finished_ts = event.status, event.ts
+    """The run's summary; a "running" run whose process is gone is "interrupted" (resumable)."""
+    summary = load_summary(log, run_id)
     if summary.status == "running" and not process_alive(summary.pid, summary.host):
         summary.status = "interrupted"
     return summary

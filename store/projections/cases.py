@@ -9,15 +9,18 @@ from engine.store.projections.run_state import SCALE, RunState
 
 
 def case_values(state: RunState, variant: str, case_ids: list[str], strategy: str) -> dict[str, float]:
-    """The per-case score used to pair variants: mean over repeats, or any-pass for pass_at_k."""
+    """The per-case value used to pair variants: the mean score over repeats ("mean" and
+    "confidence_interval"), any pass ("pass_at_k"), or the share of repeats that passed ("pass_rate")."""
     out: dict[str, float] = {}
     for case in case_ids:
         cell = state.cells.get((variant, case))
         if cell is None:
             continue
-        if strategy == "pass_at_k":
-            if cell.scored():
-                out[case] = 1.0 if cell.passed & cell.scored() else 0.0
+        if strategy in ("pass_at_k", "pass_rate"):
+            scored = cell.scored()
+            if scored:
+                passes = (cell.passed & scored).bit_count()
+                out[case] = (passes / scored.bit_count()) if strategy == "pass_rate" else float(passes > 0)
             continue
         scored = cell.scored().bit_count()
         if scored:

@@ -9,6 +9,7 @@ reach exactly the same state.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import msgspec
@@ -126,6 +127,35 @@ class RunState:
 
     def trials_done(self) -> int:
         return sum(c.done().bit_count() for c in self.cells.values())
+
+    # --- views for the scheduler, status and compare (they do not read the masks themselves) ---
+    def taken(self, variant: str, case: str) -> int:
+        """Repeats (bits) that need no call: finished, or completed and waiting for their grade."""
+        cell = self.cells.get((variant, case))
+        return 0 if cell is None else cell.done() | cell.completed
+
+    def has_passed(self, variant: str, case: str) -> bool:
+        cell = self.cells.get((variant, case))
+        return cell is not None and bool(cell.passed)
+
+    def passed_cells(self) -> Iterator[tuple[str, str, int]]:
+        """(variant, case, repeats up to and including the last pass) of every cell with a pass."""
+        for (variant, case), cell in self.cells.items():
+            if cell.passed:
+                yield variant, case, cell.passed.bit_length()
+
+    def trials_executed(self) -> int:
+        """Trials the subject was called for and that ended (an output or an error)."""
+        return sum((c.completed | c.failed).bit_count() for c in self.cells.values())
+
+    def trials_errored(self) -> int:
+        return sum(c.failed.bit_count() for c in self.cells.values())
+
+    def trials_passed(self) -> int:
+        return sum(c.passed.bit_count() for c in self.cells.values())
+
+    def cost_spent(self) -> float:
+        return self.cost_used / SCALE
 
 
 def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:

@@ -1,0 +1,73 @@
+"""`engine export RUN_ID --format jsonl|junit|rundir`: one record per trial, from the trials projection.
+
+Each output is read from the blob store when it is written, so memory does not grow with the size of
+the outputs. A format is one module with a `write(log, run, out)` function plus one line in FORMATS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from engine.errors import InputError
+from engine.events.registry import Registry
+from engine.store.blobs import read_text
+from engine.store.contract import EventStore
+from engine.store.projections.trials import RunTrials, TrialRecord, load_trials
+
+Write = Callable[[str], object]
+FORMATS: Registry[Callable[..., int]] = Registry(
+    "export format",
+    {
+        "jsonl": "engine.views.export.jsonl:write",
+        "junit": "engine.views.export.junit:write",
+        "rundir": "engine.views.export.rundir:write",
+    },
+)
+
+
+def export_run(log: EventStore, run_id: str, fmt: str, out: Path | None, stdout: Write) -> int:
+    """Export a run; returns the number of trials written. rundir writes a directory (--out)."""
+    if fmt not in FORMATS:
+        expected = f"expected one of {', '.join(FORMATS.names())}, got {fmt!r}"
+        raise InputError("engine export", "--format", expected)
+    run = load_trials(log, run_id)
+    writer = FORMATS.get(fmt)
+    if fmt == "rundir":
+        if out is None:
+            raise InputError("engine export", "--out", "expected a directory for --format rundir")
+        return writer(log, run, out)
+    if out is None:
+        return writer(log, run, stdout)
+    with out.open("w", encoding="utf-8") as file:
+        return writer(log, run, file.write)
+
+
+def trial_fields(rec: TrialRecord) -> dict[str, object]:
+    """The JSON fields shared by every format (everything but the output text)."""
+    return {
+        # repeats are numbered from 1 in every output (the log counts from 0)
+        "variant": rec.variant, "case": rec.case, "repeat": rec.repeat + 1, "status": rec.status,
+        "score": rec.score, "passed": rec.passed if rec.graded else None,
+        "latency_ms": rec.latency_ms, "tokens_in": rec.tokens_in, "tokens_out": rec.tokens_out,
+        "cost_usd": rec.cost_usd, "judge_tokens": rec.judge_tokens, "attempts": rec.attempts,
+        "exit_code": rec.exit_code, "agent_metrics": rec.agent_metrics or None,
+        "grades": [msgspec.structs.asdict(g) for g in rec.grades],
+        "error": rec.message if rec.failed and not rec.completed else None,
+        "error_kind": rec.error_kind or None,
+        "error_class": rec.error_class or None,
+        "skip_reason": rec.message if rec.status == "skipped" else None,
+    }  # fmt: skip
+
+
+def output_of(log: EventStore, rec: TrialRecord) -> str | None:
+    return read_text(log, rec.output_hash) if rec.completed and rec.output_hash else None
+
+
+def stderr_of(log: EventStore, rec: TrialRecord) -> str | None:
+    return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
+
+
+__all__ = ["FORMATS", "RunTrials", "export_run", "output_of", "stderr_of", "trial_fields"]

@@ -1,0 +1,23 @@
+"""Export as JSON lines: one object per trial, with its output and the agent's stderr."""
+
+from __future__ import annotations
+
+import msgspec
+
+from engine.store.contract import EventStore
+from engine.store.projections.trials import RunTrials
+from engine.views.export import Write, output_of, stderr_of, trial_fields
+
+
+def write(log: EventStore, run: RunTrials, write: Write) -> int:
+    encode = msgspec.json.encode
+    trials = run.finished()
+    for rec in trials:
+        line = {
+            "run_id": run.run_id,
+            **trial_fields(rec),
+            "output": output_of(log, rec),
+            "stderr": stderr_of(log, rec),
+        }
+        write(encode(line).decode() + "\n")
+    return len(trials)

@@ -1,0 +1,63 @@
+"""A run's summary from its lifecycle events alone (cheap: trials are not decoded): `engine list`,
+the runs page, and the live-run check. The tags it reads come from its handlers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.events import kinds as k
+from engine.store.contract import EventStore
+from engine.store.projection import run_events
+
+
+@dataclass(slots=True)
+class RunSummary:
+    run_id: str
+    experiment: str = ""
+    status: str = "pending"
+    trials_total: int = 0
+    started_ts: float = 0.0
+    finished_ts: float = 0.0
+    origin: str = "manual"
+    pid: int = 0
+    host: str = ""
+    message: str = ""  # why it ended early, when it did
+    cancel_requested: bool = False
+
+
+def _started(s: RunSummary, e: k.RunStarted) -> None:
+    s.experiment, s.trials_total, s.origin = e.experiment, e.trials_total, e.origin
+    s.status, s.pid, s.host = "running", e.pid, e.host
+    s.started_ts = s.started_ts or e.ts
+
+
+def _completed(s: RunSummary, e: k.RunCompleted) -> None:
+    s.status, s.finished_ts, s.message = e.status, e.ts, e.message
+
+
+def _cancel(s: RunSummary, e: k.CancelRequested) -> None:
+    s.cancel_requested = True
+
+
+_HANDLERS: dict[type, Callable[[RunSummary, Any], None]] = {
+    k.RunStarted: _started,
+    k.RunCompleted: _completed,
+    k.CancelRequested: _cancel,
+}
+TAGS = {k.TAG_BY_TYPE[t] for t in _HANDLERS}
+
+
+def evolve_summary(summary: RunSummary, event: k.AnyEvent) -> RunSummary:
+    handler = _HANDLERS.get(type(event))
+    if handler is not None:
+        handler(summary, event)
+    return summary
+
+
+def load_summary(log: EventStore, run_id: str) -> RunSummary:
+    summary = RunSummary(run_id)
+    for event in run_events(log, run_id, TAGS):
+        evolve_summary(summary, event)
+    return summary
