@@ -118,11 +118,8 @@ async def run_trial(
     except TargetError as exc:
         await emit.send(WriteBatch([failure(job, exc, round((trio.current_time() - started) * 1000, 3))]))
         return
-    if not response.cost_usd and job.target.price is not None:
-        price = job.target.price
-        response.cost_usd = (
-            response.tokens_in * price.input_per_mtok + response.tokens_out * price.output_per_mtok
-        ) / 1e6
+    if not response.cost_usd and job.target.price is not None:  # an agent may report its own cost
+        response.cost_usd = job.target.price.cost(response.tokens_in, response.tokens_out)
     key, stored = pack_blob(response.text.encode())
     blobs = [(key, stored)]
     stderr_key = ""

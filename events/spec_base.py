@@ -42,6 +42,10 @@ class Price(Spec):
     input_per_mtok: NonNegative = 0.0
     output_per_mtok: NonNegative = 0.0
 
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        """What a call cost in USD: the one place engine prices tokens."""
+        return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1e6
+
 
 class EnvRef(Spec):
     """A value read from an environment variable when the run starts: `{env = "AZURE_KEY"}`. The spec

@@ -24,7 +24,7 @@ import msgspec
 
 from engine.actors.targets.base import TargetError
 from engine.events.spec_base import EnvRef
-from engine.events.targets import BaseTarget, HttpTarget
+from engine.events.targets import HttpTarget
 
 _ssl_context: ssl.SSLContext | None = None
 
@@ -187,9 +187,3 @@ def text_content(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise malformed(f"{where} is {type(value).__name__}, expected a string")
     return value
-
-
-def cost_of(spec: BaseTarget, tokens_in: int, tokens_out: int) -> float:
-    if spec.price is None:
-        return 0.0
-    return (tokens_in * spec.price.input_per_mtok + tokens_out * spec.price.output_per_mtok) / 1e6

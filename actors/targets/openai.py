@@ -7,7 +7,6 @@ from typing import Any
 from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
 from engine.actors.targets.http_common import (
     api_key,
-    cost_of,
     make_client,
     malformed,
     post_json,
@@ -67,10 +66,7 @@ class OpenAITarget:
         if usage is not None and not isinstance(usage, dict):
             raise malformed(f"usage = {usage!r:.60} is not an object")
         tokens_in, tokens_out = token_count(usage, "prompt_tokens"), token_count(usage, "completion_tokens")
-        return TargetResponse(
-            text=text, tokens_in=tokens_in, tokens_out=tokens_out,
-            cost_usd=cost_of(self.spec, tokens_in, tokens_out),
-        )  # fmt: skip
+        return TargetResponse(text=text, tokens_in=tokens_in, tokens_out=tokens_out)  # priced by the executor
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -14,7 +14,7 @@ import msgspec
 from engine.actors.targets.base import resolve_target
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
-from engine.events.spec import ExperimentSpec, SamplingParams
+from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.parsing import split_validation_error
 
 Fail = Callable[[str, str], None]
@@ -30,14 +30,14 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
         fail("cases", "expected at least one case (inline [[cases]] or a [suite] file)")
     _check_unique([c.id for c in spec.cases], "cases", "id", fail)
     _check_unique([v.name for v in spec.variants], "variants", "name", fail)
-    _check_matrix(spec, fail)
+    variants = _expanded(spec, fail)  # once: the checks below walk the same list
     if all(g.kind == "forbidden" for g in spec.graders):  # the default contains-check grades them
         for i, case in enumerate(spec.cases):
             if case.expected is None:
                 fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
     _check_case_commands(spec, fail)
-    _check_params(spec, fail)
-    _check_variant_targets(spec, fail)
+    _check_params(spec, variants, fail)
+    _check_variant_targets(spec, variants, fail)
     if spec.kind == "tune" and (spec.tune is None or not spec.tune.parameters):
         fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")
     if spec.schedule is not None:
@@ -64,17 +64,19 @@ def _check_case_commands(spec: ExperimentSpec, fail: Fail) -> None:
                 )
 
 
-def _check_matrix(spec: ExperimentSpec, fail: Fail) -> None:
+def _expanded(spec: ExperimentSpec, fail: Fail) -> list[VariantSpec]:
+    """The declared and matrix variants, with unique names."""
     try:
-        names = [v.name for v in expand_variants(spec)]
+        variants = expand_variants(spec)
     except (TypeError, ValueError) as exc:
         fail("matrix", f"expected variant fields or parameters in each matrix entry ({exc})")
-        return
+        raise AssertionError("unreachable") from exc
     seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            fail("matrix", f"expected unique variant names; {name!r} appears twice (give entries a name)")
-        seen.add(name)
+    for variant in variants:
+        if variant.name in seen:
+            fail("matrix", f"expected unique variant names; {variant.name!r} appears twice (name the entries)")
+        seen.add(variant.name)
+    return variants
 
 
 def _check_unique(names: list[str], section: str, key: str, fail: Fail) -> None:
@@ -107,10 +109,10 @@ def variant_field(spec: ExperimentSpec, index: int, name: str) -> str:
     return f"variants[{index}]" if index < len(spec.variants) else f"matrix ({name})"
 
 
-def _check_params(spec: ExperimentSpec, fail: Fail) -> None:
+def _check_params(spec: ExperimentSpec, variants: list[VariantSpec], fail: Fail) -> None:
     """Known generation parameters must have their type and range wherever they are set."""
     tables = [("params", spec.params)]
-    for i, variant in enumerate(expand_variants(spec)):
+    for i, variant in enumerate(variants):
         tables.append((f"{variant_field(spec, i, variant.name)}.params", variant.params))
     for field, params in tables:
         try:
@@ -120,9 +122,9 @@ def _check_params(spec: ExperimentSpec, fail: Fail) -> None:
             fail(f"{field}.{where}", expected)
 
 
-def _check_variant_targets(spec: ExperimentSpec, fail: Fail) -> None:
+def _check_variant_targets(spec: ExperimentSpec, variants: list[VariantSpec], fail: Fail) -> None:
     """A variant's `target` table overrides fields of the experiment's target: same names, same types."""
-    for i, variant in enumerate(expand_variants(spec)):
+    for i, variant in enumerate(variants):
         if not variant.target and variant.model is None:
             continue  # it runs the experiment's own target
         field = f"{variant_field(spec, i, variant.name)}.target"

@@ -26,6 +26,7 @@ from engine.runtime.plan import build_plan
 from engine.runtime.workers import Workers
 from engine.store import stats
 from engine.store.projections.cases import case_values
+from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import latency
 from engine.views.apply import apply_params
@@ -179,15 +180,15 @@ async def _evaluate(
             return reason
         base = case_values(pipe.state, baseline.name, cases, "mean")
         cand = case_values(pipe.state, candidate.name, cases, "mean")
-        shared = [c for c in cases if c in base and c in cand]
-        b_vals, c_vals = [base[c] for c in shared], [cand[c] for c in shared]
-        result = stats.paired_comparison(b_vals, c_vals, binary=False, seed=spec.seed)
+        result = compare_cases(base, cand, spec.seed)
+        shared = [c for c in base if c in cand]
         delta = result.delta or 0.0
         p_value = 1.0 if result.p_value is None else result.p_value
         close_call = delta >= spec.tune.min_improvement and p_value >= spec.gate.alpha
         if not (close_call and spec.tune.require_significance):
             break
-    return delta, p_value, stats.mean(b_vals) or 0.0, stats.mean(c_vals) or 0.0, rounds
+    base_mean, cand_mean = stats.mean([base[c] for c in shared]), stats.mean([cand[c] for c in shared])
+    return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds
 
 
 def _usage(state: RunState, variant: str) -> dict[str, Any]:

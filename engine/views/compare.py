@@ -16,6 +16,7 @@ from engine.events.spec import GateSpec
 from engine.store import stats
 from engine.store.contract import EventStore
 from engine.store.projections.cases import case_values
+from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
 from engine.views.queries import run_state
@@ -149,8 +150,8 @@ def _paired(
     if b_mean is None or c_mean is None:
         return MetricDelta(variant=label, metric=metric, baseline=b_mean, candidate=c_mean, delta=None,
                            threshold=max_drop, direction="unknown", regressed=False)  # fmt: skip
-    binary = all(v in (0.0, 1.0) for v in b_list + c_list)
-    result = stats.paired_comparison(b_list, c_list, binary=binary, seed=0)
+    assert cand.spec is not None
+    result = compare_cases(b_vals, c_vals, seed=cand.spec.seed)  # the candidate run's seed
     delta = round(c_mean - b_mean, 6)
     significant = result.p_value is None or result.p_value < alpha
     return MetricDelta(

@@ -28,7 +28,7 @@ def case_values(state: RunState, variant: str, case_ids: list[str], strategy: st
     return out
 
 
-def tag_summaries(state: RunState, variant: str) -> dict[str, TagSummary]:
+def tag_summaries(state: RunState, variant: str, case_means: dict[str, float]) -> dict[str, TagSummary]:
     """Per tag, in tag order: the mean of per-case means and the pass rate over graded repeats."""
     tagged: dict[str, list[str]] = {}
     for case in state.spec.cases if state.spec else []:
@@ -39,7 +39,7 @@ def tag_summaries(state: RunState, variant: str) -> dict[str, TagSummary]:
         cells = [state.cells[(variant, c)] for c in tagged[tag] if (variant, c) in state.cells]
         graded = sum(c.scored().bit_count() for c in cells)
         passed = sum((c.passed & c.scored()).bit_count() for c in cells)
-        means = list(case_values(state, variant, tagged[tag], "mean").values())
+        means = [case_means[c] for c in tagged[tag] if c in case_means]
         out[tag] = TagSummary(
             cases=len(tagged[tag]),
             mean_score=rnd(stats.mean(means)),

@@ -20,18 +20,25 @@ def rnd_pair(pair: tuple[float, float] | None) -> list[float] | None:
     return None if pair is None else [round(pair[0], DIGITS), round(pair[1], DIGITS)]
 
 
+def compare_cases(base: dict[str, float], cand: dict[str, float], seed: int) -> stats.PairedResult:
+    """The one paired comparison by case: the report, tuning decisions and `engine compare` all use it.
+
+    Cases are paired by id (in the baseline's order); values that are all 0 or 1 are pass/fail, the
+    rest scores. `seed` is the experiment's (for `compare`, the candidate run's): the same data always
+    gives the same interval.
+    """
+    shared = [c for c in base if c in cand]
+    b_vals, c_vals = [base[c] for c in shared], [cand[c] for c in shared]
+    binary = all(v in (0.0, 1.0) for v in b_vals + c_vals)
+    return stats.paired_comparison(b_vals, c_vals, binary=binary, seed=seed)
+
+
 def compare_all(
     baseline: str | None, names: list[str], per_case: dict[str, dict[str, float]], seed: int, alpha: float
 ) -> list[Comparison]:
     if baseline is None:
         return []
-    raw = []
-    for name in names[1:]:
-        shared = [c for c in per_case[baseline] if c in per_case[name]]
-        base = [per_case[baseline][c] for c in shared]
-        cand = [per_case[name][c] for c in shared]
-        binary = all(v in (0.0, 1.0) for v in base + cand)
-        raw.append((name, stats.paired_comparison(base, cand, binary=binary, seed=seed)))
+    raw = [(name, compare_cases(per_case[baseline], per_case[name], seed)) for name in names[1:]]
     adjusted = stats.holm([r.p_value for _, r in raw])
     return [
         Comparison(

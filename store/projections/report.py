@@ -23,8 +23,13 @@ def build_report(state: RunState) -> RunReport:
     strategy = spec.repeat.strategy if spec else "mean"
     names = list(state.variants)
     case_ids = [c.id for c in spec.cases] if spec else sorted({c for _, c in state.cells})
-    per_case = {name: case_values(state, name, case_ids, strategy) for name in names}
-    variants = [variant_report(state, name, case_ids, strategy) for name in names]
+    # per-case values once per variant: the mean score feeds the variant's figures, its tags and (but
+    # for pass_at_k, which pairs on any-pass) the comparisons
+    means = {name: case_values(state, name, case_ids, "mean") for name in names}
+    per_case = means
+    if strategy == "pass_at_k":
+        per_case = {name: case_values(state, name, case_ids, strategy) for name in names}
+    variants = [variant_report(state, name, case_ids, means[name], strategy) for name in names]
     baseline = names[0] if names else None
     alpha = spec.gate.alpha if spec else 0.05
     comparisons = compare_all(baseline, names, per_case, seed=spec.seed if spec else 0, alpha=alpha)

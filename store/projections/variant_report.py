@@ -11,7 +11,7 @@ from collections.abc import Callable
 from engine.events.report import FlakyCase, Latency, Tokens, VariantReport
 from engine.events.spec import ReplicaAggregation
 from engine.store import stats
-from engine.store.projections.cases import case_values, tag_summaries
+from engine.store.projections.cases import tag_summaries
 from engine.store.projections.comparisons import DIGITS, rnd, rnd_pair
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
 from engine.store.projections.verdicts import count_verdicts
@@ -19,9 +19,11 @@ from engine.store.projections.verdicts import count_verdicts
 _ALL = ReplicaAggregation()
 
 
-def variant_report(state: RunState, name: str, case_ids: list[str], strategy: str) -> VariantReport:
+def variant_report(
+    state: RunState, name: str, case_ids: list[str], case_means: dict[str, float], strategy: str
+) -> VariantReport:
     cells = [state.cells[(name, c)] for c in case_ids if (name, c) in state.cells]
-    means = list(case_values(state, name, case_ids, "mean").values())
+    means = list(case_means.values())
     scored = sum(c.scored().bit_count() for c in cells)
     passed = sum((c.passed & c.scored()).bit_count() for c in cells)
     k_value = state.spec.repeat.count if state.spec else 1
@@ -51,7 +53,7 @@ def variant_report(state: RunState, name: str, case_ids: list[str], strategy: st
         cost_usd=round(totals.cost / SCALE, DIGITS),
         params=dict(state.variants[name].params),
         unscored=sum((c.graded & c.unscored).bit_count() for c in cells),
-        by_tag=tag_summaries(state, name),
+        by_tag=tag_summaries(state, name, case_means),
         cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
         errors_by_class=errors_by_class(state, name),
     )
