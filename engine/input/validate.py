@@ -74,7 +74,7 @@ def _expanded(spec: ExperimentSpec, fail: Fail) -> list[VariantSpec]:
     seen: set[str] = set()
     for variant in variants:
         if variant.name in seen:
-            fail("matrix", f"expected unique variant names; {variant.name!r} appears twice (name the entries)")
+            fail("matrix", f"expected unique variant names; {variant.name!r} is twice (name the entries)")
         seen.add(variant.name)
     return variants
 
