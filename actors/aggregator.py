@@ -2,7 +2,9 @@
 
 It tells the scheduler when a trial reaches a final state, so scheduling
 decisions (early exit, budgets) rest on durable facts only, and it fans the
-committed events out to subscribers (progress bars, the embedding API).
+committed events out to subscribers (progress bars, the embedding API) with
+send_nowait: a slow subscriber never stalls the durable pipeline. One that falls
+a whole buffer behind is cut off (its channel closes; the log has the rest).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ async def aggregator(
     state: RunState,
     feedback: trio.MemorySendChannel[Feedback],
     subscribers: list[trio.MemorySendChannel[k.Event]],
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    task_status.started()
     async with committed:
         async for batch in committed:
             for event in batch.events:
@@ -28,15 +32,22 @@ async def aggregator(
                 done = _trial_done(event)
                 if done is not None:
                     _tell(feedback, done)
-                for subscriber in list(subscribers):
-                    try:
-                        await subscriber.send(event)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
-                        subscribers.remove(subscriber)
+                _fan_out(subscribers, event)
             if batch.folded is not None:
                 batch.folded.set()
     for subscriber in subscribers:
         subscriber.close()
+
+
+def _fan_out(subscribers: list[trio.MemorySendChannel[k.Event]], event: k.Event) -> None:
+    for subscriber in list(subscribers):
+        try:
+            subscriber.send_nowait(event)
+        except trio.WouldBlock:  # a whole buffer behind: cut it off rather than wait for it
+            subscriber.close()
+            subscribers.remove(subscriber)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            subscribers.remove(subscriber)
 
 
 def _trial_done(event: k.Event) -> TrialDone | None:

@@ -15,7 +15,7 @@ import msgspec
 import trio
 
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
-from engine.actors.targets.adaptive import AdaptiveLimit
+from engine.actors.targets.adaptive import AdaptiveLimit, LimitStatistics
 from engine.actors.targets.base import Target, TargetError
 from engine.actors.targets.retry import call_with_retries
 from engine.events import kinds as k
@@ -32,14 +32,17 @@ async def executor_pool(
     emit: trio.MemorySendChannel[WriteBatch],
     graded: trio.MemorySendChannel[GradeJob],
     make_target: MakeTarget,
+    task_status: trio.TaskStatus[TargetLimits] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """`size` workers; returns (closing its channels) when `jobs` is closed and drained."""
+    """`size` workers; returns (closing its channels) when `jobs` is closed and drained. Started, it
+    hands back the per-target limits (their statistics() say how each target is coping)."""
     limits = TargetLimits(size)
     async with jobs, emit, graded, trio.open_nursery() as nursery:
         for _ in range(size):
             nursery.start_soon(
                 executor_worker, jobs.clone(), emit.clone(), graded.clone(), make_target, limits
             )
+        task_status.started(limits)
 
 
 class TargetLimits:
@@ -48,12 +51,19 @@ class TargetLimits:
     def __init__(self, pool_size: int) -> None:
         self.pool_size = pool_size
         self._limits: dict[bytes, AdaptiveLimit] = {}
+        self._by_spec: dict[bytes, tuple[TargetSpec, AdaptiveLimit]] = {}
+
+    def statistics(self) -> dict[str, LimitStatistics]:
+        """Per target (by kind and model): its current limit and how many calls use or wait for it."""
+        by_spec = self._by_spec.values()
+        return {f"{spec.kind}:{spec.model or ''}": limit.statistics() for spec, limit in by_spec}
 
     def for_target(self, spec: TargetSpec) -> AdaptiveLimit:
         key = msgspec.msgpack.encode(spec)
         found = self._limits.get(key)
         if found is None:
             found = self._limits[key] = AdaptiveLimit(min(spec.concurrency or self.pool_size, self.pool_size))
+            self._by_spec[key] = (spec, found)
         return found
 
 

@@ -24,12 +24,14 @@ async def grading_pool(
     make_graders: MakeGraders,
     pass_threshold: float,
     budget: JudgeBudget | None = None,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     async with grade_jobs, emit, trio.open_nursery() as nursery:
         for _ in range(size):
             nursery.start_soon(
                 grading_worker, grade_jobs.clone(), emit.clone(), make_graders, pass_threshold, budget
             )
+        task_status.started()
 
 
 async def grading_worker(

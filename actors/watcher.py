@@ -11,10 +11,17 @@ CANCEL_TAG = "cancel.requested"
 
 
 async def watch_for_cancel(
-    *, log: EventStore, run_id: str, from_seq: int, feedback: trio.MemorySendChannel[Feedback], poll_s: float
+    *,
+    log: EventStore,
+    run_id: str,
+    from_seq: int,
+    feedback: trio.MemorySendChannel[Feedback],
+    poll_s: float,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Poll the run's index (tags only, nothing decoded) until a cancel request shows up."""
     seq = from_seq
+    task_status.started()
     async with feedback:
         while True:
             index = await trio.to_thread.run_sync(log.run_index, run_id, seq)

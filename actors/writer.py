@@ -22,8 +22,10 @@ async def log_writer(
     inbox: trio.MemoryReceiveChannel[WriteBatch],
     log: EventStore,
     committed: trio.MemorySendChannel[WriteBatch],
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Runs until every sender of `inbox` has closed; then closes `committed`."""
+    task_status.started()
     async with inbox, committed:
         while True:
             try:

@@ -54,7 +54,7 @@ async def _run(
     quiet: bool,
     source: str,
 ) -> int:
-    from engine.api import open_engine
+    from engine.api import SUBSCRIBER_BUFFER, open_engine
     from engine.cli.render import print_report
     from engine.events.codec import to_json
     from engine.runtime.runner import RunControl
@@ -65,7 +65,7 @@ async def _run(
         if run_id is not None and (resume or run_id in eng.log.run_ids()):
             run_id, resume = resolve_run(eng.log, run_id), True
         control = RunControl()
-        send, receive = trio.open_memory_channel[k.Event](1024)
+        send, receive = trio.open_memory_channel[k.Event](SUBSCRIBER_BUFFER)
         async with trio.open_nursery() as nursery:
             await nursery.start(_stop_on_signals, control, nursery.cancel_scope, NOTE_RUN)
             nursery.start_soon(_progress, receive, quiet or as_json)

@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 
+SUBSCRIBER_BUFFER = 1 << 16
+
+
 def new_run_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
@@ -64,7 +67,9 @@ class RunHandle:
         self._error: BaseException | None = None
 
     async def events(self) -> AsyncIterator[k.Event]:
-        """Every event of the run as it becomes durable (requires start(..., events=True))."""
+        """Every event of the run as it becomes durable (requires start(..., events=True)). The run
+        never waits for this iterator: one that falls SUBSCRIBER_BUFFER events behind ends early, and
+        the log (engine.store) still has every event."""
         if self._events is None:
             raise RuntimeError("start the run with events=True to iterate its events")
         async with self._events:
@@ -134,7 +139,7 @@ class Engine:
 
     def start(self, spec: ExperimentSpec, *, run_id: str | None = None, events: bool = False) -> RunHandle:
         """Start a run in the background; events=True to iterate its events (then do iterate them)."""
-        send, receive = trio.open_memory_channel[k.Event](1024) if events else (None, None)
+        send, receive = trio.open_memory_channel[k.Event](SUBSCRIBER_BUFFER) if events else (None, None)
         handle = RunHandle(run_id or new_run_id(), RunControl(), receive)
 
         async def drive() -> None:

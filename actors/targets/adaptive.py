@@ -8,7 +8,18 @@ does the counting (its total can change while calls are in flight).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import trio
+
+
+@dataclass(frozen=True)
+class LimitStatistics:
+    limit: int  # calls allowed in flight now
+    ceiling: int
+    in_use: int
+    waiting: int
+    throttled: int  # throttled answers seen
 
 
 class AdaptiveLimit:
@@ -17,6 +28,12 @@ class AdaptiveLimit:
         self.grow_after = grow_after
         self._limiter = trio.CapacityLimiter(self.ceiling)
         self._streak = 0
+        self._throttled = 0
+
+    def statistics(self) -> LimitStatistics:
+        inner = self._limiter.statistics()
+        in_use, waiting = inner.borrowed_tokens, inner.tasks_waiting
+        return LimitStatistics(self.limit, self.ceiling, in_use, waiting, self._throttled)
 
     @property
     def limit(self) -> int:
@@ -29,6 +46,7 @@ class AdaptiveLimit:
     def on_throttle(self) -> None:
         self._limiter.total_tokens = max(1, self.limit // 2)
         self._streak = 0
+        self._throttled += 1
 
     def on_success(self) -> None:
         self._streak += 1

@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import trio
 
@@ -58,8 +59,8 @@ async def open_pipeline(
     committed_send, committed = trio.open_memory_channel[WriteBatch](1024)
     feedback_send, feedback = trio.open_memory_channel[Feedback](math.inf)
     async with trio.open_nursery() as lifetime:
-        lifetime.start_soon(lambda: log_writer(inbox=inbox, log=log, committed=committed_send))
-        lifetime.start_soon(_aggregate, committed, state, feedback_send.clone(), subscribers or [])
+        await lifetime.start(partial(log_writer, inbox=inbox, log=log, committed=committed_send))
+        await lifetime.start(_aggregate, committed, state, feedback_send.clone(), subscribers or [])
         async with emit:
             yield Pipeline(emit, feedback, feedback_send, state)
 
@@ -69,6 +70,10 @@ async def _aggregate(
     state: RunState,
     feedback: trio.MemorySendChannel[Feedback],
     subscribers: list[trio.MemorySendChannel[k.Event]],
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     async with feedback:
-        await aggregator(committed=committed, state=state, feedback=feedback, subscribers=subscribers)
+        await aggregator(
+            committed=committed, state=state, feedback=feedback, subscribers=subscribers,
+            task_status=task_status,
+        )  # fmt: skip

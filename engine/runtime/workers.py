@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import trio
 
@@ -17,7 +18,7 @@ from engine.actors.graders.factory import GraderContext, make_graders
 from engine.actors.graders.judge import JudgeBudget
 from engine.actors.grading_pool import grading_pool
 from engine.actors.messages import GradeJob, TrialJob
-from engine.actors.scheduler import Limits, Plan, scheduler
+from engine.actors.scheduler import Limits, Plan, Scheduler
 from engine.actors.watcher import watch_for_cancel
 from engine.events.spec import ExperimentSpec
 from engine.runtime.pipeline import Pipeline
@@ -53,18 +54,15 @@ class Workers:
     limits: Limits
     jobs: trio.MemorySendChannel[TrialJob]
     grade_jobs: trio.MemorySendChannel[GradeJob]
+    scheduler: Scheduler | None = None  # the plan running now (its statistics answer live)
 
     async def run(self, plan: Plan) -> str:
-        """Run a plan to its end: 'completed', 'budget' or 'cancelled'."""
-        return await scheduler(
-            plan=plan,
-            state=self.pipe.state,
-            limits=self.limits,
-            jobs=self.jobs,
-            grade_jobs=self.grade_jobs,
-            feedback=self.pipe.feedback,
-            emit=self.pipe.emit,
-        )
+        """Run a plan to its end: 'completed', 'budget', 'cancelled' or 'unreachable'."""
+        self.scheduler = Scheduler(
+            plan=plan, state=self.pipe.state, limits=self.limits, jobs=self.jobs, grade_jobs=self.grade_jobs,
+            feedback=self.pipe.feedback, emit=self.pipe.emit,
+        )  # fmt: skip
+        return await self.scheduler.run()
 
 
 @asynccontextmanager
@@ -76,30 +74,31 @@ async def open_workers(
     watch_from: int,
     cancel_poll_s: float,
 ) -> AsyncIterator[Workers]:
-    """Start the pools; leaving the block cancels whatever is still in flight."""
+    """Start the pools (each ready before the first job is sent); leaving the block cancels whatever
+    is still in flight."""
     limits = limits_for(spec)
     jobs_send, jobs = trio.open_memory_channel[TrialJob](limits.in_flight)
     grade_send, grade_jobs = trio.open_memory_channel[GradeJob](limits.in_flight * 2)
     emit, run_id = pipe.emit, pipe.state.run_id
     context = grader_context(spec, pipe.state, make_target)
     async with trio.open_nursery() as work:
-        work.start_soon(
-            lambda: executor_pool(
-                size=spec.execution.concurrency, jobs=jobs, emit=emit.clone(), graded=grade_send.clone(),
-                make_target=make_target,
+        await work.start(
+            partial(
+                executor_pool, size=spec.execution.concurrency, jobs=jobs, emit=emit.clone(),
+                graded=grade_send.clone(), make_target=make_target,
             )
         )  # fmt: skip
-        work.start_soon(
-            lambda: grading_pool(
-                size=spec.execution.judge_concurrency, grade_jobs=grade_jobs, emit=emit.clone(),
+        await work.start(
+            partial(
+                grading_pool, size=spec.execution.judge_concurrency, grade_jobs=grade_jobs, emit=emit.clone(),
                 make_graders=lambda: make_graders(spec.graders, context),
                 pass_threshold=spec.scoring.pass_threshold, budget=context.budget,
             )
         )  # fmt: skip
-        work.start_soon(
-            lambda: watch_for_cancel(
-                log=log, run_id=run_id, from_seq=watch_from, feedback=pipe.feedback_send.clone(),
-                poll_s=cancel_poll_s,
+        await work.start(
+            partial(
+                watch_for_cancel, log=log, run_id=run_id, from_seq=watch_from,
+                feedback=pipe.feedback_send.clone(), poll_s=cancel_poll_s,
             )
         )  # fmt: skip
         async with jobs_send, grade_send:

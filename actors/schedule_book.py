@@ -1,0 +1,125 @@
+"""The scheduler's bookkeeping for one plan: what is outstanding, what comes next, what the budgets
+still allow. Pure bookkeeping (no channels): the scheduler actor drives it."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from engine.actors.messages import GradeJob, TrialDone, TrialJob, TrialKey
+from engine.events import kinds as k
+from engine.events.spec import CaseSpec, VariantSpec
+from engine.store.projections.run_state import RunState
+
+Slot = tuple[VariantSpec, CaseSpec, int]
+
+
+@dataclass(slots=True)
+class Plan:
+    run_id: str
+    variants: list[VariantSpec]
+    cases: list[CaseSpec]
+    repeats: int
+    early_exit: bool  # pass_at_k: stop a cell's repeats at its first pass
+    make_job: Callable[[VariantSpec, CaseSpec, int], TrialJob]
+    load_regrade: Callable[[k.TrialCompleted], GradeJob]
+
+
+@dataclass(slots=True)
+class Limits:
+    in_flight: int
+    max_trials: int | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    # the first N finished trials all failed to connect: the target is unreachable (0: never stop)
+    unreachable_after: int = 0
+
+
+class Book:
+    def __init__(self, plan: Plan, state: RunState, limits: Limits) -> None:
+        self.plan, self.state, self.limits = plan, state, limits
+        self.outstanding: set[TrialKey] = set()
+        self.chained: deque[Slot] = deque()
+        self.executed = state.trials_executed()
+        self.exhausted: str | None = None
+        self.pending = self._pending()
+        self.connect_failures = 0
+        self.reached = False  # some trial got past connecting: the target is there
+        self._variants = {v.name: v for v in plan.variants}
+        self._cases = {c.id: c for c in plan.cases}
+
+    def _pending(self) -> Iterator[Slot]:
+        plan = self.plan
+        first_round = range(1) if plan.early_exit else range(plan.repeats)
+        for r in first_round:
+            for case in plan.cases:
+                for variant in plan.variants:
+                    slot = self.next_repeat(variant, case) if plan.early_exit else (variant, case, r)
+                    if slot is not None and not self.is_taken(slot):
+                        yield slot
+
+    def next_repeat(self, variant: VariantSpec, case: CaseSpec) -> Slot | None:
+        """A cell's first repeat still to run (pass_at_k: none once one passed)."""
+        if self.state.has_passed(variant.name, case.id):
+            return None
+        done = self.state.taken(variant.name, case.id)
+        for r in range(self.plan.repeats):
+            if not done >> r & 1:
+                return (variant, case, r)
+        return None
+
+    def is_taken(self, slot: Slot) -> bool:
+        return bool(self.state.taken(slot[0].name, slot[1].id) >> slot[2] & 1)
+
+    def next_slot(self) -> Slot | None:
+        if self.chained:
+            return self.chained.popleft()
+        return next(self.pending, None)
+
+    def chain_after_failure(self, key: TrialKey) -> None:
+        """pass_at_k: a failed repeat earns the cell its next one."""
+        slot = self.next_repeat(self._variants[key[0]], self._cases[key[1]])
+        if slot is not None:
+            self.chained.append(slot)
+
+    def unreachable(self, message: TrialDone) -> bool:
+        """Count connect failures until the first trial that got further; True once they reach the bar."""
+        if message.error_class == "connect" and not self.reached:
+            self.connect_failures += 1
+        elif message.passed is not None or message.error_class:
+            self.reached = True
+        bar = self.limits.unreachable_after
+        return bool(bar) and not self.reached and self.connect_failures >= bar
+
+    def over_budget(self) -> tuple[str, float, float] | None:
+        s, lim = self.state, self.limits
+        if lim.max_trials is not None and self.executed >= lim.max_trials:
+            return ("max_trials", lim.max_trials, self.executed)
+        if lim.max_tokens is not None and s.tokens_used >= lim.max_tokens:
+            return ("max_tokens", lim.max_tokens, s.tokens_used)
+        if lim.max_cost_usd is not None and self.cost_room() == "exhausted":
+            return ("max_cost_usd", lim.max_cost_usd, s.cost_spent())
+        return None
+
+    def cost_room(self) -> str:
+        """'ok', 'wait' or 'exhausted' for one more trial under max_cost_usd.
+
+        Concurrent trials each reserve the mean cost observed so far before they
+        start; the reservation settles when they finish (their real cost is then
+        in the state). Before any cost is known, one trial at a time probes it.
+        """
+        limit = self.limits.max_cost_usd
+        if limit is None:
+            return "ok"
+        spent = self.state.cost_spent()
+        if spent >= limit:
+            return "exhausted"
+        finished = self.state.trials_executed()
+        in_flight = len(self.outstanding)
+        if finished == 0:
+            return "ok" if in_flight == 0 else "wait"
+        mean = spent / finished
+        if spent + (in_flight + 1) * mean <= limit:
+            return "ok"
+        return "wait" if in_flight else "exhausted"
