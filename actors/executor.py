@@ -1,6 +1,6 @@
 """The executor pool: workers that call the target for each trial job.
 
-Each worker owns its targets (one HTTP client per worker; see BRIEF.md on why a
+Each worker owns its targets (one HTTP client per worker: a
 shared client collapses under concurrency). Outputs go to the blob store with
 the completion event in the same write batch, then on to the grading pool.
 """

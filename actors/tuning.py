@@ -1,4 +1,4 @@
-"""Variation strategies for tuning sessions (seed 000): grid, random, neighborhood.
+"""Variation strategies for tuning sessions: grid, random, neighborhood.
 
 Each call proposes one parameter changed from the current best configuration.
 Visited variations are never proposed again. Random and neighborhood are seeded,
@@ -62,7 +62,7 @@ class VariationGenerator:
         return found
 
     def _next_grid(self, best: dict[str, float]) -> Variation | None:
-        # sweep one parameter through all its points before the next (seed 000)
+        # sweep one parameter through all its points before the next: one change at a time
         while self._grid_pos < len(self._grid):
             candidate = self._grid[self._grid_pos]
             self._grid_pos += 1

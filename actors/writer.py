@@ -2,7 +2,7 @@
 
 One durable LMDB transaction per event caps at a few thousand events/s; taking
 everything waiting in the channel into one transaction is what makes the log
-fast (see BRIEF.md). The commit runs in a worker thread so the actors keep going.
+fast (one durable transaction per event caps at ~3.8k events/s; 1000 per transaction ~685k). The commit runs in a worker thread so the actors keep going.
 """
 
 from __future__ import annotations

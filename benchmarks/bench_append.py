@@ -5,7 +5,7 @@ encoded with `events.codec.encode_many` and appended in groups of 1, 10, 100, 10
 one durable LMDB transaction per group (what `actors.writer` does). Encoding is inside the timing,
 as it is in the writer; the pure encode rate is printed first for reference.
 
-Target (BRIEF.md): >= 300k events/s for batched appends.
+Target: >= 300k events/s for batched appends.
 
     .venv/bin/python benchmarks/bench_append.py [--quick] [--dir PATH]
 

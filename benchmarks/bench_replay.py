@@ -5,7 +5,7 @@ times the replay path `engine replay` uses: `EventLog.read` -> `events.codec.dec
 `store.projection.fold`. The parts are then timed alone (scan only, decode only, fold only) so a
 miss shows where the time goes; `--profile` adds a cProfile of the whole replay.
 
-Target (BRIEF.md): >= 500k events/s.
+Target: >= 500k events/s.
 
     .venv/bin/python benchmarks/bench_replay.py [--quick] [--events N] [--runs R] [--profile] [--dir PATH]
 """

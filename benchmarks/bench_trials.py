@@ -3,7 +3,7 @@
 The server runs in its own process so it does not share the engine's CPU time
 slice; one engine process runs the experiment with the `openai` target (one
 httpx client per executor worker). Peers measured on this machine with the same
-kind of server: promptfoo ~105-160 trials/s, Inspect AI ~45-55 trials/s (BRIEF.md).
+kind of server: promptfoo ~105-160 trials/s, Inspect AI ~45-55 trials/s (measured on this machine).
 
     python benchmarks/bench_trials.py [--quick]
 """

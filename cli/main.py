@@ -290,7 +290,7 @@ def export(
         typer.Option("--out", "-o", help="File (jsonl, junit; default stdout) or new directory (rundir)."),
     ] = None,
 ) -> None:
-    """Export a run's trials: JSON lines, JUnit XML for CI, or an AgentV-style run directory."""
+    """Export a run's trials: JSON lines, JUnit XML for CI, or a run directory (index, per-trial files)."""
     from engine.views.export import export_run
     from engine.views.queries import resolve_run
 
@@ -314,7 +314,7 @@ def promote(
     force: Annotated[bool, typer.Option("--force", help="Promote a winner that is not significant.")] = False,
     store: StoreOpt = None,
 ) -> None:
-    """Write a variant's params, flags, model and system prompt into a config file (seed 001)."""
+    """Write a variant's params, flags, model and system prompt into a config file."""
     import msgspec
 
     from engine.views.promote import promote as promote_variant

@@ -119,7 +119,7 @@ def print_status(summary: Any, state: Any, as_json: bool) -> None:
         else 0.0,
     }
     tune = state.spec.tune if state.spec is not None and state.spec.kind == "tune" else None
-    if tune is not None:  # seed 000's status: experiments run, accepted, elapsed
+    if tune is not None:  # a session's status: variations tried, accepted, elapsed
         info["variations"] = len(state.variations)
         info["accepted"] = sum(1 for v in state.variations if isinstance(v, k.VariationAccepted))
         info["max_experiments"] = tune.max_experiments

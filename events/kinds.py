@@ -143,7 +143,7 @@ class VariationAccepted(Event, tag="variation.accepted"):
     delta: float
     p_value: float | None = None
     origin: Literal["manual", "scheduled"] = "manual"
-    # the candidate's cost of evaluation (seed 000): subject + judge tokens, mean trial latency
+    # the candidate's cost of evaluation: subject + judge tokens, mean trial latency
     tokens_used: int = 0
     latency_ms: float = 0.0
 
@@ -159,7 +159,7 @@ class VariationRejected(Event, tag="variation.rejected"):
     reason: str = ""
     p_value: float | None = None
     origin: Literal["manual", "scheduled"] = "manual"
-    # the candidate's cost of evaluation (seed 000): subject + judge tokens, mean trial latency
+    # the candidate's cost of evaluation: subject + judge tokens, mean trial latency
     tokens_used: int = 0
     latency_ms: float = 0.0
 

@@ -72,11 +72,11 @@ class Comparison(Report):
     n_pairs: int
     significant: bool
     pass_rate_delta: float | None = None  # candidate's pass rate minus the baseline's
-    relative_improvement: float | None = None  # delta / the baseline's score (seed 002)
+    relative_improvement: float | None = None  # delta / the baseline's score
 
 
 class TagSummary(Report):
-    """One variant's results on the cases carrying a tag (seed 000: tags group cases in reports)."""
+    """One variant's results on the cases carrying a tag."""
 
     cases: int
     mean_score: float | None

@@ -1,4 +1,4 @@
-"""AgentV / Vercel experiment shapes (seed 003) load as engine's own and run end to end."""
+"""AgentV / Vercel experiment shapes load as engine's own and run end to end."""
 
 from __future__ import annotations
 

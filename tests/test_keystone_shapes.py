@@ -1,4 +1,4 @@
-"""Keystone (seed 004): parallelism/resources, {{ matrix.x }} in agent args, forbidden rules, verdicts."""
+"""Keystone shapes: parallelism/resources, {{ matrix.x }} in agent args, forbidden rules, verdicts."""
 
 from __future__ import annotations
 

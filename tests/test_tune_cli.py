@@ -1,4 +1,4 @@
-"""The shipped tuning example end to end, seed 000's defaults, and what status says of a session."""
+"""The shipped tuning example end to end, the default search space, and what status says of a session."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_the_tuning_example_accepts_a_real_improvement(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     accepted = [v for v in report["variations"] if v["accepted"]]
     assert accepted and all(v["delta"] >= 0.05 and v["p_value"] < 0.05 for v in accepted)
-    # seed 000's record of each variation: what evaluating it cost, and who started the session
+    # each variation's record: what evaluating it cost, and who started the session
     assert all(
         v["tokens_used"] > 0 and v["latency_ms"] > 0 and v["origin"] == "manual" for v in report["variations"]
     )
@@ -47,7 +47,7 @@ def test_the_tuning_example_accepts_a_real_improvement(tmp_path: Path) -> None:
     assert f"temperature = {best[0]['value']}" in (tmp_path / "agent.toml").read_text()
 
 
-def test_a_session_without_parameters_searches_seed_000s_default_space() -> None:
+def test_a_session_without_parameters_searches_the_default_space() -> None:
     spec = spec_from_dict(
         {"name": "t", "kind": "tune", "cases": [{"id": "a", "prompt": "p", "expected": "x"}]}
     )

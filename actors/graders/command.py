@@ -1,4 +1,4 @@
-"""The verifier grader (seed 001): shell commands judge the output; exit 0 means the check passed.
+"""The verifier grader: shell commands judge the output; exit 0 means the check passed.
 
 The output is written to output.txt in a fresh temp dir that is also the
 commands' working directory, so a verifier can be as small as
@@ -32,7 +32,7 @@ class CommandGrader:
 
     async def grade(self, submission: Submission) -> GraderResult:
         case, output = submission.case, submission.output
-        # the grader's commands, then the case's own (seed 001: a verifier runs case.criteria.commands)
+        # the grader's commands, then the case's own (criteria.commands)
         commands = [*self.spec.commands, *case_commands(case)]
         if not commands:
             return result(self.spec, None, False, "no commands")

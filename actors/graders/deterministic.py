@@ -75,7 +75,7 @@ class RegexGrader(_Sync):
 
 
 class ForbiddenGrader(_Sync):
-    """A forbidden rule (Keystone): the trial fails if the output contains `value` or matches `pattern`.
+    """A forbidden rule: the trial fails if the output contains `value` or matches `pattern`.
 
     It is a gate and carries no weight: a violation fails the trial whatever its score,
     and a clean output does not raise the score.

@@ -1,4 +1,4 @@
-"""LLM-as-judge (seed 000): a rubric of weighted criteria scored 1-10 by a separate judge model.
+"""LLM-as-judge: a rubric of weighted criteria scored 1-10 by a separate judge model.
 
 The subject's output is wrapped in <subject_response> boundary tags with XML
 metacharacters escaped, so the evaluated model cannot smuggle instructions to

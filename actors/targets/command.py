@@ -1,4 +1,4 @@
-"""An agent CLI as the target: one real subprocess per trial (seed 003's agent experiments).
+"""An agent CLI as the target: one real subprocess per trial (agent experiments).
 
 Each trial runs in its own session, so a timeout or a cancelled run kills the
 whole process group (the agent's tools and servers included), not just the
@@ -135,7 +135,7 @@ _PLACEHOLDER = re.compile(r"\{\{\s*(matrix|params|flags)\.([\w.-]+)\s*\}\}")
 
 
 def interpolate(command: list[str] | str, request: TargetRequest) -> list[str] | str:
-    """Keystone's `{{ matrix.model }}` (and `{{ params.x }}`, `{{ flags.x }}`): the variant's values."""
+    """`{{ matrix.model }}` (and `{{ params.x }}`, `{{ flags.x }}`) in arguments: the variant's values."""
     if isinstance(command, str):
         return _PLACEHOLDER.sub(lambda m: shlex.quote(_variant_value(request, m)), command)
     return [_PLACEHOLDER.sub(lambda m: _variant_value(request, m), part) for part in command]

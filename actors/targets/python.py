@@ -1,4 +1,4 @@
-"""A Python callable as the target, for applications that embed engine (seed 002).
+"""A Python callable as the target, for applications that embed engine.
 
 The callable receives the TargetRequest (variant flags, overrides tag, params,
 prompt) and returns a str, a TargetResponse, or an awaitable of either. Sync

@@ -1,4 +1,4 @@
-"""Prompt overrides by tag (seed 002): a variant's `overrides_tag` picks a file of prompt settings.
+"""Prompt overrides by tag: a variant's `overrides_tag` picks a file of prompt settings.
 
 With `overrides_dir = "prompts/overrides"` in the experiment, a variant whose `overrides_tag` is
 "v2" takes `system`, `prompt_template`, `model`, `params` and `flags` from `prompts/overrides/v2.json`

@@ -46,7 +46,7 @@ def parse_file(file: Path, what: str = EXPERIMENT_FILE) -> dict[str, Any]:
 
 
 def _parse_markdown(text: str, name: str) -> Any:
-    """`*.experiment.md` (seed 001): YAML front matter between `---` lines; the body documents it."""
+    """`*.experiment.md`: YAML front matter between `---` lines; the Markdown body documents it."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
         raise InputError(name, "", "expected YAML front matter opening with a '---' line")

@@ -157,7 +157,7 @@ async def _run_body(log: EventStore, request: RunRequest, spec: ExperimentSpec, 
 
 
 async def _experiment_setup(spec: ExperimentSpec, request: RunRequest, pipe: Pipeline) -> None:
-    """[setup] commands run once per start, in the experiment file's folder (seed 003)."""
+    """[setup] commands run once per start, in the experiment file's folder."""
     if not spec.setup:
         return
     try:

@@ -1,7 +1,7 @@
 """The long-lived process: run an experiment or tuning session on a cron schedule.
 
 A running guard makes sure sessions never overlap: a fire that comes while the
-previous session is still running is skipped with a log line (seed 000).
+previous session is still running is skipped with a log line.
 Sessions left unfinished by a previous process are resumed first.
 """
 

@@ -1,4 +1,4 @@
-"""Autonomous tuning sessions (seed 000) on the actor system.
+"""Autonomous tuning sessions on the actor system.
 
 One parameter changes per variation; baseline and candidate run on the same
 cases with the same repeats and are compared case by case. A variation is

@@ -1,4 +1,4 @@
-"""auto_apply: write accepted values into a config file (off by default; seed 000's double opt-in).
+"""auto_apply: write accepted values into a config file (off by default: a double opt-in).
 
 TOML files are edited in place, line by line, under a `[params]` table, so the
 file's comments and layout survive; JSON files get a top-level "params" object.

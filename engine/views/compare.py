@@ -1,6 +1,6 @@
 """`engine compare BASE CAND`: did the candidate run regress against the base run?
 
-Metrics (seed 004's defaults, overridable in the candidate's [gate] table or on
+Metrics (the [gate] defaults, overridable in the candidate's [gate] table or on
 the command line): pass rate and mean score (absolute drop, paired by case, a
 drop counts only when significant or untestable), p95 latency and cost (relative
 increase). Variants are matched by name; two single-variant runs are matched

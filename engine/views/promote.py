@@ -1,4 +1,4 @@
-"""`engine promote RUN_ID [VARIANT] --to FILE` (seed 001): write a variant's settings into a config file.
+"""`engine promote RUN_ID [VARIANT] --to FILE`: write a variant's settings into a config file.
 
 The variant defaults to the run's winner, which must be significant unless forced. Its effective
 parameters (the experiment's [params] under the variant's own) go to `[params]`, its flags to

@@ -1,4 +1,4 @@
-"""Per-case verdicts (Keystone): pass, fail, flaky or error, from a case's repeats.
+"""Per-case verdicts: pass, fail, flaky, error or ungraded, from a case's repeats.
 
 A case's repeats are aggregated by `scoring.replica_aggregation`: "all" (every graded
 repeat passed), "any" (one did) or "percentage" (at least `min_pass_rate` of them). A case

@@ -62,7 +62,7 @@ def _write_attempt(log: EventStore, run: RunTrials, rec: TrialRecord, run_dir: P
     stderr = stderr_of(log, rec)
     if stderr is not None:  # the agent's diagnostics, beside its answer
         (run_dir / "outputs" / "stderr.txt").write_text(stderr, encoding="utf-8")
-    grading = {"graded": rec.graded, "grading_round": run.grading, "score": rec.score}
+    grading = {"graded": rec.graded, "grading": run.grading, "score": rec.score}
     grading |= {"passed": rec.passed if rec.graded else None, "grades": trial_fields(rec)["grades"]}
     metrics = {"tokens_in": rec.tokens_in, "tokens_out": rec.tokens_out, "cost_usd": rec.cost_usd}
     metrics |= {"judge_tokens": rec.judge_tokens, "attempts": rec.attempts, "exit_code": rec.exit_code}
