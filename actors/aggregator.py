@@ -25,7 +25,7 @@ async def aggregator(
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     task_status.started()
-    async with committed:
+    async with committed, feedback:
         async for batch in committed:
             for event in batch.events:
                 evolve(state, event)

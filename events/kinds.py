@@ -133,7 +133,9 @@ class TrialSkipped(Event, tag="trial.skipped"):
     reason: str
 
 
-class VariationAccepted(Event, tag="variation.accepted"):
+class VariationDecided(Event):
+    """What both tuning decisions record (not an event of its own: accepted or rejected are)."""
+
     variant: str
     parameter: str
     value: Any
@@ -148,20 +150,12 @@ class VariationAccepted(Event, tag="variation.accepted"):
     latency_ms: float = 0.0
 
 
-class VariationRejected(Event, tag="variation.rejected"):
-    variant: str
-    parameter: str
-    value: Any
-    baseline: str
-    baseline_score: float
-    candidate_score: float
-    delta: float
+class VariationAccepted(VariationDecided, tag="variation.accepted"):
+    pass
+
+
+class VariationRejected(VariationDecided, tag="variation.rejected"):
     reason: str = ""
-    p_value: float | None = None
-    origin: Literal["manual", "scheduled"] = "manual"
-    # the candidate's cost of evaluation: subject + judge tokens, mean trial latency
-    tokens_used: int = 0
-    latency_ms: float = 0.0
 
 
 class ConfigApplied(Event, tag="config.applied"):

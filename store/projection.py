@@ -6,11 +6,11 @@ stored log, so the two cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 from engine.events.codec import decode
-from engine.events.kinds import AnyEvent
+from engine.events.kinds import TAG_BY_TYPE, AnyEvent
 from engine.store.contract import EventStore
 
 S = TypeVar("S")
@@ -32,3 +32,25 @@ def run_events(log: EventStore, run_id: str, tags: set[str] | None = None) -> It
 def all_events(log: EventStore, from_seq: int = 1) -> Iterator[tuple[int, AnyEvent]]:
     for seq, data in log.read(from_seq):
         yield seq, decode(data)
+
+
+class Projection(Generic[S]):
+    """A fold by event type. Its handlers name the events it reads, so the tags it asks the log
+    for are derived from them: a new event it handles is read without a hand-kept list to update."""
+
+    def __init__(self, handlers: Mapping[type, Callable[[S, Any], None]]) -> None:
+        self.handlers = dict(handlers)
+        self.tags = frozenset(TAG_BY_TYPE[t] for t in self.handlers)
+
+    def evolve(self, state: S, event: AnyEvent) -> S:
+        handler = self.handlers.get(type(event))
+        if handler is not None:
+            handler(state, event)
+        return state
+
+    def load(self, log: EventStore, run_id: str, state: S) -> S:
+        """The state folded from one run's events (only the tags this projection reads)."""
+        evolve = self.evolve
+        for _seq, data in log.read_run(run_id, tags=set(self.tags)):
+            evolve(state, decode(data))
+        return state

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol, Self
 
 import msgspec
 
@@ -28,6 +28,20 @@ class Grader(Protocol):
     async def grade(self, submission: Submission) -> GraderResult: ...
 
     async def aclose(self) -> None: ...
+
+
+class SpecGrader:
+    """What most graders are: built from their spec alone, holding nothing to close."""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+
+    @classmethod
+    def from_spec(cls, spec: Any, context: object) -> Self:
+        return cls(spec)
+
+    async def aclose(self) -> None:
+        return None
 
 
 def expected_text(spec: TextGrader, case: CaseSpec) -> str | None:

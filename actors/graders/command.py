@@ -15,20 +15,15 @@ from pathlib import Path
 import msgspec
 import trio
 
-from engine.actors.graders.base import Submission, result
+from engine.actors.graders.base import SpecGrader, Submission, result
 from engine.actors.process import run_group
 from engine.actors.targets.base import TargetError
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec, CommandGraderSpec
 
 
-class CommandGrader:
-    def __init__(self, spec: CommandGraderSpec) -> None:
-        self.spec = spec
-
-    @classmethod
-    def from_spec(cls, spec: CommandGraderSpec, context: object) -> CommandGrader:
-        return cls(spec)
+class CommandGrader(SpecGrader):
+    spec: CommandGraderSpec
 
     async def grade(self, submission: Submission) -> GraderResult:
         case, output = submission.case, submission.output
@@ -62,9 +57,6 @@ class CommandGrader:
             return ""
         tail = done.stderr_tail(5)
         return f"{command!r} exited with {done.exit_code}" + (f": {tail}" if tail else "")
-
-    async def aclose(self) -> None:
-        return None
 
 
 def case_commands(case: CaseSpec) -> list[str]:

@@ -4,32 +4,24 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Self
+from typing import Any
 
 import msgspec
 
-from engine.actors.graders.base import Submission, expected_text, result
+from engine.actors.graders.base import SpecGrader, Submission, expected_text, result
 from engine.events.graders import ExitCodeGraderSpec, ForbiddenGraderSpec, RegexGraderSpec
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec
 
 
-class _Sync:
-    def __init__(self, spec: Any) -> None:
-        self.spec = spec
-
-    @classmethod
-    def from_spec(cls, spec: Any, context: object) -> Self:
-        return cls(spec)
+class _Sync(SpecGrader):
+    """A grader that needs no I/O: check() runs inline."""
 
     async def grade(self, submission: Submission) -> GraderResult:
         return self.check(submission.case, submission.output)
 
     def check(self, case: CaseSpec, output: str) -> GraderResult:
         raise NotImplementedError
-
-    async def aclose(self) -> None:
-        return None
 
     def _fold(self, text: str) -> str:
         return text if self.spec.case_sensitive else text.casefold()

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.actors.targets.base import TargetContext, TargetRequest, TargetResponse
+from engine.actors.targets.base import TargetRequest, TargetResponse
 from engine.actors.targets.http_common import (
-    api_key,
-    make_client,
+    JsonApiTarget,
     malformed,
-    post_json,
     text_content,
     token_count,
 )
@@ -32,20 +30,15 @@ def messages_body(spec: AnthropicTargetSpec, request: TargetRequest) -> dict[str
     return body
 
 
-class AnthropicTarget:
-    @classmethod
-    def from_spec(cls, spec: AnthropicTargetSpec, context: TargetContext) -> AnthropicTarget:
-        return cls(spec)
+class AnthropicTarget(JsonApiTarget):
+    PATH = "/messages"
+    DEFAULT_BASE_URL = DEFAULT_BASE_URL
 
-    def __init__(self, spec: AnthropicTargetSpec) -> None:
-        key = api_key(spec)
-        self.spec = spec
-        self._url = (spec.base_url or DEFAULT_BASE_URL).rstrip("/") + "/messages"
-        headers = {"anthropic-version": "2023-06-01", **({"x-api-key": key} if key else {})}
-        self._client = make_client(spec, headers)
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        return {"anthropic-version": "2023-06-01", **({"x-api-key": key} if key else {})}
 
     async def call(self, request: TargetRequest) -> TargetResponse:
-        data = await post_json(self._client, self._url, messages_body(self.spec, request), request.timeout_s)
+        data = await self.post(messages_body(self.spec, request), request.timeout_s)
         blocks = data.get("content") if isinstance(data, dict) else None
         if not isinstance(blocks, list):
             raise malformed(f"no content in the answer: {str(data)[:120]}")
@@ -56,6 +49,3 @@ class AnthropicTarget:
             raise malformed(f"usage = {usage!r:.60} is not an object")
         tokens_in, tokens_out = token_count(usage, "input_tokens"), token_count(usage, "output_tokens")
         return TargetResponse(text=text, tokens_in=tokens_in, tokens_out=tokens_out)  # priced by the executor
-
-    async def aclose(self) -> None:
-        await self._client.aclose()

@@ -16,7 +16,7 @@ import re
 import ssl
 import time
 import urllib.parse
-from typing import Any
+from typing import Any, Self
 
 import httpcore
 import httpx
@@ -187,3 +187,31 @@ def text_content(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise malformed(f"{where} is {type(value).__name__}, expected a string")
     return value
+
+
+class JsonApiTarget:
+    """An HTTP model API: POST JSON to base_url + PATH over a pool of this target's own."""
+
+    PATH = ""
+    DEFAULT_BASE_URL: str | None = None
+
+    @classmethod
+    def from_spec(cls, spec: Any, context: object) -> Self:
+        return cls(spec)
+
+    def __init__(self, spec: Any) -> None:
+        base_url = spec.base_url or self.DEFAULT_BASE_URL
+        if not base_url:
+            raise TargetError("config", f"{spec.kind} target: base_url is not set")
+        self.spec = spec
+        self._url = base_url.rstrip("/") + self.PATH
+        self._client = make_client(spec, self.auth_headers(api_key(spec)))
+
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        raise NotImplementedError
+
+    async def post(self, body: dict[str, Any], timeout_s: float) -> Any:
+        return await post_json(self._client, self._url, body, timeout_s)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

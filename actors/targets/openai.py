@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.base import TargetRequest, TargetResponse
 from engine.actors.targets.http_common import (
-    api_key,
-    make_client,
+    JsonApiTarget,
     malformed,
-    post_json,
     text_content,
     token_count,
 )
@@ -40,21 +38,14 @@ def chat_body(spec: OpenAITargetSpec, request: TargetRequest) -> dict[str, Any]:
     return body
 
 
-class OpenAITarget:
-    @classmethod
-    def from_spec(cls, spec: OpenAITargetSpec, context: TargetContext) -> OpenAITarget:
-        return cls(spec)
+class OpenAITarget(JsonApiTarget):
+    PATH = "/chat/completions"
 
-    def __init__(self, spec: OpenAITargetSpec) -> None:
-        if not spec.base_url:
-            raise TargetError("config", "openai target: base_url is not set")
-        key = api_key(spec)
-        self.spec = spec
-        self._url = spec.base_url.rstrip("/") + "/chat/completions"
-        self._client = make_client(spec, {"authorization": f"Bearer {key}"} if key else {})
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        return {"authorization": f"Bearer {key}"} if key else {}
 
     async def call(self, request: TargetRequest) -> TargetResponse:
-        data = await post_json(self._client, self._url, chat_body(self.spec, request), request.timeout_s)
+        data = await self.post(chat_body(self.spec, request), request.timeout_s)
         try:
             message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError):
@@ -67,6 +58,3 @@ class OpenAITarget:
             raise malformed(f"usage = {usage!r:.60} is not an object")
         tokens_in, tokens_out = token_count(usage, "prompt_tokens"), token_count(usage, "completion_tokens")
         return TargetResponse(text=text, tokens_in=tokens_in, tokens_out=tokens_out)  # priced by the executor
-
-    async def aclose(self) -> None:
-        await self._client.aclose()

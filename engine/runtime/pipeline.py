@@ -60,20 +60,10 @@ async def open_pipeline(
     feedback_send, feedback = trio.open_memory_channel[Feedback](math.inf)
     async with trio.open_nursery() as lifetime:
         await lifetime.start(partial(log_writer, inbox=inbox, log=log, committed=committed_send))
-        await lifetime.start(_aggregate, committed, state, feedback_send.clone(), subscribers or [])
+        aggregate = partial(
+            aggregator, committed=committed, state=state, feedback=feedback_send.clone(),
+            subscribers=subscribers or [],
+        )  # fmt: skip
+        await lifetime.start(aggregate)
         async with emit:
             yield Pipeline(emit, feedback, feedback_send, state)
-
-
-async def _aggregate(
-    committed: trio.MemoryReceiveChannel[WriteBatch],
-    state: RunState,
-    feedback: trio.MemorySendChannel[Feedback],
-    subscribers: list[trio.MemorySendChannel[k.Event]],
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    async with feedback:
-        await aggregator(
-            committed=committed, state=state, feedback=feedback, subscribers=subscribers,
-            task_status=task_status,
-        )  # fmt: skip

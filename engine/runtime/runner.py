@@ -33,7 +33,7 @@ from engine.events.spec import ExperimentSpec, fingerprint
 from engine.input.preflight import check_environment
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
-from engine.runtime.tune import tune_session
+from engine.runtime.tune import TuneRun, tune_session
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
@@ -142,7 +142,7 @@ async def _run_body(log: EventStore, request: RunRequest, spec: ExperimentSpec, 
         ) as workers:
             if tuning:
                 reason = await tune_session(
-                    spec, run_id, request.origin, pipe, workers, load_output, request.source
+                    TuneRun(spec, run_id, request.origin, pipe, workers, load_output, request.source)
                 )
             else:
                 reason = await workers.run(build_plan(spec, run_id, variants, load_output))

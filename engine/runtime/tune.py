@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -78,18 +79,24 @@ def restore(session: Session, state_variations: list[Any], variants: dict[str, V
             session.accept(variants[decided.variant], logged)
 
 
-async def tune_session(
-    spec: ExperimentSpec,
-    run_id: str,
-    origin: str,
-    pipe: Pipeline,
-    workers: Workers,
-    load_output: Callable[[str], str],
-    source: str = "",
-) -> str:
-    reason = await _search(spec, run_id, origin, pipe, workers, load_output)
-    if spec.tune is not None and spec.tune.auto_apply and spec.tune.apply_to:
-        await _auto_apply(spec.tune, run_id, pipe, source)
+@dataclass
+class TuneRun:
+    """What a tuning session works with: its spec, the run's pipeline and pools, where outputs are."""
+
+    spec: ExperimentSpec
+    run_id: str
+    origin: str
+    pipe: Pipeline
+    workers: Workers
+    load_output: Callable[[str], str]
+    source: str = ""
+
+
+async def tune_session(run: TuneRun) -> str:
+    reason = await _search(run)
+    tune = run.spec.tune
+    if tune is not None and tune.auto_apply and tune.apply_to:
+        await _auto_apply(tune, run.run_id, run.pipe, run.source)
     return reason
 
 
@@ -104,14 +111,8 @@ async def _auto_apply(tune: TuneSpec, run_id: str, pipe: Pipeline, source: str) 
     await pipe.write_and_wait([k.ConfigApplied(run_id=run_id, ts=time.time(), path=str(path), values=values)])
 
 
-async def _search(
-    spec: ExperimentSpec,
-    run_id: str,
-    origin: str,
-    pipe: Pipeline,
-    workers: Workers,
-    load_output: Callable[[str], str],
-) -> str:
+async def _search(run: TuneRun) -> str:
+    spec, run_id, origin, pipe = run.spec, run.run_id, run.origin, run.pipe
     assert spec.tune is not None
     state, tune = pipe.state, spec.tune
     session = Session(spec, tune)
@@ -129,7 +130,7 @@ async def _search(
             parameter=variation.parameter, value=variation.value, parent=session.best.name,
         )  # fmt: skip
         await pipe.write_and_wait([])  # the proposal is folded before the next one is named
-        outcome = await _evaluate(spec, run_id, pipe, workers, load_output, session.best, candidate)
+        outcome = await _evaluate(run, session.best, candidate)
         if isinstance(outcome, str):
             return outcome
         delta, p_value, base_score, cand_score, rounds = outcome
@@ -161,21 +162,16 @@ def _resumed_candidate(state: RunState, v: Variation) -> VariantSpec | None:
 
 
 async def _evaluate(
-    spec: ExperimentSpec,
-    run_id: str,
-    pipe: Pipeline,
-    workers: Workers,
-    load_output: Callable[[str], str],
-    baseline: VariantSpec,
-    candidate: VariantSpec,
+    run: TuneRun, baseline: VariantSpec, candidate: VariantSpec
 ) -> tuple[float, float, float, float, int] | str:
+    spec, pipe = run.spec, run.pipe
     assert spec.tune is not None
     cases = [c.id for c in spec.cases]
     for rounds in range(spec.tune.max_extra_repeats + 1):
         plan = build_plan(
-            spec, run_id, [baseline, candidate], load_output, repeats=spec.repeat.count * (rounds + 1)
+            spec, run.run_id, [baseline, candidate], run.load_output, repeats=spec.repeat.count * (rounds + 1)
         )
-        reason = await workers.run(plan)
+        reason = await run.workers.run(plan)
         if reason != "completed":
             return reason
         base = case_values(pipe.state, baseline.name, cases, "mean")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,15 +28,8 @@ def evolve_best(best: dict[str, BestVariation], event: k.AnyEvent) -> dict[str, 
         return best
     current = best.get(event.parameter)
     if current is None or event.candidate_score >= current.candidate_score:
-        best[event.parameter] = BestVariation(
-            parameter=event.parameter,
-            value=event.value,
-            candidate_score=event.candidate_score,
-            baseline_score=event.baseline_score,
-            delta=event.delta,
-            run_id=event.run_id,
-            variant=event.variant,
-            origin=event.origin,
-            ts=event.ts,
-        )
+        best[event.parameter] = BestVariation(**{name: getattr(event, name) for name in _FIELDS})
     return best
+
+
+_FIELDS = [f.name for f in dataclasses.fields(BestVariation)]  # each named as on the event

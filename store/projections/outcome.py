@@ -41,18 +41,7 @@ def tuning_winner(state: RunState) -> tuple[str | None, bool]:
     return last.variant, last.p_value is not None and last.p_value < alpha
 
 
-def variation_record(e: k.VariationAccepted | k.VariationRejected) -> VariationRecord:
-    return VariationRecord(
-        variant=e.variant,
-        parameter=e.parameter,
-        value=e.value,
-        baseline_score=e.baseline_score,
-        candidate_score=e.candidate_score,
-        delta=e.delta,
-        accepted=isinstance(e, k.VariationAccepted),
-        p_value=e.p_value,
-        reason=getattr(e, "reason", ""),
-        origin=e.origin,
-        tokens_used=e.tokens_used,
-        latency_ms=e.latency_ms,
-    )
+def variation_record(e: k.VariationDecided) -> VariationRecord:
+    """The report's record of a decision: the event's fields of the same names, and the verdict."""
+    shared = {name: getattr(e, name) for name in VariationRecord.__struct_fields__ if hasattr(e, name)}
+    return VariationRecord(**{**shared, "accepted": isinstance(e, k.VariationAccepted)})

@@ -18,7 +18,7 @@ from hdrh.histogram import HdrHistogram
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
-from engine.store.projection import fold, run_events
+from engine.store.projection import Projection
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
 BUDGET_ERRORS = ("judge_budget",)  # unscored by a planned stop, not by a failure: no error
@@ -160,14 +160,7 @@ class RunState:
 
 def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
     """The run folded from its log; `grading` replays an earlier grading round (default: the latest)."""
-    return fold(evolve, RunState(run_id, target_grading=grading), run_events(log, run_id))
-
-
-def evolve(state: RunState, event: k.AnyEvent) -> RunState:
-    handler = _HANDLERS.get(type(event))
-    if handler is not None:
-        handler(state, event)
-    return state
+    return RUN_STATE.load(log, run_id, RunState(run_id, target_grading=grading))
 
 
 def _defined(s: RunState, e: k.ExperimentDefined) -> None:
@@ -295,7 +288,7 @@ def _report(s: RunState, e: k.ReportWritten) -> None:
     s.report_hash = e.report_hash
 
 
-_HANDLERS = {
+RUN_STATE = Projection[RunState]({
     k.ExperimentDefined: _defined,
     k.RunStarted: _started,
     k.VariantProposed: _proposed,
@@ -312,4 +305,6 @@ _HANDLERS = {
     k.RunCompleted: _run_completed,
     k.RunCancelled: _run_cancelled,
     k.ReportWritten: _report,
-}
+})
+# the fold the aggregator applies live and replay applies to the stored log
+evolve = RUN_STATE.evolve

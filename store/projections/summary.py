@@ -3,13 +3,11 @@ the runs page, and the live-run check. The tags it reads come from its handlers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from engine.events import kinds as k
 from engine.store.contract import EventStore
-from engine.store.projection import run_events
+from engine.store.projection import Projection
 
 
 @dataclass(slots=True)
@@ -41,23 +39,10 @@ def _cancel(s: RunSummary, e: k.CancelRequested) -> None:
     s.cancel_requested = True
 
 
-_HANDLERS: dict[type, Callable[[RunSummary, Any], None]] = {
-    k.RunStarted: _started,
-    k.RunCompleted: _completed,
-    k.CancelRequested: _cancel,
-}
-TAGS = {k.TAG_BY_TYPE[t] for t in _HANDLERS}
-
-
-def evolve_summary(summary: RunSummary, event: k.AnyEvent) -> RunSummary:
-    handler = _HANDLERS.get(type(event))
-    if handler is not None:
-        handler(summary, event)
-    return summary
+SUMMARY = Projection[RunSummary](
+    {k.RunStarted: _started, k.RunCompleted: _completed, k.CancelRequested: _cancel}
+)
 
 
 def load_summary(log: EventStore, run_id: str) -> RunSummary:
-    summary = RunSummary(run_id)
-    for event in run_events(log, run_id, TAGS):
-        evolve_summary(summary, event)
-    return summary
+    return SUMMARY.load(log, run_id, RunSummary(run_id))

@@ -9,13 +9,11 @@ is read without a hand-kept list to update.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from engine.events import kinds as k
 from engine.store.contract import EventStore
-from engine.store.projection import run_events
+from engine.store.projection import Projection
 
 Key = tuple[str, str, int]
 
@@ -144,28 +142,19 @@ def _skipped(run: RunTrials, e: k.TrialSkipped) -> None:
     rec.skipped, rec.message = True, rec.message or e.reason
 
 
-_HANDLERS: dict[type, Callable[[RunTrials, Any], None]] = {
-    k.ExperimentDefined: _defined,
-    k.VariantProposed: _proposed,
-    k.RegradeStarted: _regrade,
-    k.TrialStarted: _started,
-    k.TrialCompleted: _completed,
-    k.TrialFailed: _failed,
-    k.TrialGraded: _graded,
-    k.TrialSkipped: _skipped,
-}
-TAGS = {k.TAG_BY_TYPE[t] for t in _HANDLERS}
-
-
-def evolve_trials(run: RunTrials, event: k.AnyEvent) -> RunTrials:
-    handler = _HANDLERS.get(type(event))
-    if handler is not None:
-        handler(run, event)
-    return run
+TRIALS = Projection[RunTrials](
+    {
+        k.ExperimentDefined: _defined,
+        k.VariantProposed: _proposed,
+        k.RegradeStarted: _regrade,
+        k.TrialStarted: _started,
+        k.TrialCompleted: _completed,
+        k.TrialFailed: _failed,
+        k.TrialGraded: _graded,
+        k.TrialSkipped: _skipped,
+    }
+)
 
 
 def load_trials(log: EventStore, run_id: str) -> RunTrials:
-    run = RunTrials(run_id)
-    for event in run_events(log, run_id, TAGS):
-        evolve_trials(run, event)
-    return run
+    return TRIALS.load(log, run_id, RunTrials(run_id))
