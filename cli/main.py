@@ -113,6 +113,12 @@ def report(
     html: Annotated[
         Path | None, typer.Option("--html", help="Write a self-contained HTML report to FILE.")
     ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="markdown | html | json (to stdout, or --out FILE).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the --format output to FILE.")
+    ] = None,
     grading: Annotated[
         int | None, typer.Option("--grading", help="Grading round N (0: the run's own; default: the latest).")
     ] = None,
@@ -120,26 +126,34 @@ def report(
     """Show the report stored at the end of a run (rebuilt from the log if the run never finished)."""
     import json
 
+    from engine.cli.formats import REPORT_FORMATS
     from engine.cli.render import print_report
     from engine.errors import InputError
     from engine.views.queries import replay_json, resolve_run, stored_report
 
-    if as_json + markdown + (html is not None) > 1:
-        raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE")
+    if as_json + markdown + (html is not None) + (fmt is not None) > 1:
+        raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE, --format")
+    if fmt is not None and fmt not in REPORT_FORMATS:
+        raise InputError("engine report", "--format", f"expected one of {', '.join(REPORT_FORMATS.names())}")
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
         data = stored_report(log, rid, grading) or replay_json(log, rid, grading)
-    if markdown:
-        from engine.cli.render_md import report_markdown
-
-        sys.stdout.buffer.write(report_markdown(json.loads(data)).encode())
-    elif html is not None:
-        from engine.cli.render_html import report_html
-
-        html.write_text(report_html(json.loads(data)), encoding="utf-8")
-        typer.echo(str(html))
+    fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
+    if as_json or fmt == "json":  # the stored bytes themselves: replay reproduces them exactly
+        if out is None:
+            print_report(data, as_json=True)
+        else:
+            out.write_bytes(data + b"\n")
+        return
+    if fmt is None:
+        print_report(data, as_json=False)
+        return
+    text = REPORT_FORMATS.get(fmt)(json.loads(data))
+    if out is None:
+        sys.stdout.buffer.write(text.encode())
     else:
-        print_report(data, as_json)
+        out.write_text(text, encoding="utf-8")
+        typer.echo(str(out))
 
 
 @app.command("list")
@@ -159,12 +173,15 @@ def status(
     as_json: JsonListOpt = False,
 ) -> None:
     """Progress of a run; works from another process while the run is live."""
+    import time
+
     from engine.cli.render import print_status
+    from engine.store.projections.status import status_view
     from engine.views.queries import resolve_run, run_state, summarize
 
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
-        print_status(summarize(log, rid), run_state(log, rid), as_json)
+        print_status(status_view(summarize(log, rid), run_state(log, rid), time.time()), as_json)
 
 
 @app.command()

@@ -5,13 +5,11 @@ from __future__ import annotations
 import datetime
 import json
 import sys
-import time
 from typing import Any
 
 import msgspec
 
 from engine.cli import report_view as view
-from engine.events import kinds as k
 
 
 def print_report(data: bytes, as_json: bool) -> None:
@@ -100,40 +98,21 @@ def print_runs(runs: list[Any], as_json: bool) -> None:
     make_console().print(table("", header, rows, left={0, 1, 2, 4, 5}))
 
 
-def print_status(summary: Any, state: Any, as_json: bool) -> None:
-    done = state.trials_done()
-    info = {
-        "run_id": summary.run_id,
-        "experiment": summary.experiment,
-        "status": summary.status,
-        "trials_total": state.trials_total,
-        "trials_done": done,
-        # a killed run's last "started" trials are not in flight: nothing is executing them
-        "in_flight": len(state.in_flight) if summary.status == "running" else 0,
-        "errors": state.trials_errored(),
-        "passed": state.trials_passed(),
-        "tokens": state.tokens_used,
-        "pid": summary.pid,
-        "elapsed_s": round((summary.finished_ts or time.time()) - summary.started_ts, 1)
-        if summary.started_ts
-        else 0.0,
-    }
-    tune = state.spec.tune if state.spec is not None and state.spec.kind == "tune" else None
-    if tune is not None:  # a session's status: variations tried, accepted, elapsed
-        info["variations"] = len(state.variations)
-        info["accepted"] = sum(1 for v in state.variations if isinstance(v, k.VariationAccepted))
-        info["max_experiments"] = tune.max_experiments
+def print_status(view: Any, as_json: bool) -> None:
     if as_json:
-        sys.stdout.buffer.write(msgspec.json.encode(info) + b"\n")
+        sys.stdout.buffer.write(msgspec.json.encode(view) + b"\n")
         return
-    print(f"{summary.run_id}  {summary.experiment}  {summary.status}  elapsed {info['elapsed_s']:.0f} s")
-    if tune is None:
-        pct = 100.0 * done / state.trials_total if state.trials_total else 0.0
-        print(f"trials {done}/{state.trials_total} ({pct:.0f}%), in flight {info['in_flight']}", end="")
+    v = view
+    print(f"{v.run_id}  {v.experiment}  {v.status}  elapsed {v.elapsed_s:.0f} s")
+    if v.max_experiments is None:
+        pct = 100.0 * v.trials_done / v.trials_total if v.trials_total else 0.0
+        print(f"trials {v.trials_done}/{v.trials_total} ({pct:.0f}%), in flight {v.in_flight}", end="")
     else:
-        print(f"variations {info['variations']}/{tune.max_experiments}, accepted {info['accepted']}", end="")
-        print(f", trials {done}, in flight {info['in_flight']}", end="")
-    print(f", errors {info['errors']}, passed {info['passed']}")
+        print(f"variations {v.variations}/{v.max_experiments}, accepted {v.accepted}", end="")
+        print(f", trials {v.trials_done}, in flight {v.in_flight}", end="")
+    print(f", errors {v.errors}, passed {v.passed}")
+    if v.message:
+        print(v.message)
 
 
 def print_best(best: list[Any], as_json: bool) -> None:

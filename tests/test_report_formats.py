@@ -177,3 +177,15 @@ def test_html_renders_in_headless_chromium(store: tuple[Path, dict], tmp_path: P
         capture_output=True, timeout=60, check=False,
     )  # fmt: skip
     assert png.exists() and png.stat().st_size > 5 * 1024
+
+
+def test_every_registered_format_writes_the_same_report(store: tuple[Path, dict]) -> None:
+    cwd, report = store
+    for fmt, marker in (("markdown", "## capitals"), ("html", "<!DOCTYPE html>"), ("json", '"run_id"')):
+        printed = run_engine("report", "r1", "--format", fmt, "--store", "st", cwd=cwd)
+        assert printed.returncode == 0 and marker in printed.stdout.decode(), printed.stderr
+        written = run_engine("report", "r1", "--format", fmt, "--out", f"r.{fmt}", "--store", "st", cwd=cwd)
+        assert written.returncode == 0 and marker in (cwd / f"r.{fmt}").read_text()
+    assert json.loads((cwd / "r.json").read_text()) == report
+    unknown = run_engine("report", "r1", "--format", "pdf", "--store", "st", cwd=cwd)
+    assert unknown.returncode == 2 and b"markdown, html, json" in unknown.stderr
