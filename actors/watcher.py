@@ -5,7 +5,7 @@ from __future__ import annotations
 import trio
 
 from engine.actors.messages import Feedback, StopRequested
-from engine.store.contract import EventStore
+from engine.store.contract import EventStore, store_call
 
 CANCEL_TAG = "cancel.requested"
 
@@ -24,7 +24,7 @@ async def watch_for_cancel(
     task_status.started()
     async with feedback:
         while True:
-            index = await trio.to_thread.run_sync(log.run_index, run_id, seq)
+            index = await store_call(log, log.run_index, run_id, seq)
             for found_seq, tag in index:
                 if tag == CANCEL_TAG:
                     feedback.send_nowait(StopRequested("cancel requested"))

@@ -12,7 +12,7 @@ import trio
 from engine.actors.messages import WriteBatch
 from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
-from engine.store.contract import EventStore
+from engine.store.contract import EventStore, store_call
 
 MAX_EVENTS_PER_COMMIT = 5000
 
@@ -35,7 +35,7 @@ async def log_writer(
             group = _drain(inbox, first)
             appends = [(e.run_id, TAG_BY_TYPE[type(e)], encode(e)) for b in group for e in b.events]
             blobs = [blob for b in group for blob in b.blobs]
-            await trio.to_thread.run_sync(log.append, appends, blobs)
+            await store_call(log, log.append, appends, blobs)
             for batch in group:
                 await committed.send(batch)
 

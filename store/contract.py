@@ -14,13 +14,19 @@ The rules every store keeps:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
 
 Row = tuple[str, str, bytes]  # (run id, event tag, encoded event)
 
 
 class EventStore(Protocol):
+    # whether calls may block on I/O (the LMDB log's durable commits): the actors then make them in a
+    # worker thread; an in-memory store is called inline (and a test's virtual clock stays exact)
+    blocking_io: bool
+
     def append(self, batch: Sequence[Row], blobs: Iterable[tuple[str, bytes]] = ()) -> int:
         """Append a batch and its blobs atomically; the last sequence number after it (an empty batch
         changes nothing)."""
@@ -49,3 +55,12 @@ class EventStore(Protocol):
     def last_seq(self) -> int: ...
 
     def close(self) -> None: ...
+
+
+async def store_call(log: EventStore, fn: Callable[..., T], *args: Any) -> T:
+    """Call a store method from a Trio task: in a worker thread when the store blocks on I/O."""
+    if not getattr(log, "blocking_io", True):
+        return fn(*args)
+    import trio
+
+    return await trio.to_thread.run_sync(fn, *args)

@@ -61,6 +61,8 @@ def _run_key(run_id: str, seq: int) -> bytes:
 class EventLog:
     """Thread-safe handle on the log. Writes run in a worker thread (see actors.writer)."""
 
+    blocking_io = True  # durable commits wait on the disk
+
     def __init__(self, path: str | os.PathLike[str], map_size: int = DEFAULT_MAP_SIZE) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)

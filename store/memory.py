@@ -15,6 +15,8 @@ from engine.store.contract import Row
 
 
 class MemoryStore:
+    blocking_io = False  # nothing here waits on a disk: actors call it inline
+
     def __init__(self) -> None:
         self._events: list[bytes] = []  # seq n is at index n - 1
         self._runs: dict[str, list[tuple[int, str]]] = {}

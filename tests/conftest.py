@@ -23,7 +23,7 @@ def engine_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "engine.cli.main", *args]
 
 
-def run_engine(*args: str, cwd: Path, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[bytes]:
+def run_engine(*args: str, cwd: Path, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         engine_cmd(*args), cwd=cwd, env=engine_env(**env), capture_output=True, timeout=timeout
     )
@@ -37,3 +37,36 @@ def write_experiment(tmp_path: Path):
         return path
 
     return write
+
+
+SAFETY_S = 300.0  # a hang guard only: no test waits on time to decide what happened
+
+
+def pid_fifo(folder: Path) -> Path:
+    """A FIFO an agent writes a pid into: reading it waits for the agent (an event, not a poll)."""
+    path = folder / "pid.fifo"
+    os.mkfifo(path)
+    return path
+
+
+async def read_pid(fifo: Path) -> int:
+    import trio
+
+    with trio.fail_after(SAFETY_S):  # (virtual time under a mock clock: then only the thread waits)
+        return int(await trio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True))
+
+
+async def gone(pid: int) -> bool:
+    """Wait until pid has exited: a pidfd turns readable when the process ends (no polling)."""
+    import trio
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        with trio.fail_after(SAFETY_S):
+            await trio.lowlevel.wait_readable(fd)
+    finally:
+        os.close(fd)
+    return True

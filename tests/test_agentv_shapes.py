@@ -12,6 +12,7 @@ import pytest
 from engine.api import spec_from_dict
 from engine.errors import InputError
 from engine.input.loader import load_experiment
+from tests.conftest import SAFETY_S
 
 AGENTV_YAML = """
 name: baseline
@@ -113,7 +114,7 @@ def test_an_agentv_experiment_runs_from_the_cli(tmp_path: Path) -> None:
         [*CLI, "run", str(path), "--json", "-q", "--store", str(tmp_path / "s")],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SAFETY_S,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -132,7 +133,7 @@ def test_an_agentv_experiment_runs_from_the_cli(tmp_path: Path) -> None:
         "--store",
         str(tmp_path / "s"),
     ]
-    subprocess.run([*CLI, *export], check=True, capture_output=True, timeout=60)
+    subprocess.run([*CLI, *export], check=True, capture_output=True, timeout=SAFETY_S)
     attempt = out / "baseline" / "invoice" / "run-1"
     assert (attempt / "outputs" / "stderr.txt").read_text() == "trace\n"
     assert json.loads((attempt / "metrics.json").read_text())["tool_calls"] == 3.0

@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from engine.actors.graders.base import Submission
 from engine.actors.graders.command import CommandGrader
 from engine.actors.graders.factory import make_grader
 from engine.events.spec import CaseSpec, grader_spec
-from tests.test_command_target import gone
+from tests.conftest import gone, pid_fifo, read_pid
 
 CASE = CaseSpec(id="capital-fr", prompt="What is the capital of France?", expected="Paris")
 
@@ -40,14 +41,21 @@ async def test_partial_failure_scores_the_fraction_and_names_the_first_failure()
     assert "exited with 2" in verdict.reason and "boom" in verdict.reason
 
 
-async def test_timeout_fails_the_command_and_kills_it(tmp_path: Path):
-    pidfile = tmp_path / "pid"
-    started = trio.current_time()
-    slow = grader(f"sleep 30 & echo $! > {pidfile}; wait", "true", timeout_s=0.3)
-    verdict = await slow.grade(sub(CASE, "x"))
-    assert trio.current_time() - started < 1.5
+async def test_timeout_fails_the_command_and_kills_it(tmp_path: Path, mock_clock: trio.testing.MockClock):
+    fifo = pid_fifo(tmp_path)
+    slow = grader(f"sleep 30 & echo $! > {fifo}; wait", "true", timeout_s=5)
+    verdicts = []
+
+    async def grade() -> None:
+        verdicts.append(await slow.grade(sub(CASE, "x")))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(grade)
+        pid = await read_pid(fifo)  # the verifier is running: now let its timeout pass (mock clock)
+        mock_clock.jump(5)
+    (verdict,) = verdicts
     assert verdict.score == 0.5 and not verdict.passed and "timed out" in verdict.reason
-    assert await gone(int(pidfile.read_text()))
+    assert await gone(pid)
 
 
 async def test_output_file_and_env_are_visible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -11,11 +11,13 @@ from typing import Any
 import msgspec
 import pytest
 import trio
+import trio.testing
 
 from engine.actors import process as process_module
 from engine.actors.targets.base import TargetError, TargetRequest
 from engine.actors.targets.command import CommandTarget
 from engine.events.spec import CaseSpec, VariantSpec, target_spec
+from tests.conftest import gone, pid_fifo, read_pid
 
 
 def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **variant: Any) -> TargetRequest:
@@ -28,33 +30,6 @@ def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **varia
 
 def target(command: list[str] | str, **fields: Any) -> CommandTarget:
     return CommandTarget(target_spec(kind="command", command=command, **fields))
-
-
-def running(pid: int) -> bool:
-    """Whether pid is a live process; a zombie counts as dead.
-
-    This sandbox's PID 1 does not reap orphans, so a killed grandchild can linger
-    as a zombie of init: it is gone, but its pid entry is not.
-    """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-async def gone(pid: int) -> bool:
-    """Whether pid dies soon: the group kill has been sent when call() returns, but death is asynchronous."""
-    with trio.move_on_after(1.0):
-        while running(pid):
-            await trio.sleep(0.01)
-    return not running(pid)
-
-
-async def wait_for_file(path: Path) -> int:
-    while not path.exists() or not path.read_text().strip():
-        await trio.sleep(0.01)
-    return int(path.read_text())
 
 
 async def test_prompt_via_stdin():
@@ -134,37 +109,54 @@ async def test_output_is_capped_at_one_mebibyte():
     assert response.text == "a" * (1 << 20)
 
 
-async def test_timeout_kills_the_whole_group(tmp_path: Path):
-    pidfile, dirfile = tmp_path / "pid", tmp_path / "dir"
+async def call_until_timeout(agent: CommandTarget, fifo: Path, clock: trio.testing.MockClock) -> TargetError:
+    """Call the agent, wait until it has started (it writes its child's pid to the FIFO), then let
+    the trial's timeout pass on the mock clock: no real time is raced."""
+    failures: list[TargetError] = []
+
+    async def call() -> None:
+        try:
+            await agent.call(make_request(timeout_s=5))
+        except TargetError as exc:
+            failures.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(call)
+        pid = await read_pid(fifo)
+        clock.jump(5)
+        await trio.testing.wait_all_tasks_blocked()  # the group got SIGTERM; a stubborn one waits
+        clock.jump(process_module.KILL_GRACE_S)  # for the grace period, then SIGKILL
+    (failure,) = failures
+    failure.pid = pid  # type: ignore[attr-defined]
+    return failure
+
+
+async def test_timeout_kills_the_whole_group(tmp_path: Path, mock_clock: trio.testing.MockClock):
+    fifo, dirfile = pid_fifo(tmp_path), tmp_path / "dir"
     agent = target('pwd > "$DIRFILE"; sleep 30 & echo $! > "$PIDFILE"; wait', env={
-        "PIDFILE": str(pidfile), "DIRFILE": str(dirfile)
+        "PIDFILE": str(fifo), "DIRFILE": str(dirfile)
     })  # fmt: skip
-    started = trio.current_time()
-    with pytest.raises(TargetError) as caught:
-        await agent.call(make_request(timeout_s=0.5))
-    assert caught.value.kind == "timeout" and not caught.value.retryable
-    assert trio.current_time() - started < 1.5
-    assert await gone(int(pidfile.read_text()))
+    failure = await call_until_timeout(agent, fifo, mock_clock)
+    assert failure.kind == "timeout" and not failure.retryable
+    assert await gone(failure.pid)  # type: ignore[attr-defined]
     assert not Path(dirfile.read_text().strip()).exists()  # the trial's temp dir is gone too
 
 
-async def test_sigterm_ignored_escalates_to_sigkill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(process_module, "KILL_GRACE_S", 0.2)
-    pidfile = tmp_path / "pid"
+async def test_sigterm_ignored_escalates_to_sigkill(tmp_path: Path, mock_clock: trio.testing.MockClock):
+    fifo = pid_fifo(tmp_path)
     # an ignored signal stays ignored across fork and exec: neither sh nor its sleep obeys SIGTERM
-    agent = target('trap "" TERM; sleep 30 & echo $! > "$PIDFILE"; wait', env={"PIDFILE": str(pidfile)})
-    with pytest.raises(TargetError, match="timed out"):
-        await agent.call(make_request(timeout_s=0.3))
-    assert await gone(int(pidfile.read_text()))
+    agent = target('trap "" TERM; sleep 30 & echo $! > "$PIDFILE"; wait', env={"PIDFILE": str(fifo)})
+    failure = await call_until_timeout(agent, fifo, mock_clock)
+    assert "timed out" in failure.message
+    assert await gone(failure.pid)  # type: ignore[attr-defined]
 
 
 async def test_cancellation_kills_the_whole_group(tmp_path: Path):
-    pidfile = tmp_path / "pid"
-    agent = target('sleep 30 & echo $! > "$PIDFILE"; wait', env={"PIDFILE": str(pidfile)})
+    fifo = pid_fifo(tmp_path)
+    agent = target('sleep 30 & echo $! > "$PIDFILE"; wait', env={"PIDFILE": str(fifo)})
     async with trio.open_nursery() as nursery:
         nursery.start_soon(agent.call, make_request(timeout_s=30))
-        pid = await wait_for_file(pidfile)
-        assert running(pid)
+        pid = await read_pid(fifo)
         nursery.cancel_scope.cancel()
     assert await gone(pid)
 

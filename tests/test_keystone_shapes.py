@@ -18,6 +18,7 @@ from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, grader_spec
 from engine.input.loader import load_experiment
+from tests.conftest import SAFETY_S
 
 KEYSTONE_YAML = """
 name: model-bake-off
@@ -93,7 +94,7 @@ def test_matrix_values_reach_the_agent_and_forbidden_rules_fail_trials(tmp_path:
         [*cli, "run", str(path), "--json", "-q", "--store", str(store)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SAFETY_S,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -104,11 +105,11 @@ def test_matrix_values_reach_the_agent_and_forbidden_rules_fail_trials(tmp_path:
     assert by_name["sonnet"]["cases"] == {"passed": 1, "failed": 0, "flaky": 0, "errors": 0, "ungraded": 0}
     exported = subprocess.run(
         [*cli, "export", report["run_id"], "--format", "jsonl", "--store", str(store)],
-        capture_output=True, text=True, timeout=60, check=True,
+        capture_output=True, text=True, timeout=SAFETY_S, check=True,
     )  # fmt: skip
     markdown = subprocess.run(
         [*cli, "report", report["run_id"], "--markdown", "--store", str(store)],
-        capture_output=True, text=True, timeout=60, check=True,
+        capture_output=True, text=True, timeout=SAFETY_S, check=True,
     ).stdout  # fmt: skip
     assert "cases p/f/fl/e" in markdown and "| 0/1/0/0 |" in markdown
     outputs = {
@@ -129,7 +130,7 @@ def test_a_missing_matrix_value_is_a_config_error_of_the_trial(tmp_path: Path) -
     path.write_text(yaml_text)
     done = subprocess.run(
         [*CLI, "run", str(path), "--json", "-q", "--store", str(tmp_path / "s")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=SAFETY_S,
     )  # fmt: skip
     report = json.loads(done.stdout)
     assert all(v["errors"] == 2 and v["cases"]["errors"] == 1 for v in report["variants"])

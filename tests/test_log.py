@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from engine.events import kinds as k
 from engine.events.codec import decode, encode
 from engine.store.blobs import COMPRESS_ABOVE, pack_blob, read_blob, read_text
 from engine.store.log import Append, EventLog
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SAFETY_S
 
 
 def skipped(run_id: str, n: int, start: int = 0) -> list[k.TrialSkipped]:
@@ -38,9 +37,8 @@ def subprocess_env() -> dict[str, str]:
 
 
 def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=subprocess_env(), timeout=60
-    )
+    command = [sys.executable, "-c", code, *args]
+    return subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=SAFETY_S)
 
 
 # --- order and sequence numbers -------------------------------------------------------------------
@@ -237,8 +235,7 @@ with EventLog(sys.argv[1], map_size=1 << 20) as log:
         ]
         rows = [(e.run_id, "trial.skipped", encode(e)) for e in events]
         log.append(rows, blobs=[(f"{batch:064x}", b"x" * 5000)])
-        if batch % 50 == 0:
-            print(batch, flush=True)
+        print(batch, flush=True)  # after each durable batch: the test kills after a seeded one
         batch += 1
 """
 
@@ -253,8 +250,10 @@ def test_a_killed_writer_leaves_only_whole_batches(tmp_path: Path) -> None:
             [sys.executable, "-c", WRITER, str(tmp_path)], env=subprocess_env(), stdout=subprocess.PIPE
         )
         assert proc.stdout is not None
-        proc.stdout.readline()  # the first batch of this writer is in: it is mid-stream from now on
-        time.sleep(rng.uniform(0.05, 0.5))
+        # a seeded kill point, reached by reading the writer's own reports (no timing involved): the
+        # writer goes on appending meanwhile, so the kill lands somewhere mid-stream past it
+        for _ in range(rng.randrange(1, 200)):
+            assert proc.stdout.readline(), "the writer stopped early"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()

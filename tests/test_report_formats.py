@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli.render_md import md_escape, report_markdown
-from tests.conftest import run_engine
+from tests.conftest import SAFETY_S, run_engine
 from tests.test_cli_run import experiment
 
 ODD = "odd | <i>name</i>"
@@ -174,7 +174,7 @@ def test_html_renders_in_headless_chromium(store: tuple[Path, dict], tmp_path: P
             f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={png}", "--window-size=1200,900",
             (cwd / "shot.html").as_uri(),
         ],
-        capture_output=True, timeout=60, check=False,
+        capture_output=True, timeout=SAFETY_S, check=False,
     )  # fmt: skip
     assert png.exists() and png.stat().st_size > 5 * 1024
 

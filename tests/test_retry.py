@@ -100,7 +100,7 @@ def test_backoff_grows_and_is_capped() -> None:
     assert caps[0] <= 0.5 and caps[1] <= 2.0 and 1.0 < caps[2] <= 30.0
 
 
-async def test_adaptive_limit_halves_on_throttle_and_grows_back() -> None:
+async def test_adaptive_limit_halves_on_throttle_and_grows_back(autojump_clock: trio.abc.Clock) -> None:
     from engine.actors.targets.adaptive import AdaptiveLimit
 
     limit = AdaptiveLimit(ceiling=8, grow_after=2)

@@ -36,7 +36,7 @@ from engine.runtime.plan import build_plan
 from engine.runtime.tune import TuneRun, tune_session
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
-from engine.store.contract import EventStore
+from engine.store.contract import EventStore, store_call
 from engine.store.projections.run_state import RunState, load_run_state
 from engine.views.queries import process_alive
 
@@ -98,8 +98,9 @@ def refuse_if_live(state: RunState) -> None:
 
 
 async def execute_run(log: EventStore, request: RunRequest) -> RunReport:
-    load = trio.to_thread.run_sync
-    state = await load(load_run_state, log, request.run_id) if request.resume else RunState(request.run_id)
+    state = RunState(request.run_id)
+    if request.resume:
+        state = await store_call(log, load_run_state, log, request.run_id)
     refuse_if_live(state)
     spec = state.spec if request.resume and state.spec is not None else request.spec
     request.source = request.source or state.source  # a resumed run resolves paths where it started
@@ -133,7 +134,7 @@ async def _run_body(log: EventStore, request: RunRequest, spec: ExperimentSpec, 
     if request.control.stop_reason is not None:
         return "cancelled"
     await _experiment_setup(spec, request, pipe)
-    watch_from = await trio.to_thread.run_sync(log.last_seq) + 1
+    watch_from = await store_call(log, log.last_seq) + 1
     load_output = functools.partial(_read_output, log)
     reason = "completed"
     with trio.move_on_after(spec.budget.max_wall_time_s or math.inf) as wall:

@@ -9,6 +9,11 @@ come from a script (a list consumed in order) or a function of (request number,
 JSON body); `latency_ms`, `faults`, `answer` and `retry_after` may be changed while
 the server runs. Every request is recorded for assertions.
 
+A gate lets a test control progress without the clock: `server.gate.hold()` makes every answer
+wait, `server.gate.release(n)` lets the next n waiting (or arriving) answers go in arrival order,
+`server.gate.open()` lets everything through again, and `await server.wait_received(n)` returns
+once n requests have arrived.
+
     async with open_fake_openai(latency_ms=50) as server:   # in-process
         server.base_url  # http://127.0.0.1:PORT/v1
 
@@ -30,6 +35,34 @@ import trio
 
 Fault = str | None
 FaultPlan = list[Fault] | Callable[[int, dict[str, Any]], Fault] | None
+
+
+class Gate:
+    """Answers wait here while the gate is held; release(n) lets n go, first come first served."""
+
+    def __init__(self) -> None:
+        self.held = False
+        self._permits = 0
+        self._lot = trio.lowlevel.ParkingLot()
+
+    def hold(self) -> None:
+        self.held = True
+
+    def release(self, count: int) -> None:
+        woken = len(self._lot.unpark(count=count))
+        self._permits += count - woken  # for answers that have not arrived yet
+
+    def open(self) -> None:
+        self.held = False
+        self._lot.unpark_all()
+
+    async def wait_turn(self) -> None:
+        if not self.held:
+            return
+        if self._permits:
+            self._permits -= 1
+            return
+        await self._lot.park()
 
 
 @dataclass
@@ -56,6 +89,23 @@ class FakeOpenAI:
     port: int = 0
     # seconds ("1") or an HTTP date; None sends a 429 without the header
     retry_after: str | None = "1"
+    gate: Gate = field(default_factory=Gate)
+    _arrivals: list[tuple[int, trio.Event]] = field(default_factory=list)
+
+    def record(self, request: Recorded) -> None:
+        self.requests.append(request)
+        for n, arrived in list(self._arrivals):
+            if len(self.requests) >= n:
+                arrived.set()
+                self._arrivals.remove((n, arrived))
+
+    async def wait_received(self, count: int) -> None:
+        """Return once `count` requests have arrived in all (an event, not a poll)."""
+        if len(self.requests) >= count:
+            return
+        arrived = trio.Event()
+        self._arrivals.append((count, arrived))
+        await arrived.wait()
 
     @property
     def base_url(self) -> str:
@@ -145,8 +195,9 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
     except msgspec.DecodeError:
         body = {"_raw": raw.decode(errors="replace")}
     headers = {k.decode().lower(): v.decode() for k, v in request.headers}
-    server.requests.append(Recorded(request.method.decode(), path, headers, body))
+    server.record(Recorded(request.method.decode(), path, headers, body))
     fault = server.next_fault(body) if request.method == b"POST" else None
+    await server.gate.wait_turn()
     if server.latency_ms:
         await trio.sleep(server.latency_ms / 1000)
     if fault == "hang":
