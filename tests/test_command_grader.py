@@ -14,6 +14,7 @@ from engine.actors.graders.command import CommandGrader
 from engine.actors.graders.factory import make_grader
 from engine.events.spec import CaseSpec, grader_spec
 from tests.conftest import gone, pid_fifo, read_pid
+from tests.test_command_target import STEPS_GUARD
 
 CASE = CaseSpec(id="capital-fr", prompt="What is the capital of France?", expected="Paris")
 
@@ -52,7 +53,11 @@ async def test_timeout_fails_the_command_and_kills_it(tmp_path: Path, mock_clock
     async with trio.open_nursery() as nursery:
         nursery.start_soon(grade)
         pid = await read_pid(fifo)  # the verifier is running: now let its timeout pass (mock clock)
-        mock_clock.jump(5)
+        for _ in range(STEPS_GUARD):  # in steps, once settled: the verifier may not be in its scope yet
+            if verdicts:
+                break
+            mock_clock.jump(5)
+            await trio.testing.wait_all_tasks_blocked()
     (verdict,) = verdicts
     assert verdict.score == 0.5 and not verdict.passed and "timed out" in verdict.reason
     assert await gone(pid)

@@ -13,7 +13,6 @@ import pytest
 import trio
 import trio.testing
 
-from engine.actors import process as process_module
 from engine.actors.targets.base import TargetError, TargetRequest
 from engine.actors.targets.command import CommandTarget
 from engine.events.spec import CaseSpec, VariantSpec, target_spec
@@ -26,6 +25,9 @@ def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **varia
         run_id="run1", variant=spec, case=CaseSpec(id="capital-fr", prompt=prompt), repeat=2, prompt=prompt,
         model="m-1", system="Be brief.", params=spec.params, flags=spec.flags, seed=7, timeout_s=timeout_s,
     )  # fmt: skip
+
+
+STEPS_GUARD = 100_000  # a hang guard for clock-stepping loops (they end on progress, not on a count)
 
 
 def target(command: list[str] | str, **fields: Any) -> CommandTarget:
@@ -111,7 +113,11 @@ async def test_output_is_capped_at_one_mebibyte():
 
 async def call_until_timeout(agent: CommandTarget, fifo: Path, clock: trio.testing.MockClock) -> TargetError:
     """Call the agent, wait until it has started (it writes its child's pid to the FIFO), then let
-    the trial's timeout pass on the mock clock: no real time is raced."""
+    the trial's timeout pass on the mock clock: no real time is raced.
+
+    The agent may write its pid before the call has entered its timeout scope (the process starts
+    in a worker thread), so the clock moves on in steps, each once everything has settled, until
+    the call has failed: whichever step first finds the call waiting in its scope fires it."""
     failures: list[TargetError] = []
 
     async def call() -> None:
@@ -123,9 +129,11 @@ async def call_until_timeout(agent: CommandTarget, fifo: Path, clock: trio.testi
     async with trio.open_nursery() as nursery:
         nursery.start_soon(call)
         pid = await read_pid(fifo)
-        clock.jump(5)
-        await trio.testing.wait_all_tasks_blocked()  # the group got SIGTERM; a stubborn one waits
-        clock.jump(process_module.KILL_GRACE_S)  # for the grace period, then SIGKILL
+        for _ in range(STEPS_GUARD):  # each step a timeout's worth: one fires the trial's, the next any grace
+            if failures:
+                break
+            clock.jump(5)
+            await trio.testing.wait_all_tasks_blocked()
     (failure,) = failures
     failure.pid = pid  # type: ignore[attr-defined]
     return failure
