@@ -9,9 +9,11 @@ import pytest
 import trio
 import trio.testing
 
+from engine.actors.graders import command as command_module
 from engine.actors.graders.base import Submission
 from engine.actors.graders.command import CommandGrader
 from engine.actors.graders.factory import make_grader
+from engine.actors.process import ProcessResult, run_group
 from engine.events.spec import CaseSpec, grader_spec
 from tests.conftest import gone, pid_fifo, read_pid
 from tests.test_command_target import STEPS_GUARD
@@ -42,10 +44,18 @@ async def test_partial_failure_scores_the_fraction_and_names_the_first_failure()
     assert "exited with 2" in verdict.reason and "boom" in verdict.reason
 
 
-async def test_timeout_fails_the_command_and_kills_it(tmp_path: Path, mock_clock: trio.testing.MockClock):
+async def test_timeout_fails_the_command_and_kills_it(
+    tmp_path: Path, mock_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+):
     fifo = pid_fifo(tmp_path)
     slow = grader(f"sleep 30 & echo $! > {fifo}; wait", "true", timeout_s=5)
-    verdicts = []
+    verdicts, finished = [], []
+
+    async def observed_run_group(*args: Any, **kwargs: Any) -> ProcessResult:
+        finished.append(await run_group(*args, **kwargs))  # the real call, observed: no await in between
+        return finished[-1]
+
+    monkeypatch.setattr(command_module, "run_group", observed_run_group)
 
     async def grade() -> None:
         verdicts.append(await slow.grade(sub(CASE, "x")))
@@ -53,12 +63,15 @@ async def test_timeout_fails_the_command_and_kills_it(tmp_path: Path, mock_clock
     async with trio.open_nursery() as nursery:
         nursery.start_soon(grade)
         pid = await read_pid(fifo)  # the verifier is running: now let its timeout pass (mock clock)
-        for _ in range(STEPS_GUARD):  # in steps, once settled: the verifier may not be in its scope yet
-            if verdicts:
+        # in steps, once settled (it may not be in its scope yet), and only until the slow command is
+        # over: a step taken while "true" runs would time that one out too
+        for _ in range(STEPS_GUARD):
+            if finished:
                 break
             mock_clock.jump(5)
             await trio.testing.wait_all_tasks_blocked()
     (verdict,) = verdicts
+    assert finished[0].timed_out and not finished[1].timed_out
     assert verdict.score == 0.5 and not verdict.passed and "timed out" in verdict.reason
     assert await gone(pid)
 
