@@ -29,14 +29,12 @@ def store_path(store: Path | None) -> Path:
     return store or Path(os.environ.get("ENGINE_STORE") or ".engine")
 
 
-def open_log(store: Path | None, must_exist: bool = True) -> Any:
-    from engine.errors import NotFoundError
-    from engine.store.log import EventLog
+def open_log(store: Path | None, write: bool = False) -> Any:
+    """The store, read-only unless the command writes; decoding damage inside the block is reported
+    as damage (see cli.store_open)."""
+    from engine.cli.store_open import open_store
 
-    path = store_path(store)
-    if must_exist and not (path / "data.mdb").exists():
-        raise NotFoundError(f"no store at {path} (run an experiment first, or pass --store)")
-    return EventLog(path)
+    return open_store(store_path(store), write)
 
 
 @app.command()
@@ -196,7 +194,7 @@ def cancel(
     from engine.api import cancel_run
     from engine.views.queries import resolve_run, summarize
 
-    with open_log(store) as log:
+    with open_log(store, write=True) as log:
         rid = resolve_run(log, run_id)
         status = summarize(log, rid).status
         if status not in ("pending", "running", "interrupted"):
@@ -290,7 +288,7 @@ def regrade(
     from engine.views.regrade import regrade_run
 
     specs, threshold = load_graders(graders)
-    with open_log(store) as log:
+    with open_log(store, write=True) as log:
         rid = resolve_run(log, run_id)
         regrade = functools.partial(regrade_run, name=name or graders.stem)
         report_obj = trio.run(regrade, log, rid, specs, threshold)
@@ -352,18 +350,44 @@ def best(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
         print_best(best_variations(log), as_json)
 
 
+@app.command()
+def check(
+    run_id: Annotated[str | None, typer.Argument(help="Only this run (default: everything).")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Read the whole store: pages, every event, the run index, every blob's content hash.
+
+    Exit 0 when it is clean, 2 when damage was found (each problem is listed).
+    """
+    from engine.cli.store_cmd import check_command
+
+    raise typer.Exit(check_command(store_path(store), run_id))
+
+
+@app.command()
+def backup(
+    dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the copy.")],
+    store: StoreOpt = None,
+) -> None:
+    """Copy the store (compacted, consistent even while a run writes) into DEST."""
+    from engine.cli.store_cmd import backup_command
+
+    backup_command(store_path(store), dest)
+
+
 def main() -> None:
     """Console entry point: user errors exit 2 with one line and no traceback."""
-    from engine.errors import user_error
+    from engine.errors import exit_for
 
     try:
         app()  # standalone mode: usage errors already exit 2
     except Exception as exc:
-        found = user_error(exc)
+        found = exit_for(exc)
         if found is None:
             raise
-        print(f"error: {found}", file=sys.stderr)
-        sys.exit(2)
+        code, line = found
+        print(f"error: {line}", file=sys.stderr)
+        sys.exit(code)
 
 
 if __name__ == "__main__":

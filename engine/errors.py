@@ -28,11 +28,34 @@ class RunBusyError(UserError):
 
 def user_error(exc: BaseException) -> UserError | None:
     """The user-fixable error inside `exc`, looking through Trio's exception groups."""
-    if isinstance(exc, UserError):
+    found = find_error(exc, UserError)
+    return found if isinstance(found, UserError) else None
+
+
+def find_error(exc: BaseException, kinds: type | tuple[type, ...]) -> BaseException | None:
+    """The first exception of `kinds` inside `exc`, looking through exception groups."""
+    if isinstance(exc, kinds):
         return exc
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
-            found = user_error(inner)
+            found = find_error(inner, kinds)
             if found is not None:
                 return found
+    return None
+
+
+def exit_for(exc: BaseException) -> tuple[int, str] | None:
+    """(exit code, one line) for an error the CLI reports without a traceback, else None.
+
+    2: bad input, or a store that cannot be used as asked (damaged, read-only, a newer format);
+    1: an I/O failure (a full disk: what was committed stays, and the run resumes).
+    """
+    from engine.store.errors import StoreError, StoreWriteError
+
+    found = user_error(exc) or find_error(exc, StoreError)
+    if found is not None:
+        return (1 if isinstance(found, StoreWriteError) else 2), str(found)
+    io_error = find_error(exc, OSError)
+    if io_error is not None:
+        return 1, f"I/O error: {io_error}"
     return None

@@ -9,6 +9,7 @@ import hashlib
 import zlib
 
 from engine.store.contract import EventStore
+from engine.store.errors import StoreDamagedError
 
 _RAW = b"\x00"
 _ZLIB = b"\x01"
@@ -35,8 +36,25 @@ def unpack_blob(stored: bytes) -> bytes:
 
 
 def read_blob(log: EventStore, key: str) -> bytes | None:
+    """A blob's bytes, checked against their content hash: edited bytes are damage, never output."""
     stored = log.get_blob(key)
-    return None if stored is None else unpack_blob(stored)
+    if stored is None:
+        return None
+    problem = blob_problem(key, stored)
+    if problem is not None:
+        raise StoreDamagedError(getattr(log, "path", "the store"), problem)
+    return unpack_blob(stored)
+
+
+def blob_problem(key: str, stored: bytes) -> str | None:
+    """What is wrong with a stored blob (None: it unpacks and matches its key)."""
+    try:
+        data = unpack_blob(stored)
+    except zlib.error as exc:
+        return f"blob {key[:16]} does not decompress ({exc})"
+    if stored[:1] not in (_RAW, _ZLIB) or blob_key(data) != key:
+        return f"blob {key[:16]} does not match its content hash"
+    return None
 
 
 def read_text(log: EventStore, key: str) -> str | None:

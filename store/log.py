@@ -17,13 +17,20 @@ import os
 import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 import lmdb
 
+from engine.store.errors import StoreError, StoreFullError, StoreReadOnlyError, StoreWriteError
+from engine.store.files import check_data_file
+from engine.store.guard import check_layout, damage_as_error
+from engine.store.verify import CheckReport, check_log, structure_problems
+
 _U64 = struct.Struct(">Q")
 LAYOUT_VERSION = b"1"
+READ_ONLY_ENV = "ENGINE_STORE_READONLY"
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 READ_CHUNK = 16384
@@ -54,6 +61,41 @@ def _index_rows(batch: Sequence[Append | tuple[str, str, bytes]], first: int) ->
     return [row for run in sorted(by_run, key=prefixes.__getitem__) for row in by_run[run]]
 
 
+_DATABASES = (b"events", b"runs", b"blobs", b"meta")
+
+
+def _read_only_wanted(path: Path) -> bool:
+    """ENGINE_STORE_READONLY=1 (never write: a backup, a copy), or files engine may not write."""
+    return os.environ.get(READ_ONLY_ENV, "") not in ("", "0") or not _writable(path)
+
+
+def _writable(path: Path) -> bool:
+    """Whether engine may write there: a new store's nearest existing folder, else the files."""
+    if not (path / "data.mdb").exists():
+        existing = next((p for p in (path, *path.parents) if p.exists()), path)
+        return os.access(existing, os.W_OK)
+    return all(os.access(path / name, os.W_OK) for name in (".", "data.mdb"))
+
+
+def _open_env(path: Path, map_size: int, readonly: bool) -> lmdb.Environment:
+    # read-only: take part in the reader table when the lock file can be written (a live writer
+    # then keeps our pages); on read-only media there is no writer to keep them from
+    lock = not readonly or os.access(path / "lock.mdb", os.W_OK)
+    return lmdb.open(
+        str(path),
+        map_size=map_size,
+        max_dbs=8,
+        max_readers=256,
+        readahead=False,
+        readonly=readonly,
+        lock=lock,
+    )
+
+
+class _NoRoom(Exception):
+    """The map may not grow any further."""
+
+
 def _run_key(run_id: str, seq: int) -> bytes:
     return run_id.encode() + b"\x00" + _U64.pack(seq)
 
@@ -63,17 +105,39 @@ class EventLog:
 
     blocking_io = True  # durable commits wait on the disk
 
-    def __init__(self, path: str | os.PathLike[str], map_size: int = DEFAULT_MAP_SIZE) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        map_size: int = DEFAULT_MAP_SIZE,
+        readonly: bool | None = None,
+        max_map_size: int | None = None,
+    ) -> None:
+        """Open (or create) the log at `path`, after checking its files (see `store.files`).
+
+        `readonly`: None opens read-only when the files are not writable or $ENGINE_STORE_READONLY
+        is set. `max_map_size`
+        caps how far the map grows before an append fails as full (default: no cap but the disk).
+        """
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._env = lmdb.open(str(self.path), map_size=map_size, max_dbs=8, max_readers=256, readahead=False)
-        self._events = self._env.open_db(b"events")
-        self._runs = self._env.open_db(b"runs")
-        self.blobs_db = self._env.open_db(b"blobs")
-        self._meta = self._env.open_db(b"meta")
+        self.readonly = _read_only_wanted(self.path) if readonly is None else readonly
+        self.max_map_size = max_map_size
+        if not self.readonly:
+            self.path.mkdir(parents=True, exist_ok=True)
+        elif not (self.path / "data.mdb").exists():
+            raise StoreError(f"no store at {self.path} (a read-only store must exist)")
+        check_data_file(self.path)
         # set_mapsize needs no open transaction in this process: one lock keeps it so
         self._lock = threading.Lock()
-        self._write(lambda txn: txn.put(b"layout", LAYOUT_VERSION, db=self._meta, overwrite=False))
+        with damage_as_error(self.path):
+            self._env = _open_env(self.path, map_size, self.readonly)
+            try:
+                self._events, self._runs, self.blobs_db, self._meta = (
+                    self._env.open_db(name, create=not self.readonly) for name in _DATABASES
+                )
+                check_layout(self._env, self._meta, self._events, self.readonly, LAYOUT_VERSION)
+            except BaseException:
+                self._env.close()
+                raise
 
     def close(self) -> None:
         with self._lock:
@@ -106,16 +170,32 @@ class EventLog:
             txn.cursor(db=self._runs).putmulti(_index_rows(batch, first))
             return seq + len(batch)
 
-        return self._write(put_all)
+        try:
+            return self._write(put_all)
+        except (_NoRoom, lmdb.Error) as exc:
+            # nothing of this batch was written; say what was, and how to go on
+            run_id = batch[0][0] if batch else ""
+            failure = StoreFullError if isinstance(exc, _NoRoom | lmdb.DiskError) else StoreWriteError
+            raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
 
     def _write(self, work: Callable[[lmdb.Transaction], T]) -> T:
-        with self._lock:
+        if self.readonly:
+            raise StoreReadOnlyError(
+                f"store {self.path} is read-only (files not writable, or {READ_ONLY_ENV} set)"
+            )
+        with self._lock, damage_as_error(self.path):
             while True:
                 try:
                     with self._begin(write=True) as txn:
                         return work(txn)
                 except lmdb.MapFullError:
-                    self._env.set_mapsize(self._env.info()["map_size"] * 2)
+                    self._grow_map()
+
+    def _grow_map(self) -> None:
+        size = int(self._env.info()["map_size"])
+        if self.max_map_size is not None and size * 2 > self.max_map_size:
+            raise _NoRoom(f"the store reached its size limit of {self.max_map_size} bytes")
+        self._env.set_mapsize(size * 2)
 
     def _begin(self, write: bool = False) -> lmdb.Transaction:
         try:
@@ -126,8 +206,13 @@ class EventLog:
             return self._env.begin(write=write)
 
     # --- reading -------------------------------------------------------------
+    @contextmanager
+    def _reading(self) -> Iterator[lmdb.Transaction]:
+        with self._lock, damage_as_error(self.path), self._begin() as txn:
+            yield txn
+
     def last_seq(self) -> int:
-        with self._lock, self._begin() as txn:
+        with self._reading() as txn:
             cursor = txn.cursor(db=self._events)
             return _U64.unpack(cursor.key())[0] if cursor.last() else 0
 
@@ -144,7 +229,7 @@ class EventLog:
     def _read_chunk(self, from_seq: int, to_seq: int | None) -> list[tuple[int, bytes]]:
         # sequence numbers are dense (each batch starts at last + 1, nothing is ever deleted),
         # so only the first key of a chunk is decoded; the rest are counted
-        with self._lock, self._begin() as txn:
+        with self._reading() as txn:
             cursor = txn.cursor(db=self._events)
             if not cursor.set_range(_U64.pack(from_seq)):
                 return []
@@ -157,7 +242,7 @@ class EventLog:
         """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""
         prefix = run_id.encode() + b"\x00"
         out: list[tuple[int, str]] = []
-        with self._lock, self._begin() as txn:
+        with self._reading() as txn:
             cursor = txn.cursor(db=self._runs)
             if not cursor.set_range(_run_key(run_id, max(from_seq, 1))):
                 return out
@@ -184,7 +269,7 @@ class EventLog:
     def get_many(self, seqs: list[int]) -> list[tuple[int, bytes]]:
         out: list[tuple[int, bytes]] = []
         for start in range(0, len(seqs), READ_CHUNK):
-            with self._lock, self._begin() as txn:
+            with self._reading() as txn:
                 for seq in seqs[start : start + READ_CHUNK]:
                     value = txn.get(_U64.pack(seq), db=self._events)
                     if value is not None:
@@ -194,7 +279,7 @@ class EventLog:
     def run_ids(self) -> list[str]:
         """Every run id in the log, oldest first (by the sequence number of its first event)."""
         firsts: list[tuple[int, str]] = []
-        with self._lock, self._begin() as txn:
+        with self._reading() as txn:
             cursor = txn.cursor(db=self._runs)
             key = b""
             while cursor.set_range(key):
@@ -205,8 +290,23 @@ class EventLog:
         return [run for _, run in sorted(firsts)]
 
     def get_blob(self, key: str) -> bytes | None:
-        with self._lock, self._begin() as txn:
+        with self._reading() as txn:
             return txn.get(key.encode(), db=self.blobs_db)
+
+    # --- safety ----------------------------------------------------------------
+    def check(self, run_id: str | None = None) -> CheckReport:
+        """Read everything (one run's events, when given) and list what is damaged."""
+        dbs = {"events": self._events, "runs": self._runs, "blobs": self.blobs_db}
+        with self._lock, damage_as_error(self.path):
+            report = check_log(self._env, dbs, run_id)
+        report.problems[:0] = structure_problems(self.path)
+        return report
+
+    def backup(self, dest: Path) -> None:
+        """A compacted copy of the whole store in `dest` (an existing empty folder), in one read
+        transaction: a consistent snapshot even while a run appends."""
+        with self._lock, damage_as_error(self.path):
+            self._env.copy(str(dest), compact=True)
 
     def map_size(self) -> int:
         return int(self._env.info()["map_size"])

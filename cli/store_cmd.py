@@ -1,0 +1,38 @@
+"""`engine check` and `engine backup`: keep the store safe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from engine.cli.store_open import open_store
+from engine.errors import InputError
+from engine.store.verify import SHOWN
+
+
+def check_command(store: Path, run_id: str | None) -> int:
+    """Print what is damaged (if anything) and a summary; 0 when clean, 2 when damage was found."""
+    with open_store(store, write=False) as log:
+        report = log.check(run_id)
+    for problem in report.problems[:SHOWN]:
+        typer.echo(f"damaged: {problem}", err=True)
+    if len(report.problems) > SHOWN:
+        typer.echo(f"damaged: ... and {len(report.problems) - SHOWN} more", err=True)
+    scope = f"run {run_id}" if run_id else f"runs: {len(report.runs)}"
+    summary = f"{store}: {report.events} events, {report.blobs} blobs, {scope}"
+    if report.problems:
+        typer.echo(f"error: store damaged: {summary}: {len(report.problems)} problems", err=True)
+        return 2
+    typer.echo(f"{summary}: ok")
+    return 0
+
+
+def backup_command(store: Path, dest: Path) -> None:
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise InputError("engine backup", "DEST", f"{dest} exists and is not an empty folder")
+    with open_store(store, write=False) as log:
+        dest.mkdir(parents=True, exist_ok=True)
+        log.backup(dest)
+    size = (dest / "data.mdb").stat().st_size
+    typer.echo(f"backup of {store} written to {dest} ({size} bytes); verify it: engine check --store {dest}")

@@ -1,0 +1,36 @@
+"""Open the store for a command: read-only unless the command writes, damage reported as damage."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import msgspec
+
+from engine.errors import NotFoundError
+from engine.events.codec import EventDecodeError
+from engine.store.errors import StoreDamagedError
+from engine.store.log import EventLog
+
+# what reading stored bytes raises when they were changed on disk (the store opened fine)
+DECODE_DAMAGE = (
+    msgspec.DecodeError,
+    msgspec.ValidationError,
+    EventDecodeError,
+    UnicodeDecodeError,
+    zlib.error,
+)
+
+
+@contextmanager
+def open_store(path: Path, write: bool) -> Iterator[EventLog]:
+    if not (path / "data.mdb").exists():
+        raise NotFoundError(f"no store at {path} (run an experiment first, or pass --store)")
+    readonly = True if not write else None  # None: as the files and $ENGINE_STORE_READONLY allow
+    with EventLog(path, readonly=readonly) as log:
+        try:
+            yield log
+        except DECODE_DAMAGE as exc:
+            raise StoreDamagedError(path, f"a stored record does not decode: {exc}") from None

@@ -1,0 +1,122 @@
+"""Validate an LMDB data file before mapping it: LMDB trusts its file, and a damaged one makes it
+SIGBUS (a truncated file: pages past the end are mapped) or abort (a zeroed page fails an assert).
+
+Read with plain file I/O and bounds checks, so nothing here can fault:
+- the file is not empty (LMDB would silently start a new store on it);
+- both meta pages carry LMDB's magic and data version;
+- the file holds every page up to the last page the newest meta records;
+- every page of every B-tree (the main one and each named database) has the page number and kind
+  its parent says (see `store.pages`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import struct
+from pathlib import Path
+from typing import NamedTuple
+
+from engine.store.errors import StoreDamagedError
+from engine.store.pages import walk_trees
+
+MAGIC = 0xBEEFC0DE
+DATA_VERSION = 1
+PAGE_HEADER = 16  # pgno u64, pad u16, flags u16, lower u16, upper u16
+P_META = 0x08
+_META = struct.Struct("<IIQQ")  # magic, version, address, map size
+_PAGE_SIZE_AT = PAGE_HEADER + 24  # the free db's md_pad holds the page size
+_MAIN_ROOT_AT = PAGE_HEADER + 24 + 48 + 40  # mm_dbs[MAIN].md_root
+_LAST_PAGE_AT = PAGE_HEADER + 24 + 96  # mm_last_pg, then mm_txnid
+STABLE_TRIES = 4  # a live writer may commit while the trees are walked: read again
+
+
+class Meta(NamedTuple):
+    page_size: int
+    last_page: int
+    txnid: int
+    main_root: int
+
+
+def check_data_file(store: Path) -> None:
+    """Raise StoreDamagedError unless `store`/data.mdb is absent (a new store) or looks whole."""
+    data = store / "data.mdb"
+    try:
+        size = data.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        if _being_created(store):
+            return
+        raise StoreDamagedError(data, "the data file is empty (0 bytes), not a new store")
+    with data.open("rb") as file:
+        for _ in range(STABLE_TRIES):
+            meta = _newest_meta(file, size, data)
+            problem = walk_trees(file, meta.page_size, meta.last_page, meta.main_root)
+            if problem is None:
+                return
+            size = os.fstat(file.fileno()).st_size
+            if _newest_meta(file, size, data).txnid == meta.txnid:
+                raise StoreDamagedError(data, problem)
+    # still changing after several tries: a live writer commits all the time, so it reads fine
+
+
+def _newest_meta(file: object, size: int, data: Path) -> Meta:
+    head = _read(file, 0, min(size, 2 * 65536))
+    if len(head) < PAGE_HEADER + 160:
+        raise StoreDamagedError(data, f"the data file is truncated ({size} bytes, not even a meta page)")
+    first = _meta(head, 0, 0, data)
+    page_size = first.page_size
+    if len(head) < page_size + PAGE_HEADER + 160:
+        raise StoreDamagedError(data, f"the data file is truncated ({size} bytes, one meta page)")
+    newest = max(first, _meta(head, page_size, 1, data), key=lambda m: m.txnid)
+    needed = (newest.last_page + 1) * page_size
+    if size < needed:
+        raise StoreDamagedError(
+            data, f"the data file is truncated: {size} bytes, its last page needs {needed}"
+        )
+    return newest
+
+
+def _meta(head: bytes, offset: int, number: int, data: Path) -> Meta:
+    flags = struct.unpack_from("<H", head, offset + 10)[0]
+    magic, version, _, _ = _META.unpack_from(head, offset + PAGE_HEADER)
+    if not flags & P_META or magic != MAGIC:
+        raise StoreDamagedError(data, f"meta page {number} is not an LMDB meta page (zeroed or overwritten)")
+    if version != DATA_VERSION:
+        raise StoreDamagedError(data, f"meta page {number} has LMDB data version {version}, not 1")
+    page_size = struct.unpack_from("<I", head, offset + _PAGE_SIZE_AT)[0]
+    if page_size < 512 or page_size & (page_size - 1) or (number == 0 and page_size > 65536):
+        raise StoreDamagedError(data, f"meta page {number} records a page size of {page_size}")
+    last_page, txnid = struct.unpack_from("<QQ", head, offset + _LAST_PAGE_AT)
+    main_root = struct.unpack_from("<Q", head, offset + _MAIN_ROOT_AT)[0]
+    return Meta(page_size, last_page, txnid, main_root)
+
+
+def _read(file: object, offset: int, length: int) -> bytes:
+    return os.pread(file.fileno(), length, offset)  # type: ignore[attr-defined]
+
+
+def _being_created(store: Path) -> bool:
+    """Whether another process holds LMDB's exclusive open lock (it writes the metas under it)."""
+    lock_file = store / "lock.mdb"
+    try:
+        fd = os.open(lock_file, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        probe = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0)
+        found = fcntl.fcntl(fd, fcntl.F_GETLK, probe)
+        return struct.unpack("hhqqi", found)[0] == fcntl.F_WRLCK
+    finally:
+        os.close(fd)
+
+
+def tree_pages(store: Path) -> tuple[int, dict[str, list[int]]]:
+    """(page size, page numbers of each B-tree by database name): where to look, or to damage."""
+    data = store / "data.mdb"
+    with data.open("rb") as file:
+        meta = _newest_meta(file, os.fstat(file.fileno()).st_size, data)
+        seen: dict[str, list[int]] = {}
+        walk_trees(file, meta.page_size, meta.last_page, meta.main_root, seen)
+    return meta.page_size, seen

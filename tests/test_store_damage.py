@@ -1,0 +1,175 @@
+"""A damaged, read-only or full store, through the real CLI on real LMDB files damaged on purpose.
+
+Every case ends in one line and exit 2 (1 for a full disk): never a SIGBUS, an abort, a traceback,
+or a damaged store silently taken for a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import lmdb
+import pytest
+
+from engine.store.files import tree_pages
+from engine.store.log import EventLog
+from tests.conftest import run_engine
+
+READERS = ("list", "report", "status", "replay", "export")
+EXPERIMENT = """
+name = "damage"
+seed = 3
+[target]
+kind = "local"
+[params]
+max_tokens = 24
+[[variants]]
+name = "a"
+[[variants]]
+name = "b"
+params = { temperature = 0.2 }
+[repeat]
+count = 3
+""" + "".join(
+    f'[[cases]]\nid = "case-{i}"\nprompt = "Say something about topic {i}."\nexpected = "topic"\n'
+    for i in range(12)
+)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real store with one finished run (built once; each test damages its own copy)."""
+    folder = tmp_path_factory.mktemp("pristine")
+    (folder / "exp.toml").write_text(EXPERIMENT)
+    done = run_engine("run", "exp.toml", "--run-id", "r1", "-q", "--json", "--store", "st", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+@pytest.fixture
+def store(pristine: Path, tmp_path: Path) -> Iterator[Path]:
+    shutil.copy(pristine / "exp.toml", tmp_path / "exp.toml")
+    shutil.copytree(pristine / "st", tmp_path / "st")
+    yield tmp_path / "st"
+    for path in (tmp_path / "st", *(tmp_path / "st").iterdir()):  # let pytest clean up after chmod
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
+
+
+def engine(store: Path, *args: str, **env: str) -> tuple[int, str]:
+    done = run_engine(*args, "--store", str(store), cwd=store.parent, **env)
+    err = done.stderr.decode()
+    assert "Traceback" not in err, err
+    return done.returncode, err
+
+
+def assert_refused(store: Path, *needles: str, commands: tuple[str, ...] = READERS) -> None:
+    for command in commands:
+        code, err = engine(store, command)
+        assert code == 2, (command, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 or command == "check", (command, err)  # check lists each problem
+        assert "store damaged" in lines[-1] and all(n in err for n in needles), (command, err)
+
+
+def zero_pages(store: Path, pages: list[int], page_size: int) -> None:
+    with (store / "data.mdb").open("r+b") as file:
+        for page in pages:
+            file.seek(page * page_size)
+            file.write(bytes(page_size))
+
+
+def test_truncated_data_file_is_refused_by_every_command(store: Path) -> None:
+    size = (store / "data.mdb").stat().st_size
+    os.truncate(store / "data.mdb", size // 2)
+    assert_refused(store, "truncated", commands=(*READERS, "check"))
+
+
+def test_empty_data_file_is_damage_not_a_new_store(store: Path) -> None:
+    os.truncate(store / "data.mdb", 0)
+    assert_refused(store, "empty (0 bytes)")
+    code, err = engine(store, "run", "exp.toml")
+    assert code == 2 and "empty" in err
+    assert (store / "data.mdb").stat().st_size == 0  # nothing was written over it
+
+
+@pytest.mark.parametrize("meta", [0, 1])
+def test_zeroed_meta_page_is_refused(store: Path, meta: int) -> None:
+    page_size, _ = tree_pages(store)
+    zero_pages(store, [meta], page_size)
+    assert_refused(store, f"meta page {meta}")
+
+
+@pytest.mark.parametrize("database", ["", "events", "runs"])
+def test_zeroed_tree_page_is_refused_not_an_abort(store: Path, database: str) -> None:
+    page_size, trees = tree_pages(store)
+    zero_pages(store, [trees[database][-1]], page_size)  # a leaf (the walk goes root first)
+    assert_refused(store, "not a tree page")
+
+
+def test_flipped_bytes_in_an_event_are_damage(store: Path) -> None:
+    data = bytearray((store / "data.mdb").read_bytes())
+    name = data.find(b"\xa6damage")  # the experiment's name, a msgpack string inside its events
+    assert name > 0
+    data[name + 1] = 0xFF  # no longer UTF-8
+    (store / "data.mdb").write_bytes(bytes(data))
+    assert_refused(store, "does not decode", commands=("replay", "status", "check"))
+
+
+def test_flipped_bytes_in_the_run_index_are_damage(store: Path) -> None:
+    data = (store / "data.mdb").read_bytes()
+    assert data.count(b"r1\x00") > 0
+    (store / "data.mdb").write_bytes(data.replace(b"r1\x00", b"\xff1\x00"))
+    assert_refused(store, "UnicodeDecodeError", commands=("list", "status"))
+
+
+def test_an_edited_blob_is_damage(store: Path) -> None:
+    with EventLog(store, readonly=True) as log:
+        key = next(k for k, _ in log_blobs(log))
+        stored = log.get_blob(key)
+    assert stored is not None
+    data = (store / "data.mdb").read_bytes()
+    at = data.find(stored)
+    assert at > 0
+    edited = stored[:-1] + bytes([stored[-1] ^ 0x20])
+    (store / "data.mdb").write_bytes(data[:at] + edited + data[at + len(stored) :])
+    code, err = engine(store, "check")
+    assert code == 2 and "does not match its content hash" in err, err
+
+
+def log_blobs(log: EventLog) -> Iterator[tuple[str, bytes]]:
+    with log._env.begin(db=log.blobs_db) as txn:
+        for key, value in txn.cursor():
+            yield key.decode(), bytes(value)
+
+
+def test_a_newer_store_format_is_refused(store: Path) -> None:
+    env = lmdb.open(str(store), max_dbs=8)
+    with env.begin(write=True, db=env.open_db(b"meta")) as txn:
+        txn.put(b"layout", b"9")
+    env.close()
+    code, err = engine(store, "list")
+    assert code == 2 and "format version '9'" in err, err
+
+
+def make_read_only(store: Path) -> str:
+    for path in (*store.iterdir(), store):
+        path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH | (stat.S_IXUSR if path.is_dir() else 0))
+    return hashlib.sha256((store / "data.mdb").read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("forced", ["1", ""], ids=["ENGINE_STORE_READONLY", "chmod-only"])
+def test_a_read_only_store_is_readable(store: Path, forced: str) -> None:
+    if not forced and os.geteuid() == 0:
+        pytest.skip("root writes through chmod: the ENGINE_STORE_READONLY case covers it")
+    digest = make_read_only(store)
+    for command in (*READERS, "check"):
+        code, err = engine(store, command, ENGINE_STORE_READONLY=forced)
+        assert code == 0, (command, err)
+    code, err = engine(store, "run", "exp.toml", "--run-id", "r2", ENGINE_STORE_READONLY=forced)
+    assert code == 2 and "read-only" in err and len(err.strip().splitlines()) == 1, err
+    assert hashlib.sha256((store / "data.mdb").read_bytes()).hexdigest() == digest
