@@ -31,6 +31,7 @@ from engine.store.verify import CheckReport, check_log, structure_problems
 _U64 = struct.Struct(">Q")
 LAYOUT_VERSION = b"1"
 READ_ONLY_ENV = "ENGINE_STORE_READONLY"
+MAX_SIZE_ENV = "ENGINE_STORE_MAX_SIZE"
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 READ_CHUNK = 16384
@@ -62,6 +63,16 @@ def _index_rows(batch: Sequence[Append | tuple[str, str, bytes]], first: int) ->
 
 
 _DATABASES = (b"events", b"runs", b"blobs", b"meta")
+
+
+def _size_limit() -> int | None:
+    """$ENGINE_STORE_MAX_SIZE (bytes): how large the store may grow before appends fail as full."""
+    text = os.environ.get(MAX_SIZE_ENV, "")
+    if not text.isdigit() or int(text) <= 0:
+        if text:
+            raise StoreError(f"{MAX_SIZE_ENV}: expected a size in bytes, got {text!r}")
+        return None
+    return int(text)
 
 
 def _read_only_wanted(path: Path) -> bool:
@@ -116,11 +127,14 @@ class EventLog:
 
         `readonly`: None opens read-only when the files are not writable or $ENGINE_STORE_READONLY
         is set. `max_map_size`
-        caps how far the map grows before an append fails as full (default: no cap but the disk).
+        caps how far the map grows before an append fails as full (default:
+        $ENGINE_STORE_MAX_SIZE, else no cap but the disk).
         """
         self.path = Path(path)
         self.readonly = _read_only_wanted(self.path) if readonly is None else readonly
-        self.max_map_size = max_map_size
+        self.max_map_size = max_map_size or _size_limit()
+        if self.max_map_size:
+            map_size = min(map_size, self.max_map_size)
         if not self.readonly:
             self.path.mkdir(parents=True, exist_ok=True)
         elif not (self.path / "data.mdb").exists():

@@ -173,3 +173,39 @@ def test_a_read_only_store_is_readable(store: Path, forced: str) -> None:
     code, err = engine(store, "run", "exp.toml", "--run-id", "r2", ENGINE_STORE_READONLY=forced)
     assert code == 2 and "read-only" in err and len(err.strip().splitlines()) == 1, err
     assert hashlib.sha256((store / "data.mdb").read_bytes()).hexdigest() == digest
+
+
+def test_check_passes_a_clean_store_and_one_run(store: Path) -> None:
+    code, _ = engine(store, "check")
+    done = run_engine("check", "r1", "--store", str(store), cwd=store.parent)
+    assert code == 0 and done.returncode == 0
+    assert b"run r1: ok" in done.stdout and b"events" in done.stdout
+
+
+def test_backup_is_a_checked_copy_and_refuses_a_non_empty_destination(store: Path) -> None:
+    digest = make_read_only(store)  # a backup only reads (and works from a read-only store)
+    dest = store.parent / "copy"
+    code, err = engine(store, "backup", str(dest), ENGINE_STORE_READONLY="1")
+    assert code == 0, err
+    assert engine(dest, "check")[0] == 0
+    ours = run_engine("report", "r1", "--json", "--store", str(store), cwd=store.parent)
+    theirs = run_engine("report", "r1", "--json", "--store", str(dest), cwd=store.parent)
+    assert ours.returncode == 0 and ours.stdout == theirs.stdout
+    code, err = engine(store, "backup", str(dest))
+    assert code == 2 and "not an empty folder" in err and len(err.strip().splitlines()) == 1
+    assert hashlib.sha256((store / "data.mdb").read_bytes()).hexdigest() == digest
+
+
+def test_a_full_store_says_what_was_committed_and_resumes(tmp_path: Path) -> None:
+    (tmp_path / "exp.toml").write_text(EXPERIMENT)
+    store = tmp_path / "st"
+    code, err = engine(store, "run", "exp.toml", "--run-id", "full", "-q", ENGINE_STORE_MAX_SIZE="131072")
+    with EventLog(store, readonly=True) as log:
+        committed = len(log.run_index("full"))
+    assert code == 1, err
+    line = f"error: disk full: {committed} events committed, resume with engine run --resume full"
+    assert line in err and err.count("error:") == 1
+    assert 0 < committed
+    code, err = engine(store, "run", "--resume", "full", "-q")
+    assert code == 0, err
+    assert engine(store, "check")[0] == 0
