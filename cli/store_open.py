@@ -7,21 +7,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import msgspec
-
 from engine.errors import NotFoundError
-from engine.events.codec import EventDecodeError
 from engine.store.errors import StoreDamagedError
+from engine.store.guard import DECODE_DAMAGE
 from engine.store.log import EventLog
 
-# what reading stored bytes raises when they were changed on disk (the store opened fine)
-DECODE_DAMAGE = (
-    msgspec.DecodeError,
-    msgspec.ValidationError,
-    EventDecodeError,
-    UnicodeDecodeError,
-    zlib.error,
-)
+# what reading stored bytes raises when they were changed on disk (the store opened fine), where
+# a view decodes them itself
+READ_DAMAGE = (*DECODE_DAMAGE, zlib.error)
 
 
 @contextmanager
@@ -32,5 +25,5 @@ def open_store(path: Path, write: bool) -> Iterator[EventLog]:
     with EventLog(path, readonly=readonly) as log:
         try:
             yield log
-        except DECODE_DAMAGE as exc:
+        except READ_DAMAGE as exc:
             raise StoreDamagedError(path, f"a stored record does not decode: {exc}") from None

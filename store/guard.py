@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import lmdb
+import msgspec
 
+from engine.events.codec import EventDecodeError, decode
+from engine.events.kinds import AnyEvent
 from engine.store.errors import StoreDamagedError, StoreError
 
 LAYOUT_KEY = b"layout"
@@ -23,6 +26,19 @@ DAMAGE = (
     lmdb.IncompatibleError,
     UnicodeDecodeError,
 )
+
+
+# what decoding stored bytes raises when they were changed on disk
+DECODE_DAMAGE = (msgspec.DecodeError, msgspec.ValidationError, EventDecodeError, UnicodeDecodeError)
+
+
+def decode_stored(log: object, seq: int, data: bytes | memoryview) -> AnyEvent:
+    """An event read back from a store: bytes that no longer decode are damage, named by seq."""
+    try:
+        return decode(data)
+    except DECODE_DAMAGE as exc:
+        where = getattr(log, "path", "the store")
+        raise StoreDamagedError(where, f"event {seq} does not decode ({type(exc).__name__}: {exc})") from None
 
 
 @contextmanager

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
-from engine.events.codec import decode
 from engine.events.kinds import TAG_BY_TYPE, AnyEvent
 from engine.store.contract import EventStore
+from engine.store.guard import decode_stored
 
 S = TypeVar("S")
 Evolve = Callable[[S, AnyEvent], S]
@@ -25,13 +25,13 @@ def fold(evolve: Evolve[S], state: S, events: Iterable[AnyEvent]) -> S:
 
 def run_events(log: EventStore, run_id: str, tags: set[str] | None = None) -> Iterator[AnyEvent]:
     """A run's decoded events in log order."""
-    for _seq, data in log.read_run(run_id, tags=tags):
-        yield decode(data)
+    for seq, data in log.read_run(run_id, tags=tags):
+        yield decode_stored(log, seq, data)
 
 
 def all_events(log: EventStore, from_seq: int = 1) -> Iterator[tuple[int, AnyEvent]]:
     for seq, data in log.read(from_seq):
-        yield seq, decode(data)
+        yield seq, decode_stored(log, seq, data)
 
 
 class Projection(Generic[S]):
@@ -51,6 +51,6 @@ class Projection(Generic[S]):
     def load(self, log: EventStore, run_id: str, state: S) -> S:
         """The state folded from one run's events (only the tags this projection reads)."""
         evolve = self.evolve
-        for _seq, data in log.read_run(run_id, tags=set(self.tags)):
-            evolve(state, decode(data))
+        for seq, data in log.read_run(run_id, tags=set(self.tags)):
+            evolve(state, decode_stored(log, seq, data))
         return state

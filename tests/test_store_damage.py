@@ -209,3 +209,13 @@ def test_a_full_store_says_what_was_committed_and_resumes(tmp_path: Path) -> Non
     code, err = engine(store, "run", "--resume", "full", "-q")
     assert code == 0, err
     assert engine(store, "check")[0] == 0
+
+
+def test_resuming_a_run_with_a_damaged_event_is_refused(store: Path) -> None:
+    data = (store / "data.mdb").read_bytes()
+    name = data.find(b"\xa6damage")
+    (store / "data.mdb").write_bytes(data[: name + 1] + b"\xff" + data[name + 2 :])
+    for args in (("run", "--resume", "r1"), ("run", "exp.toml", "--run-id", "r1")):
+        code, err = engine(store, *args)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "store damaged" in err and "does not decode" in err, err
