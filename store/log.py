@@ -309,12 +309,18 @@ class EventLog:
 
     # --- safety ----------------------------------------------------------------
     def check(self, run_id: str | None = None) -> CheckReport:
-        """Read everything (one run's events, when given) and list what is damaged."""
+        """Read everything (one run's events, when given) and list what is damaged.
+
+        The pages are verified first, byte by byte outside LMDB: when they are damaged, reading the
+        records through LMDB could crash the process (a record's size pointing past the file), so
+        only the page problems are listed.
+        """
+        structure = structure_problems(self.path)
+        if structure:
+            return CheckReport(problems=[*structure, "records not read: the pages holding them are damaged"])
         dbs = {"events": self._events, "runs": self._runs, "blobs": self.blobs_db}
         with self._lock, damage_as_error(self.path):
-            report = check_log(self._env, dbs, run_id)
-        report.problems[:0] = structure_problems(self.path)
-        return report
+            return check_log(self._env, dbs, run_id)
 
     def backup(self, dest: Path) -> None:
         """A compacted copy of the whole store in `dest` (an existing empty folder), in one read

@@ -2,8 +2,9 @@
 
 Every branch page names its children; each child must carry its own page number, be a branch or
 a leaf page, and lie inside the file. The main tree's leaves name the roots of the named databases
-(`events`, `runs`, `blobs`, `meta`), which are walked the same way. Leaf contents (the events and
-blobs) are left to the decoders: damage there is reported when it is read, or by `engine check`.
+(`events`, `runs`, `blobs`, `meta`), which are walked the same way. Every node, key and value
+must lie inside its page, and a large value's overflow pages inside the file (LMDB would read past
+the file's end: SIGBUS). What the values say is left to the decoders and `engine check`.
 The layout is LMDB's (mdb.c): 16-byte page headers, then u16 node offsets, 8-byte node headers.
 """
 
@@ -14,12 +15,13 @@ import struct
 from typing import BinaryIO
 
 PAGE_HEADER = 16
-P_BRANCH, P_LEAF = 0x01, 0x02
-F_SUBDATA = 0x02
+P_BRANCH, P_LEAF, P_OVERFLOW = 0x01, 0x02, 0x04
+F_BIGDATA, F_SUBDATA = 0x01, 0x02
 NO_PAGE = (1 << 64) - 1  # the root of an empty database
 MAX_DEPTH = 32  # LMDB's cursor stack: no real tree is deeper
 _HEADER = struct.Struct("<QHHHH")  # pgno, pad, flags, lower, upper
 _NODE = struct.Struct("<HHHH")  # lo, hi, flags, key size
+_KEY_SIZE = struct.Struct("<H")
 _DB_ROOT_AT = 40  # md_root inside an MDB_db record
 
 
@@ -74,34 +76,68 @@ class _Walker:
             return f"{what}: page {pgno} is not a tree page (zeroed or overwritten)"
         if not PAGE_HEADER <= lower <= upper <= self.page_size:
             return f"{what}: page {pgno} has a bad layout"
+        pointers = struct.unpack_from(f"<{(lower - PAGE_HEADER) // 2}H", self.view, offset + PAGE_HEADER)
         if flags & P_BRANCH:
-            return self.branch(offset, pgno, lower, what, children)
-        return self.leaf(offset, pgno, lower) if subtrees else None
+            problem = self.branch(offset, pointers, upper, children)
+        else:
+            problem = self.leaf(offset, pointers, upper, subtrees)
+        return None if problem is None else f"{what}: page {pgno}: {problem}"
 
-    def nodes(self, offset: int, lower: int) -> list[int]:
-        count = (lower - PAGE_HEADER) // 2
-        pointers = struct.unpack_from(f"<{count}H", self.view, offset + PAGE_HEADER)
-        return [offset + p for p in pointers if p + _NODE.size <= self.page_size]
-
-    def branch(self, offset: int, pgno: int, lower: int, what: str, children: list[int]) -> str | None:
-        nodes = self.nodes(offset, lower)
-        if len(nodes) != (lower - PAGE_HEADER) // 2 or not nodes:
-            return f"{what}: branch page {pgno} has a node outside the page"
-        for node in nodes:
-            lo, hi, flags, _ = _NODE.unpack_from(self.view, node)
+    def branch(self, offset: int, pointers: tuple[int, ...], upper: int, children: list[int]) -> str | None:
+        if not pointers:
+            return "an empty branch page"
+        view, end, unpack = self.view, self.page_size, _NODE.unpack_from
+        for p in pointers:
+            if p < upper or p > end - _NODE.size:
+                return "a node outside the page"
+            lo, hi, flags, key_size = unpack(view, offset + p)
+            if p + _NODE.size + key_size > end:
+                return "a key past the page end"
             children.append(lo | hi << 16 | flags << 32)
         return None
 
-    def leaf(self, offset: int, pgno: int, lower: int) -> str | None:
-        for node in self.nodes(offset, lower):
-            _, _, flags, key_size = _NODE.unpack_from(self.view, node)
-            if not flags & F_SUBDATA:
-                continue
-            key_at = node + _NODE.size
-            if key_at + key_size + 48 > offset + self.page_size:
-                return f"the main tree: leaf page {pgno} has a database record outside the page"
-            name = bytes(self.view[key_at : key_at + key_size]).decode("utf-8", "replace")
-            root = struct.unpack_from("<Q", self.view, key_at + key_size + _DB_ROOT_AT)[0]
-            if root != NO_PAGE:
-                self.named_roots.append((name, root))
+    def leaf(self, offset: int, pointers: tuple[int, ...], upper: int, subtrees: bool) -> str | None:
+        """Each record lies inside the page, a large value in overflow pages inside the file."""
+        view, end, unpack = self.view, self.page_size, _NODE.unpack_from
+        for p in pointers:  # (the hot loop of every open: one unpack and two comparisons a record)
+            if p < upper or p > end - _NODE.size:
+                return "a node outside the page"
+            lo, hi, flags, key_size = unpack(view, offset + p)
+            data_at = p + _NODE.size + key_size
+            if flags:
+                problem = self.special(
+                    offset + data_at, offset + end, lo | hi << 16, flags, key_size, subtrees
+                )
+                if problem is not None:
+                    return problem
+            elif data_at + lo + (hi << 16) > end:
+                return "a value past the page end"
+        return None
+
+    def special(
+        self, data_at: int, end: int, size: int, flags: int, key_size: int, subtrees: bool
+    ) -> str | None:
+        if flags & F_BIGDATA:
+            return self.overflow(data_at, end, size)
+        if flags & F_SUBDATA and subtrees:
+            return self.subtree(data_at, end, key_size)
+        return f"a record with flags {flags:#x}"  # engine keeps no duplicates or nested databases
+
+    def overflow(self, data_at: int, end: int, size: int) -> str | None:
+        if data_at + 8 > end:
+            return "an overflow pointer past the page end"
+        first = struct.unpack_from("<Q", self.view, data_at)[0]
+        last = first + (size + PAGE_HEADER - 1) // self.page_size
+        if first < 2 or last > self.last_page:
+            return f"a value in pages {first}-{last}, past the last page {self.last_page}"
+        number, _, flags, _, _ = _HEADER.unpack_from(self.view, first * self.page_size)
+        return None if number == first and flags & P_OVERFLOW else f"overflow page {first} is overwritten"
+
+    def subtree(self, data_at: int, end: int, key_size: int) -> str | None:
+        if data_at + 48 > end:
+            return "a database record past the page end"
+        name = bytes(self.view[data_at - key_size : data_at]).decode("utf-8", "replace")
+        root = struct.unpack_from("<Q", self.view, data_at + _DB_ROOT_AT)[0]
+        if root != NO_PAGE:
+            self.named_roots.append((name, root))
         return None
