@@ -19,6 +19,7 @@ P_BRANCH, P_LEAF, P_OVERFLOW = 0x01, 0x02, 0x04
 F_BIGDATA, F_SUBDATA = 0x01, 0x02
 NO_PAGE = (1 << 64) - 1  # the root of an empty database
 MAX_DEPTH = 32  # LMDB's cursor stack: no real tree is deeper
+BULK_FROM = 2000  # leaf pages from which numpy checks them (its import costs ~0.1 s)
 _HEADER = struct.Struct("<QHHHH")  # pgno, pad, flags, lower, upper
 _NODE = struct.Struct("<HHHH")  # lo, hi, flags, key size
 _KEY_SIZE = struct.Struct("<H")
@@ -40,7 +41,7 @@ def walk_trees(
         for name, root in walker.named_roots:
             what = f"database {name!r}"
             problem = problem or walker.tree(root, what, subtrees=False, seen=_pages(seen, name))
-        return problem
+        return problem or walker.deferred_leaves()
 
 
 def _pages(seen: dict[str, list[int]] | None, name: str) -> list[int] | None:
@@ -51,6 +52,8 @@ class _Walker:
     def __init__(self, view: mmap.mmap, page_size: int, last_page: int) -> None:
         self.view, self.page_size, self.last_page = view, page_size, last_page
         self.named_roots: list[tuple[str, int]] = []
+        # the named databases' leaves (nearly all pages): checked at the end, in bulk when many
+        self.leaves: list[tuple[int, int, int]] = []  # (offset, lower, upper)
 
     def tree(self, root: int, what: str, subtrees: bool, seen: list[int] | None) -> str | None:
         level = [root]
@@ -76,12 +79,28 @@ class _Walker:
             return f"{what}: page {pgno} is not a tree page (zeroed or overwritten)"
         if not PAGE_HEADER <= lower <= upper <= self.page_size:
             return f"{what}: page {pgno} has a bad layout"
+        if not flags & P_BRANCH and not subtrees:
+            self.leaves.append((offset, lower, upper))
+            return None
         pointers = struct.unpack_from(f"<{(lower - PAGE_HEADER) // 2}H", self.view, offset + PAGE_HEADER)
         if flags & P_BRANCH:
             problem = self.branch(offset, pointers, upper, children)
         else:
             problem = self.leaf(offset, pointers, upper, subtrees)
         return None if problem is None else f"{what}: page {pgno}: {problem}"
+
+    def deferred_leaves(self) -> str | None:
+        if len(self.leaves) >= BULK_FROM:
+            from engine.store.leaves import check_leaves  # numpy: worth its import for big stores only
+
+            self.leaves = check_leaves(self.view, self.page_size, self.leaves)  # then in detail
+        for offset, lower, upper in self.leaves:
+            count = (lower - PAGE_HEADER) // 2
+            pointers = struct.unpack_from(f"<{count}H", self.view, offset + PAGE_HEADER)
+            problem = self.leaf(offset, pointers, upper, subtrees=False)
+            if problem is not None:
+                return f"a database: page {offset // self.page_size}: {problem}"
+        return None
 
     def branch(self, offset: int, pointers: tuple[int, ...], upper: int, children: list[int]) -> str | None:
         if not pointers:
