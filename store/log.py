@@ -103,6 +103,18 @@ def _open_env(path: Path, map_size: int, readonly: bool) -> lmdb.Environment:
     )
 
 
+NEARLY_FULL = 16 << 20  # free bytes below which a failed commit is taken for a full disk
+
+
+def _disk_nearly_full(path: Path) -> bool:
+    # LMDB reports a short write on a full disk as EIO ("Input/output error"), not ENOSPC
+    try:
+        stats = os.statvfs(path)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < NEARLY_FULL
+
+
 class _NoRoom(Exception):
     """The map may not grow any further."""
 
@@ -189,7 +201,8 @@ class EventLog:
         except (_NoRoom, lmdb.Error) as exc:
             # nothing of this batch was written; say what was, and how to go on
             run_id = batch[0][0] if batch else ""
-            failure = StoreFullError if isinstance(exc, _NoRoom | lmdb.DiskError) else StoreWriteError
+            full = isinstance(exc, _NoRoom | lmdb.DiskError) or _disk_nearly_full(self.path)
+            failure = StoreFullError if full else StoreWriteError
             raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
 
     def _write(self, work: Callable[[lmdb.Transaction], T]) -> T:

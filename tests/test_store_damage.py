@@ -9,8 +9,11 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import resource
 import shutil
+import signal
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +22,7 @@ import pytest
 
 from engine.store.files import tree_pages
 from engine.store.log import EventLog
-from tests.conftest import run_engine
+from tests.conftest import engine_cmd, engine_env, run_engine
 
 READERS = ("list", "report", "status", "replay", "export")
 EXPERIMENT = """
@@ -236,3 +239,26 @@ def test_random_flipped_bytes_never_crash(store: Path, seed: int) -> None:
         code, err = engine(store, command)  # (engine() asserts there is no traceback)
         assert code in (0, 2), (command, code, err)  # a SIGBUS or an abort is a negative code
         assert code == 0 or "store damaged" in err.strip().splitlines()[-1], (command, err)
+
+
+def limit_file_size() -> None:
+    """In the child: files may not grow past 128 KiB (writes past it fail, as on a full device)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (131072, 131072))
+
+
+def test_a_failed_write_says_what_was_committed_and_resumes(tmp_path: Path) -> None:
+    (tmp_path / "exp.toml").write_text(EXPERIMENT)
+    done = subprocess.run(
+        engine_cmd("run", "exp.toml", "--run-id", "io", "-q", "--store", "st"),
+        cwd=tmp_path, env=engine_env(), capture_output=True, timeout=300, preexec_fn=limit_file_size,
+    )  # fmt: skip
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "Traceback" not in err, err
+    with EventLog(tmp_path / "st", readonly=True) as log:
+        committed = len(log.run_index("io"))
+    assert f"{committed} events committed, resume with engine run --resume io" in err, err
+    assert err.count("error:") == 1 and 0 < committed
+    code, err = engine(tmp_path / "st", "run", "--resume", "io", "-q")
+    assert code == 0, err
+    assert engine(tmp_path / "st", "check")[0] == 0
