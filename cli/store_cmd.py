@@ -13,7 +13,10 @@ from engine.store.verify import SHOWN
 
 def check_command(store: Path, run_id: str | None) -> int:
     """Print what is damaged (if anything) and a summary; 0 when clean, 2 when damage was found."""
+    from engine.views.queries import resolve_run
+
     with open_store(store, write=False) as log:
+        run_id = None if run_id is None else resolve_run(log, run_id)
         report = log.check(run_id)
     for problem in report.problems[:SHOWN]:
         typer.echo(f"damaged: {problem}", err=True)

@@ -262,3 +262,13 @@ def test_a_failed_write_says_what_was_committed_and_resumes(tmp_path: Path) -> N
     code, err = engine(tmp_path / "st", "run", "--resume", "io", "-q")
     assert code == 0, err
     assert engine(tmp_path / "st", "check")[0] == 0
+
+
+def test_a_missing_header_record_is_damage_and_an_unknown_run_is_named(store: Path) -> None:
+    assert engine(store, "check", "nope")[0] == 2
+    env = lmdb.open(str(store), max_dbs=8)
+    with env.begin(write=True, db=env.open_db(b"meta")) as txn:
+        txn.delete(b"layout")
+    env.close()
+    code, err = engine(store, "list")
+    assert code == 2 and "header record" in err and len(err.strip().splitlines()) == 1, err
