@@ -26,12 +26,11 @@ import lmdb
 from engine.store.errors import StoreError, StoreFullError, StoreReadOnlyError, StoreWriteError
 from engine.store.files import check_data_file
 from engine.store.guard import check_layout, damage_as_error
+from engine.store.opening import READ_ONLY_ENV, disk_nearly_full, open_env, read_only_wanted, size_limit
 from engine.store.verify import CheckReport, check_log, structure_problems
 
 _U64 = struct.Struct(">Q")
 LAYOUT_VERSION = b"1"
-READ_ONLY_ENV = "ENGINE_STORE_READONLY"
-MAX_SIZE_ENV = "ENGINE_STORE_MAX_SIZE"
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 READ_CHUNK = 16384
@@ -65,56 +64,6 @@ def _index_rows(batch: Sequence[Append | tuple[str, str, bytes]], first: int) ->
 _DATABASES = (b"events", b"runs", b"blobs", b"meta")
 
 
-def _size_limit() -> int | None:
-    """$ENGINE_STORE_MAX_SIZE (bytes): how large the store may grow before appends fail as full."""
-    text = os.environ.get(MAX_SIZE_ENV, "")
-    if not text.isdigit() or int(text) <= 0:
-        if text:
-            raise StoreError(f"{MAX_SIZE_ENV}: expected a size in bytes, got {text!r}")
-        return None
-    return int(text)
-
-
-def _read_only_wanted(path: Path) -> bool:
-    """ENGINE_STORE_READONLY=1 (never write: a backup, a copy), or files engine may not write."""
-    return os.environ.get(READ_ONLY_ENV, "") not in ("", "0") or not _writable(path)
-
-
-def _writable(path: Path) -> bool:
-    """Whether engine may write there: a new store's nearest existing folder, else the files."""
-    if not (path / "data.mdb").exists():
-        existing = next((p for p in (path, *path.parents) if p.exists()), path)
-        return os.access(existing, os.W_OK)
-    return all(os.access(path / name, os.W_OK) for name in (".", "data.mdb"))
-
-
-def _open_env(path: Path, map_size: int, readonly: bool) -> lmdb.Environment:
-    # read-only: take part in the reader table when the lock file can be written (a live writer
-    # then keeps our pages); on read-only media there is no writer to keep them from
-    lock = not readonly or os.access(path / "lock.mdb", os.W_OK)
-    return lmdb.open(
-        str(path),
-        map_size=map_size,
-        max_dbs=8,
-        max_readers=256,
-        readahead=False,
-        readonly=readonly,
-        lock=lock,
-    )
-
-
-NEARLY_FULL = 16 << 20  # free bytes below which a failed commit is taken for a full disk
-
-
-def _disk_nearly_full(path: Path) -> bool:
-    # LMDB reports a short write on a full disk as EIO ("Input/output error"), not ENOSPC
-    try:
-        stats = os.statvfs(path)
-    except OSError:
-        return False
-    return stats.f_bavail * stats.f_frsize < NEARLY_FULL
-
-
 class _NoRoom(Exception):
     """The map may not grow any further."""
 
@@ -143,8 +92,8 @@ class EventLog:
         $ENGINE_STORE_MAX_SIZE, else no cap but the disk).
         """
         self.path = Path(path)
-        self.readonly = _read_only_wanted(self.path) if readonly is None else readonly
-        self.max_map_size = max_map_size or _size_limit()
+        self.readonly = read_only_wanted(self.path) if readonly is None else readonly
+        self.max_map_size = max_map_size or size_limit()
         if self.max_map_size:
             map_size = min(map_size, self.max_map_size)
         if not self.readonly:
@@ -155,7 +104,7 @@ class EventLog:
         # set_mapsize needs no open transaction in this process: one lock keeps it so
         self._lock = threading.Lock()
         with damage_as_error(self.path):
-            self._env = _open_env(self.path, map_size, self.readonly)
+            self._env = open_env(self.path, map_size, self.readonly)
             try:
                 self._events, self._runs, self.blobs_db, self._meta = (
                     self._env.open_db(name, create=not self.readonly) for name in _DATABASES
@@ -201,7 +150,7 @@ class EventLog:
         except (_NoRoom, lmdb.Error) as exc:
             # nothing of this batch was written; say what was, and how to go on
             run_id = batch[0][0] if batch else ""
-            full = isinstance(exc, _NoRoom | lmdb.DiskError) or _disk_nearly_full(self.path)
+            full = isinstance(exc, _NoRoom | lmdb.DiskError) or disk_nearly_full(self.path)
             failure = StoreFullError if full else StoreWriteError
             raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
 
