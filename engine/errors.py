@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from engine.store.contract import StoreDamaged
+
 
 class UserError(Exception):
     """Anything the user can fix: the CLI prints one line and exits 2."""
@@ -26,10 +28,16 @@ class RunBusyError(UserError):
     """A run that a live process is executing: resuming it too would run its trials twice."""
 
 
+class DamageError(UserError):
+    """The store's bytes fail their own checks (exit 2): the message says what and suggests `engine check`."""
+
+
 def user_error(exc: BaseException) -> UserError | None:
     """The user-fixable error inside `exc`, looking through Trio's exception groups."""
     if isinstance(exc, UserError):
         return exc
+    if isinstance(exc, StoreDamaged):
+        return DamageError(str(exc))
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
             found = user_error(inner)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import zlib
 
-from engine.store.contract import EventStore
+from engine.store.contract import EventStore, StoreDamaged
 
 _RAW = b"\x00"
 _ZLIB = b"\x01"
@@ -35,8 +35,21 @@ def unpack_blob(stored: bytes) -> bytes:
 
 
 def read_blob(log: EventStore, key: str) -> bytes | None:
+    """The blob's bytes, checked against the hash that names them: edited or damaged bytes are
+    StoreDamaged, never shown (or regraded) as if the model had written them."""
     stored = log.get_blob(key)
-    return None if stored is None else unpack_blob(stored)
+    if stored is None:
+        return None
+    try:
+        data = unpack_blob(stored)
+    except zlib.error:
+        raise StoreDamaged(f"store damaged: blob {key[:16]} does not decompress{_CHECK}") from None
+    if blob_key(data) != key:
+        raise StoreDamaged(f"store damaged: blob {key[:16]} does not match its content hash{_CHECK}")
+    return data
+
+
+_CHECK = " (`engine check` lists all damage; restore from an `engine backup`)"
 
 
 def read_text(log: EventStore, key: str) -> str | None:

@@ -64,3 +64,8 @@ async def store_call(log: EventStore, fn: Callable[..., T], *args: Any) -> T:
     import trio
 
     return await trio.to_thread.run_sync(fn, *args)
+
+
+class StoreDamaged(Exception):
+    """Bytes in the store that fail their own checks: a blob whose content no longer matches its
+    hash, an event that does not decode. Never silently shown as data: restore from a backup."""
