@@ -42,7 +42,7 @@ def test_poison_events_are_skipped_and_reported_and_the_run_stays_readable(
     assert any("undecodable" in e["message"] for e in report["data_errors"])
     assert report["warnings"] and "could not be used" in report["warnings"][0]
     assert [v["mean_score"] for v in report["variants"]] == [v["mean_score"] for v in clean["variants"]]
-    terminal = run_engine("report", "r", "--store", "st", cwd=tmp_path).stdout.decode()
+    terminal = run_engine("replay", "r", "--store", "st", cwd=tmp_path).stdout.decode()
     assert "Warning: 4 stored events could not be used" in terminal
     resumed = run_engine("run", "--resume", "r", "--json", "--store", "st", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr.decode()
