@@ -15,6 +15,7 @@ import msgspec
 import trio
 
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
+from engine.actors.secrets import redact
 from engine.actors.targets.adaptive import AdaptiveLimit, LimitStatistics
 from engine.actors.targets.base import Target, TargetError
 from engine.actors.targets.retry import call_with_retries
@@ -94,7 +95,7 @@ def failure(job: TrialJob, exc: TargetError, latency_ms: float) -> k.TrialFailed
     variant, case, repeat = job.key
     return k.TrialFailed(
         run_id=job.request.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
-        error_kind=exc.kind, message=exc.message[:2000], attempts=exc.attempts, latency_ms=latency_ms,
+        error_kind=exc.kind, message=redact(exc.message)[:2000], attempts=exc.attempts, latency_ms=latency_ms,
         error_class=exc.error_class, exit_code=exc.exit_code,
     )  # fmt: skip
 
@@ -130,6 +131,7 @@ async def run_trial(
         return
     if not response.cost_usd and job.target.price is not None:  # an agent may report its own cost
         response.cost_usd = job.target.price.cost(response.tokens_in, response.tokens_out)
+    response.text, response.stderr = redact(response.text), redact(response.stderr)
     key, stored = pack_blob(response.text.encode())
     blobs = [(key, stored)]
     stderr_key = ""

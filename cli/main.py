@@ -60,6 +60,9 @@ def run(
     max_experiments: Annotated[
         int | None, typer.Option("--max-experiments", help="Tuning: variations this session (overrides).")
     ] = None,
+    allow_large: Annotated[
+        bool, typer.Option("--allow-large", help="Confirm a run of more than 1,000,000 trials.")
+    ] = False,
 ) -> None:
     """Run an experiment or tuning session to completion, show progress, print and store the report.
 
@@ -75,7 +78,8 @@ def run(
     narrowing = Narrowing(
         cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments
     )
-    raise typer.Exit(run_command(file, store_path(store), resume, run_id, as_json, quiet, narrowing))
+    code = run_command(file, store_path(store), resume, run_id, as_json, quiet, narrowing, allow_large)
+    raise typer.Exit(code)
 
 
 def _has_schedule(file: Path) -> bool:

@@ -137,6 +137,7 @@ def status_lines(r: Report) -> list[str]:
     if r.get("grading"):
         name = r.get("grading_name", "")
         lines.append(f"Grading round {r['grading']} ({name}); earlier rounds: engine report RUN --grading N.")
+    lines += [f"Warning: {warning}" for warning in r.get("warnings") or []]
     return lines
 
 

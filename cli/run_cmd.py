@@ -27,9 +27,11 @@ def run_command(
     as_json: bool,
     quiet: bool,
     narrowing: Narrowing | None = None,
+    allow_large: bool = False,
 ) -> int:
     from engine.input.loader import load_experiment
     from engine.input.preflight import check_environment
+    from engine.input.validate import check_size
 
     spec: ExperimentSpec | None = None
     if resume is None:
@@ -38,6 +40,7 @@ def run_command(
         spec = load_experiment(file)  # bad input stops here, before the store is touched
         if narrowing is not None:
             spec = narrow(spec, narrowing, str(file))
+        check_size(spec, str(file), allow_large)
         check_environment(spec, str(file), file.resolve().parent)
     elif narrowing is not None and narrowing != Narrowing():
         raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")

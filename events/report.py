@@ -100,6 +100,13 @@ class ErrorSummary(Report):
     variants: dict[str, int] = {}
 
 
+class DataError(Report):
+    """A stored event the fold could not use (an unreadable or out-of-range record): skipped."""
+
+    seq: int  # its place in the log (0: seen live, before it was stored)
+    message: str
+
+
 class VariationRecord(Report):
     variant: str
     parameter: str
@@ -140,3 +147,9 @@ class RunReport(Report):
     stop_reason: str = ""  # why a run ended early (unreachable target, budget...), when it did
     grading: int = 0  # the grading round this report shows (0: the run's own; regrades count up)
     grading_name: str = ""
+    # integrity: trial results logged twice (the trial ran twice; counted once) and stored events
+    # the fold had to skip; `warnings` says each in words
+    duplicate_results: int = 0
+    data_errors: list[DataError] = []  # the first few
+    data_error_count: int = 0
+    warnings: list[str] = []

@@ -61,9 +61,9 @@ class SamplingParams(msgspec.Struct, kw_only=True):
 
     temperature: Annotated[float, Meta(ge=0, le=2)] | None = None
     top_p: Annotated[float, Meta(ge=0, le=1)] | None = None
-    top_k: Annotated[int, Meta(ge=0)] | None = None
+    top_k: Annotated[int, Meta(ge=0, le=2**31)] | None = None
     min_p: Annotated[float, Meta(ge=0, le=1)] | None = None
-    max_tokens: Annotated[int, Meta(ge=1)] | None = None
+    max_tokens: Annotated[int, Meta(ge=1, le=2**31)] | None = None
     frequency_penalty: Annotated[float, Meta(ge=-2, le=2)] | None = None
     presence_penalty: Annotated[float, Meta(ge=-2, le=2)] | None = None
     seed: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None

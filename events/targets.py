@@ -77,7 +77,7 @@ def override_target(default: TargetSpec, fields: Mapping[str, Any]) -> TargetSpe
     Switching `kind` keeps only the default's fields the new kind has (its model, timeout...)."""
     base = msgspec.to_builtins(default)
     kind = fields.get("kind", base["kind"])
-    if kind != base["kind"]:
+    if isinstance(kind, str) and kind != base["kind"]:  # not a string: the conversion below names it
         allowed = set(getattr(TARGET_KINDS.get(kind), "__struct_fields__", ()))
         base = {name: value for name, value in base.items() if name in allowed}
     return msgspec.convert({**base, **fields}, TargetSpec)

@@ -9,7 +9,8 @@ The rules every store keeps:
 - sequence numbers start at 1 and are dense: each batch continues at last + 1, nothing is deleted;
 - a batch (events and the blobs they refer to) is appended whole or not at all;
 - a run's events can be listed by tag without decoding them (the run index);
-- blobs are content-addressed: writing the same key twice keeps the first bytes.
+- blobs are content-addressed: writing the same key twice keeps the first bytes;
+- `swap` is a compare-and-set that exactly one of many racing processes wins.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ class EventStore(Protocol):
 
     def get_blob(self, key: str) -> bytes | None: ...
 
+    def swap(self, key: str, expected: bytes | None, new: bytes | None) -> bytes | None:
+        """Compare-and-set one small value (e.g. a run's lease), atomically across every process
+        sharing the store: if the value at `key` is `expected` (None: absent), it becomes `new`
+        (None: deleted). Returns the value found, so the swap happened iff it equals `expected`."""
+        ...
+
     def last_seq(self) -> int: ...
 
     def close(self) -> None: ...
@@ -64,3 +71,4 @@ async def store_call(log: EventStore, fn: Callable[..., T], *args: Any) -> T:
     import trio
 
     return await trio.to_thread.run_sync(fn, *args)
+

@@ -290,5 +290,21 @@ class EventLog:
         with self._lock, damage_as_error(self.path):
             self._env.copy(str(dest), compact=True)
 
+    def swap(self, key: str, expected: bytes | None, new: bytes | None) -> bytes | None:
+        """Compare-and-set in the `meta` db, inside one write transaction: LMDB admits one writer
+        at a time across processes, so of two racing swaps from the same value exactly one wins."""
+        name = b"swap:" + key.encode()
+
+        def compare_and_set(txn: lmdb.Transaction) -> bytes | None:
+            found = txn.get(name, db=self._meta)
+            if found == expected:
+                if new is None:
+                    txn.delete(name, db=self._meta)
+                else:
+                    txn.put(name, new, db=self._meta)
+            return found
+
+        return self._write(compare_and_set)
+
     def map_size(self) -> int:
         return int(self._env.info()["map_size"])

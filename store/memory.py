@@ -21,6 +21,7 @@ class MemoryStore:
         self._events: list[bytes] = []  # seq n is at index n - 1
         self._runs: dict[str, list[tuple[int, str]]] = {}
         self._blobs: dict[str, bytes] = {}
+        self._swapped: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
     def append(self, batch: Sequence[Row], blobs: Iterable[tuple[str, bytes]] = ()) -> int:
@@ -61,6 +62,16 @@ class MemoryStore:
     def get_blob(self, key: str) -> bytes | None:
         with self._lock:
             return self._blobs.get(key)
+
+    def swap(self, key: str, expected: bytes | None, new: bytes | None) -> bytes | None:
+        with self._lock:
+            found = self._swapped.get(key)
+            if found == expected:
+                if new is None:
+                    self._swapped.pop(key, None)
+                else:
+                    self._swapped[key] = new
+            return found
 
     def last_seq(self) -> int:
         with self._lock:

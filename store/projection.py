@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
+from engine.events.codec import EventDecodeError
 from engine.events.kinds import TAG_BY_TYPE, AnyEvent
 from engine.store.contract import EventStore
 from engine.store.guard import decode_stored
@@ -34,23 +35,42 @@ def all_events(log: EventStore, from_seq: int = 1) -> Iterator[tuple[int, AnyEve
         yield seq, decode_stored(log, seq, data)
 
 
+OnUnusable = Callable[[S, int, str], None]
+# what a stored event that decodes but cannot be folded raises (a NaN where a number must be, a
+# value out of range): the fold records it and goes on, so one bad event never makes a run unreadable
+UNUSABLE = (EventDecodeError, ValueError, TypeError, OverflowError, KeyError, AttributeError)
+
+
+def _ignore(state: Any, seq: int, message: str) -> None:
+    return None
+
+
 class Projection(Generic[S]):
     """A fold by event type. Its handlers name the events it reads, so the tags it asks the log
-    for are derived from them: a new event it handles is read without a hand-kept list to update."""
+    for are derived from them: a new event it handles is read without a hand-kept list to update.
+    `on_unusable(state, seq, message)` hears of each event the fold had to skip (seq 0: live)."""
 
-    def __init__(self, handlers: Mapping[type, Callable[[S, Any], None]]) -> None:
+    def __init__(
+        self, handlers: Mapping[type, Callable[[S, Any], None]], on_unusable: OnUnusable[S] = _ignore
+    ) -> None:
         self.handlers = dict(handlers)
         self.tags = frozenset(TAG_BY_TYPE[t] for t in self.handlers)
+        self.on_unusable = on_unusable
 
-    def evolve(self, state: S, event: AnyEvent) -> S:
+    def evolve(self, state: S, event: AnyEvent, seq: int = 0) -> S:
         handler = self.handlers.get(type(event))
         if handler is not None:
-            handler(state, event)
+            try:
+                handler(state, event)
+            except UNUSABLE as exc:
+                self.on_unusable(state, seq, f"{TAG_BY_TYPE[type(event)]}: {exc}")
         return state
 
     def load(self, log: EventStore, run_id: str, state: S) -> S:
         """The state folded from one run's events (only the tags this projection reads)."""
         evolve = self.evolve
         for seq, data in log.read_run(run_id, tags=set(self.tags)):
-            evolve(state, decode_stored(log, seq, data))
+            # bytes that no longer decode are damage (StoreDamagedError: `engine check`, a backup);
+            # an event that decodes but cannot be folded is skipped by evolve and named in the report
+            evolve(state, decode_stored(log, seq, data), seq)
         return state

@@ -59,6 +59,32 @@ async def test_prompt_via_template_argv_and_shell_string():
     assert response.text == f"{tricky}/concise/Be brief."
 
 
+HOSTILE = ["$(touch {marker})", "`touch {marker}`", "x'; touch {marker}; '", "Don't ramble.", "{case_id}"]
+
+
+@pytest.mark.parametrize("placeholder", ["prompt", "system", "case_id", "model", "variant", "{ params.p }"])
+@pytest.mark.parametrize("hostile", HOSTILE)
+async def test_a_hostile_value_in_any_template_placeholder_is_inert_text(
+    tmp_path: Path, placeholder: str, hostile: str
+):
+    marker = tmp_path / "pwned"
+    value = hostile.format(marker=marker) if "{marker}" in hostile else hostile
+    fields = {"prompt": "the prompt mentions {case_id} and {system}", "case_id": "capital-fr",
+              "system": "Be brief.", "model": "m-1", "variant": "concise", "{ params.p }": "plain"}
+    fields[placeholder] = value
+    spec = VariantSpec(name=fields["variant"], params={"p": fields["{ params.p }"]})
+    request = TargetRequest(
+        run_id="run1", variant=spec, case=CaseSpec(id=fields["case_id"], prompt=fields["prompt"]), repeat=1,
+        prompt=fields["prompt"], model=fields["model"], system=fields["system"], params=spec.params,
+        flags={}, seed=7, timeout_s=5.0,
+    )  # fmt: skip
+    names = ["prompt", "system", "case_id", "model", "variant", "{ params.p }"]
+    shell = "printf '%s|%s|%s|%s|%s|%s' " + " ".join("{" + n + "}" for n in names)
+    response = await target(shell, prompt_via="template").call(request)
+    assert response.text == "|".join(fields[n] for n in names)
+    assert not marker.exists()
+
+
 async def test_env_carries_trial_identity_flags_and_params():
     dump = "import json, os\n"
     dump += "print(json.dumps({k: v for k, v in os.environ.items() if k[:7] in ('ENGINE_', 'FOO')}))"

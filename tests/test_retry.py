@@ -75,9 +75,22 @@ async def test_subject_failures_are_retried_only_when_listed(
 
 
 async def test_retry_after_is_honoured(autojump_clock: trio.abc.Clock) -> None:
-    target = Scripted([TargetError("infra", "429", retryable=True, retry_after=7.0)])
+    target = Scripted([TargetError("infra", "429", retryable=True, retry_after=4.5)])
     await call_with_retries(target, REQUEST, max_retries=1, rng=random.Random(1))
-    assert target.calls[1] - target.calls[0] >= 7.0
+    assert target.calls[1] - target.calls[0] >= 4.5
+
+
+async def test_retry_after_is_capped_by_the_trial_timeout_and_the_wall_budget(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    long_wait = TargetError("infra", "429", retryable=True, retry_after=120.0)
+    target = Scripted([long_wait])
+    await call_with_retries(target, REQUEST, max_retries=1, rng=random.Random(1))
+    assert target.calls[1] - target.calls[0] == pytest.approx(REQUEST.timeout_s)
+    target = Scripted([long_wait])
+    with trio.move_on_after(REQUEST.timeout_s / 2), pytest.raises(TargetError):  # the run's wall budget
+        await call_with_retries(target, REQUEST, max_retries=1, rng=random.Random(1))
+    assert len(target.calls) == 1  # it failed at once rather than sleep past the budget
 
 
 async def test_non_retryable_errors_fail_at_once(autojump_clock: trio.abc.Clock) -> None:

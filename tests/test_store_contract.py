@@ -26,6 +26,14 @@ def rows(run: str, count: int, tag: str = "trial.skipped", start: int = 0) -> li
     return [(run, tag, f"{run}:{start + i}".encode()) for i in range(count)]
 
 
+def test_swap_is_a_compare_and_set(store: EventStore) -> None:
+    assert store.swap("k", None, b"one") is None  # absent, as expected: set
+    assert store.swap("k", None, b"two") == b"one"  # not absent: unchanged, the value found returned
+    assert store.swap("k", b"one", b"three") == b"one"
+    assert store.swap("k", b"three", None) == b"three"  # deleted
+    assert store.swap("k", None, b"four") is None
+
+
 def test_an_empty_store(store: EventStore) -> None:
     assert (store.last_seq(), store.run_ids(), list(store.read()), store.get_blob("k")) == (0, [], [], None)
     assert list(store.read_run("nope")) == [] and store.run_index("nope") == []

@@ -6,6 +6,7 @@ from typing import Any, Protocol, Self
 
 import msgspec
 
+from engine.actors.secrets import redact
 from engine.events.graders import TextGrader
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec, GraderSpec, VariantSpec
@@ -69,9 +70,9 @@ def result(
         passed=passed,
         weight=spec.weight,
         gate=spec.gate,
-        reason=reason,
+        reason=redact(reason),
         tokens=tokens,
-        error=error,
+        error=redact(error),
         veto=veto,
     )
 

@@ -14,6 +14,7 @@ import re
 import shlex
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,36 +114,52 @@ def build_argv(spec: CommandTargetSpec, request: TargetRequest) -> tuple[list[st
     command, via = spec.command, spec.prompt_via
     if not command:
         raise TargetError("config", "command target: `command` is not set")
-    command = interpolate(command, request)
-    values = {
-        "prompt": request.prompt, "model": request.model or "", "system": request.system or "",
-        "case_id": request.case.id, "variant": request.variant.name,
-    }  # fmt: skip
+    simple = _simple_values(request) if via == "template" else {}
     if isinstance(command, str):
-        if via == "template":  # shell-quoted, so write {prompt} unquoted in the command string
-            command = _fill(command, {name: shlex.quote(value) for name, value in values.items()})
-        elif via == "arg":
+        # template: every placeholder is shell-quoted, so write {prompt} unquoted in the command string
+        command = substitute(command, request, simple, quote=shlex.quote)
+        if via == "arg":
             command = f"{command} {shlex.quote(request.prompt)}"
         argv = ["/bin/sh", "-c", command]
-    elif via == "template":
-        argv = [_fill(part, values) for part in command]
     else:
-        argv = [*command, request.prompt] if via == "arg" else list(command)
+        argv = [substitute(part, request, simple, quote=_as_is) for part in command]
+        argv = [*argv, request.prompt] if via == "arg" else argv
     return argv, request.prompt.encode() if via == "stdin" else None
 
 
-_PLACEHOLDER = re.compile(r"\{\{\s*(matrix|params|flags)\.([\w.-]+)\s*\}\}")
+def _simple_values(request: TargetRequest) -> dict[str, str]:
+    return {
+        "prompt": request.prompt, "model": request.model or "", "system": request.system or "",
+        "case_id": request.case.id, "variant": request.variant.name,
+    }  # fmt: skip
 
 
-def interpolate(command: list[str] | str, request: TargetRequest) -> list[str] | str:
-    """`{{ matrix.model }}` (and `{{ params.x }}`, `{{ flags.x }}`) in arguments: the variant's values."""
-    if isinstance(command, str):
-        return _PLACEHOLDER.sub(lambda m: shlex.quote(_variant_value(request, m)), command)
-    return [_PLACEHOLDER.sub(lambda m: _variant_value(request, m), part) for part in command]
+# `{{ matrix.model }}` (and params, flags) always; `{prompt}`-style names only with prompt_via = "template"
+_PLACEHOLDER = re.compile(
+    r"\{\{\s*(?P<scope>matrix|params|flags)\.(?P<key>[\w.-]+)\s*\}\}"
+    r"|\{(?P<name>prompt|model|system|case_id|variant)\}"
+)
+
+
+def _as_is(value: str) -> str:
+    return value
+
+
+def substitute(text: str, request: TargetRequest, simple: dict[str, str], quote: Callable[[str], str]) -> str:
+    """Every placeholder replaced in one pass: an inserted value is never scanned again, so a prompt
+    or case id that contains `{case_id}` or `$(...)` stays inert text (each value is quoted once)."""
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group("scope"):
+            return quote(_variant_value(request, match))
+        name = match.group("name")
+        return quote(simple[name]) if name in simple else match.group(0)
+
+    return _PLACEHOLDER.sub(replace, text)
 
 
 def _variant_value(request: TargetRequest, match: re.Match[str]) -> str:
-    scope, key = match.group(1), match.group(2)
+    scope, key = match.group("scope"), match.group("key")
     variant = request.variant
     sources = {
         "params": [request.params],
@@ -154,13 +171,6 @@ def _variant_value(request: TargetRequest, match: re.Match[str]) -> str:
         if source.get(key) is not None:
             return env_value(source[key])
     raise TargetError("config", f"{match.group(0)}: variant {variant.name!r} has no value for {key!r}")
-
-
-def _fill(text: str, values: dict[str, str]) -> str:
-    # plain replacement, not str.format: agent arguments often contain JSON braces
-    for name, value in values.items():
-        text = text.replace("{" + name + "}", value)
-    return text
 
 
 def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]:

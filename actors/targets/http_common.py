@@ -22,6 +22,7 @@ import httpcore
 import httpx
 import msgspec
 
+from engine.actors.secrets import CREDENTIAL_HEADERS, remember
 from engine.actors.targets.base import TargetError
 from engine.events.spec_base import EnvRef
 from engine.events.targets import HttpTarget
@@ -69,12 +70,12 @@ def make_client(spec: HttpTarget, headers: dict[str, str]) -> JsonClient:
 
 def header_value(name: str, value: str | EnvRef) -> str:
     """A header's text, or the environment variable it names (the spec holds the name, not the secret)."""
-    if isinstance(value, str):
-        return value
+    if isinstance(value, str):  # a credential written into the spec is still a credential
+        return remember(value) if name.lower() in CREDENTIAL_HEADERS else value
     found = os.environ.get(value.env)
     if not found:
         raise TargetError("config", f"environment variable {value.env} (header {name}) is not set")
-    return found
+    return remember(found)
 
 
 def api_key(spec: HttpTarget) -> str | None:
@@ -84,7 +85,7 @@ def api_key(spec: HttpTarget) -> str | None:
     key = os.environ.get(spec.api_key_env)
     if not key:
         raise TargetError("config", f"environment variable {spec.api_key_env} (api_key_env) is not set")
-    return key
+    return remember(key)
 
 
 def retry_after(value: str | None) -> float | None:

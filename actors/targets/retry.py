@@ -45,7 +45,12 @@ async def call_with_retries(
         error.attempts = attempt
         if not (error.retryable or error.error_class in retry_on) or attempt > max_retries:
             raise error
-        await trio.sleep(backoff_delay(attempt, rng, error.retry_after))
+        # a server's Retry-After is honoured up to the trial's own timeout; a wait past the run's wall
+        # budget (the enclosing deadline) could never end in a call: the trial fails now instead
+        delay = min(backoff_delay(attempt, rng, error.retry_after), request.timeout_s)
+        if trio.current_time() + delay >= trio.current_effective_deadline():
+            raise error
+        await trio.sleep(delay)
 
 
 async def _attempt(target: Target, request: TargetRequest, limit: AdaptiveLimit | None) -> TargetResponse:

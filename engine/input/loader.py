@@ -15,7 +15,7 @@ from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec
 from engine.input.compat import normalize
 from engine.input.overrides import apply_overrides
-from engine.input.parsing import allowed_values, field_hint, parse_file, split_validation_error
+from engine.input.parsing import allowed_values, check_shape, field_hint, parse_file, split_validation_error
 from engine.input.suites import load_suite
 from engine.input.validate import check_spec
 
@@ -29,6 +29,7 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
 def spec_from_raw(raw: dict[str, Any], name: str, base_dir: Path) -> ExperimentSpec:
     """Parsed data -> a checked spec: other tools' shapes rewritten, suite files and prompt overrides
     (paths relative to base_dir) resolved. Files and embedding callers share this one path."""
+    check_shape(raw, name)
     spec = convert_spec(default_target_kind(normalize(raw, name)), name)
     spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
 

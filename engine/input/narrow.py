@@ -1,7 +1,7 @@
 """Command-line narrowing of an experiment: some cases, some variants, another seed or session size.
 
 `engine run FILE --case 'refund-*' --variant concise --seed 7` (AgentV's --test-id globs; Keystone's
-reproducer reruns one scenario with its seed; seed 000's `/experiment start N`). The narrowed spec is
+reproducer reruns one scenario with its seed; a chat command's `/experiment start N`). The narrowed spec is
 what the run records, so replay and resume see exactly what ran.
 """
 

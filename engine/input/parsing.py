@@ -33,16 +33,49 @@ def parse_file(file: Path, what: str = EXPERIMENT_FILE) -> dict[str, Any]:
         raise InputError(name, "", f"file not found (expected {what})")
     if file.stat().st_size > MAX_FILE_BYTES:
         raise InputError(name, "", f"file larger than {MAX_FILE_BYTES >> 20} MiB")
-    text = file.read_text(encoding="utf-8")
-    if file.suffix.lower() in (".yaml", ".yml"):
-        data = _parse_yaml(text, name)
-    elif file.suffix.lower() == ".md":
-        data = _parse_markdown(text, name)
-    else:
-        data = _parse_toml(text, name)
+    text = read_text(file)
+    try:
+        if file.suffix.lower() in (".yaml", ".yml"):
+            data = _parse_yaml(text, name)
+        elif file.suffix.lower() == ".md":
+            data = _parse_markdown(text, name)
+        else:
+            data = _parse_toml(text, name)
+    except RecursionError:
+        raise InputError(name, "", f"expected at most {MAX_DEPTH} levels of nesting") from None
     if not isinstance(data, dict):
         raise InputError(name, "", "expected a table/mapping at the top level")
+    check_shape(data, name)
     return data
+
+
+MAX_DEPTH = 64
+
+
+def read_text(file: Path) -> str:
+    data = file.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        expected = f"expected UTF-8 text; byte {data[exc.start]:#04x} on line {line} is not"
+        raise InputError(str(file), "", expected) from None
+
+
+def check_shape(data: Any, name: str) -> None:
+    """What no later step could survive: nesting deeper than the stack, or an integer no event can
+    store (msgpack's 64 bits). Walked iteratively: the value may be deeper than the stack."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    while stack:
+        item, where, level = stack.pop()
+        if level > MAX_DEPTH:
+            raise InputError(name, "", f"expected at most {MAX_DEPTH} levels of nesting")
+        if isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**63:
+            raise InputError(name, where, f"expected an integer of at most 64 bits, got {item}")
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}.{k}" if where else str(k), level + 1) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{i}]", level + 1) for i, v in enumerate(item))
 
 
 def _parse_markdown(text: str, name: str) -> Any:

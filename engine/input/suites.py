@@ -19,7 +19,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, SuiteSpec
-from engine.input.parsing import split_validation_error
+from engine.input.parsing import read_text, split_validation_error
 
 
 def load_suite(
@@ -51,7 +51,7 @@ def _selected(case: CaseSpec, suite: SuiteSpec) -> bool:
 
 def _read_records(path: Path) -> list[tuple[str, Any]]:
     name = str(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return _jsonl(text, name)

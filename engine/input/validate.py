@@ -7,10 +7,12 @@ generation parameters wherever they are set, variant target overrides, a tuning 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import msgspec
 
+from engine.actors.graders.factory import judge_target
 from engine.actors.targets.base import resolve_target
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
@@ -30,6 +32,7 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
         fail("cases", "expected at least one case (inline [[cases]] or a [suite] file)")
     _check_unique([c.id for c in spec.cases], "cases", "id", fail)
     _check_unique([v.name for v in spec.variants], "variants", "name", fail)
+    _check_matrix_size(spec, fail)
     variants = _expanded(spec, fail)  # once: the checks below walk the same list
     if all(g.kind == "forbidden" for g in spec.graders):  # the default contains-check grades them
         for i, case in enumerate(spec.cases):
@@ -38,6 +41,8 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     _check_case_commands(spec, fail)
     _check_params(spec, variants, fail)
     _check_variant_targets(spec, variants, fail)
+    _check_judge_targets(spec, fail)
+    _check_case_text(spec, fail)
     if spec.kind == "tune" and (spec.tune is None or not spec.tune.parameters):
         fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")
     if spec.schedule is not None:
@@ -79,12 +84,69 @@ def _expanded(spec: ExperimentSpec, fail: Fail) -> list[VariantSpec]:
     return variants
 
 
+MAX_VARIANTS = 10_000  # a matrix beyond this is a typo (a range pasted as a list), not an experiment
+
+
+def _check_matrix_size(spec: ExperimentSpec, fail: Fail) -> None:
+    """Before expanding it: a huge matrix would take minutes and gigabytes just to list."""
+    if not isinstance(spec.matrix, dict):
+        return
+    size = math.prod(len(values) for values in spec.matrix.values())
+    if size + len(spec.variants) > MAX_VARIANTS:
+        dims = " x ".join(str(len(values)) for values in spec.matrix.values())
+        fail("matrix", f"expected at most {MAX_VARIANTS} variants; this matrix expands to {dims} = {size}")
+
+
+def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
+    """A judge table overrides fields of the experiment's target, like a variant's `target` table."""
+    for i, grader in enumerate(spec.graders):
+        if grader.kind != "judge":
+            continue
+        try:
+            judge_target(spec.target, grader)
+        except msgspec.ValidationError as exc:
+            where, expected = split_validation_error(str(exc))
+            fail(f"graders[{i}].judge.{where}" if where != "(top level)" else f"graders[{i}].judge", expected)
+
+
+def _check_case_text(spec: ExperimentSpec, fail: Fail) -> None:
+    """A NUL byte cannot reach an agent (argv, environment) and no model means it: refuse it early."""
+    for i, case in enumerate(spec.cases):
+        for name in ("id", "prompt", "expected", "context"):
+            value = getattr(case, name, None)
+            if isinstance(value, str) and "\0" in value:
+                fail(f"cases[{i}].{name}", "expected text without NUL bytes")
+    for i, variant in enumerate(spec.variants):
+        if variant.system and "\0" in variant.system:
+            fail(f"variants[{i}].system", "expected text without NUL bytes")
+
+
 def _check_unique(names: list[str], section: str, key: str, fail: Fail) -> None:
     seen: set[str] = set()
     for i, name in enumerate(names):
         if name in seen:
             fail(f"{section}[{i}].{key}", f"expected a unique {key}; {name!r} is used twice")
         seen.add(name)
+
+
+LARGE_RUN = 1_000_000  # trials: above this a run needs --allow-large (a typo can plan millions)
+
+
+def planned_trials(spec: ExperimentSpec) -> int:
+    """The trials a run plans (a tuning session: its upper bound)."""
+    cases, repeats = len(spec.cases), spec.repeat.count
+    if spec.kind == "tune" and spec.tune is not None:
+        return cases * repeats * (spec.tune.max_extra_repeats + 1) * (spec.tune.max_experiments + 1)
+    return len(expand_variants(spec)) * cases * repeats
+
+
+def check_size(spec: ExperimentSpec, file: str, allow_large: bool) -> None:
+    planned = planned_trials(spec)
+    if planned > LARGE_RUN and not allow_large:
+        raise InputError(
+            file, "", f"this run plans {planned:,} trials ({describe_size(spec)}); "
+            f"above {LARGE_RUN:,} pass --allow-large to confirm"
+        )  # fmt: skip
 
 
 def describe_size(spec: ExperimentSpec) -> str:

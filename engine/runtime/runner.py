@@ -31,6 +31,7 @@ from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec, fingerprint
 from engine.input.preflight import check_environment
+from engine.runtime.lease import run_lease
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.tune import TuneRun, tune_session
@@ -98,6 +99,13 @@ def refuse_if_live(state: RunState) -> None:
 
 
 async def execute_run(log: EventStore, request: RunRequest) -> RunReport:
+    # the lease first: the state read below is then final (no other process can still add to it)
+    async with run_lease(log, request.run_id):
+        return await _execute_leased(log, request)
+    raise AssertionError("unreachable")
+
+
+async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     state = RunState(request.run_id)
     if request.resume:
         state = await store_call(log, load_run_state, log, request.run_id)

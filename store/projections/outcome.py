@@ -30,6 +30,21 @@ def error_rate(state: RunState) -> float | None:
     return rnd(bad / finished) if finished else None
 
 
+def integrity_warnings(state: RunState) -> list[str]:
+    found = []
+    if state.duplicates:
+        found.append(
+            f"{state.duplicates} trial results were logged twice and counted once: trials ran in two "
+            "processes at once (their spend is in the log, not in these totals)"
+        )
+    if state.unusable_count:
+        found.append(
+            f"{state.unusable_count} stored events could not be used and were skipped "
+            f"(first at seq {state.unusable[0][0]}: {state.unusable[0][1]})"
+        )
+    return found
+
+
 def tuning_winner(state: RunState) -> tuple[str | None, bool]:
     """A tuning session's winner is its accepted best (the last acceptance); significant when its
     acceptance rested on a significant paired test."""

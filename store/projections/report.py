@@ -7,11 +7,17 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 
 from __future__ import annotations
 
-from engine.events.report import RunReport
+from engine.events.report import DataError, RunReport
 from engine.store import stats
 from engine.store.projections.cases import case_values
 from engine.store.projections.comparisons import add_relative_figures, compare_all
-from engine.store.projections.outcome import error_rate, error_summaries, tuning_winner, variation_record
+from engine.store.projections.outcome import (
+    error_rate,
+    error_summaries,
+    integrity_warnings,
+    tuning_winner,
+    variation_record,
+)
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import flaky_cases, variant_report
 
@@ -70,6 +76,10 @@ def build_report(state: RunState) -> RunReport:
         stop_reason=state.stop_message,
         grading=state.grading,
         grading_name=state.grading_name or "original",
+        duplicate_results=state.duplicates,
+        data_errors=[DataError(seq=seq, message=message) for seq, message in state.unusable],
+        data_error_count=state.unusable_count,
+        warnings=integrity_warnings(state),
     )
 
 

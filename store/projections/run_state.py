@@ -23,6 +23,7 @@ from engine.store.projection import Projection
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
 BUDGET_ERRORS = ("judge_budget",)  # unscored by a planned stop, not by a failure: no error
 LATENCY_MAX_US = 24 * 3600 * 1_000_000
+UNUSABLE_KEPT = 20
 
 
 def to_fixed(value: float) -> int:
@@ -104,6 +105,14 @@ class RunState:
     stop_message: str = ""
     # replay an earlier grading round: later rounds' RegradeStarted and grades are ignored
     target_grading: int | None = None
+    duplicates: int = 0  # results for a trial that already had one: it ran twice (never counted twice)
+    unusable: list[tuple[int, str]] = field(default_factory=list)  # (seq, why): the first few kept
+    unusable_count: int = 0
+
+    def skip_unusable(self, seq: int, message: str) -> None:
+        self.unusable_count += 1
+        if len(self.unusable) < UNUSABLE_KEPT:
+            self.unusable.append((seq, message[:300]))
 
     def tally(self, stage: str, error_class: str, variant: str, message: str) -> None:
         key = (stage, error_class)
@@ -187,33 +196,37 @@ def _trial_started(s: RunState, e: k.TrialStarted) -> None:
 def _completed(s: RunState, e: k.TrialCompleted) -> None:
     cell, bit = s.cell(e.variant, e.case), 1 << e.repeat
     s.in_flight.discard((e.variant, e.case, e.repeat))
-    if cell.completed & bit:
+    if cell.completed & bit or cell.failed & bit:
+        s.duplicates += 1
         return
+    # figures first: a poison one (NaN, inf) raises before the state changes, and the event is skipped
+    cost, latency_us = to_fixed(e.cost_usd), min(max(1, round(e.latency_ms * 1000)), LATENCY_MAX_US)
     cell.completed |= bit
     if not cell.graded & bit:
         s.awaiting_grade[(e.variant, e.case, e.repeat)] = e
     t = s.totals_for(e.variant)
-    latency_us = max(1, round(e.latency_ms * 1000))
-    t.latency_us.record_value(min(latency_us, LATENCY_MAX_US))
+    t.latency_us.record_value(latency_us)
     t.latency_sum_us += latency_us
-    _spend(s, t, e.tokens_in, e.tokens_out, e.cost_usd)
+    _spend(s, t, e.tokens_in, e.tokens_out, cost)
 
 
-def _spend(s: RunState, t: VariantTotals, tokens_in: int, tokens_out: int, cost: float) -> None:
+def _spend(s: RunState, t: VariantTotals, tokens_in: int, tokens_out: int, cost: int) -> None:
     t.tokens_in += tokens_in
     t.tokens_out += tokens_out
-    t.cost += to_fixed(cost)
+    t.cost += cost
     s.tokens_used += tokens_in + tokens_out
-    s.cost_used += to_fixed(cost)
+    s.cost_used += cost
 
 
 def _failed(s: RunState, e: k.TrialFailed) -> None:
     cell, bit = s.cell(e.variant, e.case), 1 << e.repeat
     s.in_flight.discard((e.variant, e.case, e.repeat))
     if cell.failed & bit or cell.completed & bit:
+        s.duplicates += 1
         return
+    cost = to_fixed(e.cost_usd)
     cell.failed |= bit
-    _spend(s, s.totals_for(e.variant), e.tokens_in, e.tokens_out, e.cost_usd)
+    _spend(s, s.totals_for(e.variant), e.tokens_in, e.tokens_out, cost)
     s.tally("trial", e.error_class or e.error_kind, e.variant, e.message[:300])
 
 
@@ -221,18 +234,20 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
     if e.grading != s.grading:
         return
     cell, bit = s.cell(e.variant, e.case), 1 << e.repeat
-    s.awaiting_grade.pop((e.variant, e.case, e.repeat), None)
     if cell.graded & bit:
+        s.duplicates += 1
         return
+    score = None if e.score is None else to_fixed(e.score)  # a poison score is refused before any change
+    s.awaiting_grade.pop((e.variant, e.case, e.repeat), None)
     cell.graded |= bit
     if e.passed:
         cell.passed |= bit
-    if e.score is None:
+    if score is None:
         cell.unscored |= bit
         if any(g.error and g.error not in BUDGET_ERRORS for g in e.grades):
             cell.ungradable |= bit
     else:
-        cell.score_sum += to_fixed(e.score)
+        cell.score_sum += score
     s.totals_for(e.variant).judge_tokens += e.judge_tokens
     s.tokens_used += e.judge_tokens
     for grade in e.grades:
@@ -305,6 +320,6 @@ RUN_STATE = Projection[RunState]({
     k.RunCompleted: _run_completed,
     k.RunCancelled: _run_cancelled,
     k.ReportWritten: _report,
-})
+}, on_unusable=RunState.skip_unusable)
 # the fold the aggregator applies live and replay applies to the stored log
 evolve = RUN_STATE.evolve

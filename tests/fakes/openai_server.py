@@ -4,7 +4,8 @@ trio + h11, HTTP/1.1 keep-alive; ~3k req/s per core. Behaviour per POST: normal
 (the answer is `answer(body)`, a function of model, messages, temperature, seed...),
 or a fault: any status code as digits ("429" carries Retry-After: `retry_after`,
 "500", "404"...), "hang" (never answer), "close" (drop the connection mid-body),
-"malformed" (invalid JSON), "empty" (valid JSON without choices/content). Faults
+"malformed" (invalid JSON), "echo" (a 401 quoting the request headers), "empty"
+(valid JSON without choices/content). Faults
 come from a script (a list consumed in order) or a function of (request number,
 JSON body); `latency_ms`, `faults`, `answer` and `retry_after` may be changed while
 the server runs. Every request is recorded for assertions.
@@ -211,6 +212,8 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         extra = [("retry-after", server.retry_after)] if status == 429 and server.retry_after else []
         payload = b'{"error": {"message": "fake %d", "type": "fake"}}' % status
         await _respond(conn, stream, status, payload, extra)
+    elif fault == "echo":  # a careless server that quotes the request's headers in its error body
+        await _respond(conn, stream, 401, _encode({"error": {"message": f"bad credentials: {headers}"}}), [])
     elif fault == "malformed":
         await _respond(conn, stream, 200, b'{"choices": [ not json', [])
     elif fault == "empty":

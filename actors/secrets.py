@@ -1,0 +1,49 @@
+"""Secret values the engine knows, and their redaction from everything it writes.
+
+A server may echo the Authorization header in an error body, an agent may print
+its environment, a judge may quote its prompt: whatever reaches an event, a blob
+or an export passes through `redact` first. The engine knows a value is secret
+when it read it for a target: an `api_key_env` variable or a header given as
+`{env = "VAR"}`, plus literal values of credential headers. The book is per
+process (a host app running several experiments shares it), which only ever
+redacts more, never less.
+"""
+
+from __future__ import annotations
+
+MASK = "[redacted]"
+SHORTEST = 6  # shorter values (a "1" flag) are not keys, and masking them would garble text
+
+_known: set[str] = set()
+_ordered: list[str] = []  # longest first, so a key that contains another is masked whole
+
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie"})
+
+
+def remember(value: str) -> str:
+    """Register a secret value (and its bearer form); returns it unchanged for inline use."""
+    for part in (value, value.removeprefix("Bearer ").strip()):
+        if len(part) >= SHORTEST and part not in _known:
+            _known.add(part)
+            _ordered.append(part)
+            _ordered.sort(key=len, reverse=True)
+    return value
+
+
+def redact(text: str) -> str:
+    if not _ordered or not text:
+        return text
+    for secret in _ordered:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def redact_bytes(data: bytes) -> bytes:
+    if not _ordered or not data:
+        return data
+    for secret in _ordered:
+        raw = secret.encode()
+        if raw in data:
+            data = data.replace(raw, MASK.encode())
+    return data
