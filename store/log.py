@@ -63,17 +63,25 @@ class EventLog:
 
     blocking_io = True  # durable commits wait on the disk
 
-    def __init__(self, path: str | os.PathLike[str], map_size: int = DEFAULT_MAP_SIZE) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], map_size: int = DEFAULT_MAP_SIZE, read_only: bool = False
+    ) -> None:
+        """read_only: a reader only (the web view): read transactions only, never a write lock, so it
+        can stay open beside the processes that run experiments on the same store."""
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._env = lmdb.open(str(self.path), map_size=map_size, max_dbs=8, max_readers=256, readahead=False)
+        if not read_only:
+            self.path.mkdir(parents=True, exist_ok=True)
+        self._env = lmdb.open(
+            str(self.path), map_size=map_size, max_dbs=8, max_readers=256, readahead=False, readonly=read_only
+        )
         self._events = self._env.open_db(b"events")
         self._runs = self._env.open_db(b"runs")
         self.blobs_db = self._env.open_db(b"blobs")
         self._meta = self._env.open_db(b"meta")
         # set_mapsize needs no open transaction in this process: one lock keeps it so
         self._lock = threading.Lock()
-        self._write(lambda txn: txn.put(b"layout", LAYOUT_VERSION, db=self._meta, overwrite=False))
+        if not read_only:
+            self._write(lambda txn: txn.put(b"layout", LAYOUT_VERSION, db=self._meta, overwrite=False))
 
     def close(self) -> None:
         with self._lock:
