@@ -39,5 +39,3 @@ def serving(store: Path, *args: str) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=SAFETY_S)
-
-

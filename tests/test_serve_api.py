@@ -53,9 +53,11 @@ def test_trials_are_filtered_and_paginated_with_everything_a_trial_holds(base_ur
     assert [t for p in pages for t in p["trials"]] == everything["trials"]
     assert {p["total"] for p in pages} == {54}
     failing = get(base_url, "/api/runs/r1/trials", status="fail", variant="baseline").json()
-    assert failing["total"] == sum(
-        t["status"] == "fail" and t["variant"] == "baseline" for t in everything["trials"]
-    ) > 0
+    assert (
+        failing["total"]
+        == sum(t["status"] == "fail" and t["variant"] == "baseline" for t in everything["trials"])
+        > 0
+    )
     trial = failing["trials"][0]
     assert trial["prompt"].startswith("What is the capital") and trial["output"] == "I am not sure."
     assert trial["grades"][0]["passed"] is False and trial["retries"] == 0
