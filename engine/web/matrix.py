@@ -59,8 +59,8 @@ def keep(row: Row, variants: list[str], show: str, tag: str, q: str) -> bool:
         return False
     if q and q.lower() not in row.case.lower():
         return False
-    if show == "failing":
-        return "fail" in verdicts or "error" in verdicts
+    if show == "failing":  # any repeat that failed or errored
+        return any(v in ("fail", "flaky", "error") for v in verdicts)
     if show == "flaky":
         return "flaky" in verdicts
     if show == "regressed":
