@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from engine.errors import InputError, NotFoundError
-from engine.views.compare import compare_runs
-from engine.views.queries import list_runs, report_json, resolve_run
-from engine.web.context import WebContext
+from engine.views.compare import compare_states
+from engine.views.queries import list_runs, resolve_run
+from engine.web.context import WebContext, defined
 from engine.web.data import RunView
 from engine.web.matrix import matrix
 from engine.web.progress import progress
@@ -61,9 +61,7 @@ async def runs(request: Request) -> Response:
 async def run_report(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     grading = request.query_params.get("grading")
-    data = await in_thread(
-        request, lambda ctx: report_json(ctx.log, resolve_run(ctx.log, run_id), _int(grading, None))
-    )
+    data = await in_thread(request, lambda ctx: ctx.report(resolve_run(ctx.log, run_id), _int(grading, None)))
     return Response(data, media_type="application/json")
 
 
@@ -113,7 +111,14 @@ async def run_matrix(request: Request) -> Response:
 
 def comparison_json(ctx: WebContext, base: str, cand: str) -> dict[str, object]:
     base_id, cand_id = resolve_run(ctx.log, base), resolve_run(ctx.log, cand)
-    result = json.loads(msgspec.json.encode(compare_runs(ctx.log, base_id, cand_id)))
+    if base_id == cand_id:
+        compared = ctx.views.use(base_id, lambda v: compare_states(defined(v).state, v.state))
+    else:
+        compared = ctx.views.use(
+            base_id,
+            lambda b: ctx.views.use(cand_id, lambda c: compare_states(defined(b).state, defined(c).state)),
+        )
+    result = json.loads(msgspec.json.encode(compared))
     result.update(ctx.case_changes(base_id, cand_id))
     return result
 

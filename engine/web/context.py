@@ -5,10 +5,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from engine.errors import NotFoundError
+from engine.events.codec import to_json
 from engine.store.contract import EventStore
-from engine.views.queries import stored_report
-from engine.web.data import RunViews
+from engine.store.projections.report import build_report
+from engine.views.queries import replay_json, stored_report
+from engine.web.data import RunView, RunViews
 from engine.web.matrix import build_rows
+
+
+def defined(view: RunView) -> RunView:
+    if view.state.spec is None:
+        raise NotFoundError(f"run {view.trials.run_id!r} has no experiment definition")
+    return view
 
 
 @dataclass
@@ -19,6 +28,16 @@ class WebContext:
 
     def __post_init__(self) -> None:
         self.views = RunViews(self.log)
+
+    def report(self, run_id: str, grading: int | None = None) -> bytes:
+        """`engine report --json`'s bytes: the stored report, else (a live or killed run) the report
+        built from the kept run state, the same fold `engine replay` runs from scratch."""
+        stored = stored_report(self.log, run_id, grading)
+        if stored is not None:
+            return stored
+        if grading is not None:
+            return replay_json(self.log, run_id, grading)
+        return self.views.use(run_id, lambda v: to_json(build_report(defined(v).state)))
 
     def pass_rate(self, run_id: str) -> float | None:
         """The run's overall pass rate from its stored report (None while it has none)."""

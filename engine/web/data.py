@@ -18,6 +18,7 @@ from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
+from engine.store.projections.run_state import RUN_STATE, RunState
 from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.projections.trials import TRIALS, RunTrials
 
@@ -31,6 +32,7 @@ class RunView:
 
     trials: RunTrials
     summary: RunSummary
+    state: RunState  # what the report and compare fold: kept, so a comparison folds nothing twice
     spec: ExperimentSpec | None = None
     variants: dict[str, VariantSpec] = field(default_factory=dict)
     seen_seq: int = 0
@@ -44,6 +46,11 @@ class RunView:
             self.variants.setdefault(event.variant.name, event.variant)
         TRIALS.evolve(self.trials, event)
         SUMMARY.evolve(self.summary, event)
+        RUN_STATE.evolve(self.state, event)
+
+
+def new_view(run_id: str) -> RunView:
+    return RunView(RunTrials(run_id), RunSummary(run_id), RunState(run_id))
 
 
 class RunViews:
@@ -53,13 +60,14 @@ class RunViews:
         self.log = log
         self.kept = kept
         self._views: OrderedDict[str, RunView] = OrderedDict()
-        self._lock = threading.Lock()  # requests may fold from worker threads
+        # requests fold from worker threads; re-entrant so a comparison can hold two runs' views
+        self._lock = threading.RLock()
 
     def use(self, run_id: str, read: Callable[[RunView], T]) -> T:
         """read(view) with the run's view caught up with the log; one reader at a time (a view is
-        folded in place)."""
+        folded in place). Nested calls (two runs at once) keep both views: `kept` is at least 2."""
         with self._lock:
-            view = self._views.pop(run_id, None) or RunView(RunTrials(run_id), RunSummary(run_id))
+            view = self._views.pop(run_id, None) or new_view(run_id)
             self._views[run_id] = view
             while len(self._views) > self.kept:
                 self._views.popitem(last=False)
@@ -67,7 +75,7 @@ class RunViews:
             return read(view)
 
     def _catch_up(self, view: RunView) -> None:
-        tags = set(TRIALS.tags) | set(SUMMARY.tags) | {"variant.proposed"}
+        tags = set(TRIALS.tags) | set(SUMMARY.tags) | set(RUN_STATE.tags) | {"variant.proposed"}
         for seq, data in self.log.read_run(view.trials.run_id, from_seq=view.seen_seq + 1, tags=tags):
             view.evolve(decode(data))
             view.seen_seq = seq

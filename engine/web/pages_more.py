@@ -6,7 +6,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from engine.views.queries import list_runs, report_json
+from engine.views.queries import list_runs
 from engine.web.api import comparison_json
 from engine.web.context import WebContext
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
@@ -126,7 +126,7 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
 
 
 def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
-    report = json.loads(report_json(ctx.log, run_id))
+    report = json.loads(ctx.report(run_id))
     variations = report.get("variations", [])
     points = [
         Point(

@@ -6,7 +6,6 @@ import json
 import time
 from typing import Any
 
-from engine.views.queries import report_json
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, pct, q, table
 from engine.web.progress import progress
@@ -15,7 +14,7 @@ from engine.web.svg import Interval, forest
 
 def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
     """(title, body) of the run page."""
-    report: dict[str, Any] = json.loads(report_json(ctx.log, run_id))
+    report: dict[str, Any] = json.loads(ctx.report(run_id))
     live = ctx.views.use(run_id, lambda v: progress(v, time.time()))
     base = f"{root}/runs/{q(run_id)}"
     links = [
