@@ -17,8 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from engine.errors import InputError, NotFoundError
+from engine.store.projections.summary import RunSummary, load_summary
 from engine.views.compare import compare_states
-from engine.views.queries import list_runs, resolve_run
+from engine.views.queries import process_alive, resolve_run
 from engine.web.context import WebContext, defined
 from engine.web.data import RunView
 from engine.web.matrix import matrix
@@ -46,12 +47,21 @@ def error_response(exc: Exception) -> JSONResponse:
 
 
 def runs_json(ctx: WebContext) -> list[dict[str, object]]:
-    rows = []
-    for summary in list_runs(ctx.log):
-        row = dataclasses.asdict(summary)
-        row["pass_rate"] = ctx.pass_rate(summary.run_id)
-        rows.append(row)
-    return rows
+    """Every run's summary and pass rate (scanned once per state of the log); whether a "running"
+    run's process is still alive is asked each time: a killed run appends nothing."""
+    rows = ctx.memo(
+        ("runs",), lambda: [_run_row(ctx, load_summary(ctx.log, rid)) for rid in ctx.log.run_ids()]
+    )
+    return [
+        {**row, "status": "interrupted"}
+        if row["status"] == "running" and not process_alive(row["pid"], row["host"])  # type: ignore[arg-type]
+        else row
+        for row in rows
+    ]
+
+
+def _run_row(ctx: WebContext, summary: RunSummary) -> dict[str, object]:
+    return {**dataclasses.asdict(summary), "pass_rate": ctx.pass_rate(summary.run_id)}
 
 
 async def runs(request: Request) -> Response:
@@ -111,6 +121,10 @@ async def run_matrix(request: Request) -> Response:
 
 def comparison_json(ctx: WebContext, base: str, cand: str) -> dict[str, object]:
     base_id, cand_id = resolve_run(ctx.log, base), resolve_run(ctx.log, cand)
+    return ctx.memo(("compare", base_id, cand_id), lambda: _compare(ctx, base_id, cand_id))
+
+
+def _compare(ctx: WebContext, base_id: str, cand_id: str) -> dict[str, object]:
     if base_id == cand_id:
         compared = ctx.views.use(base_id, lambda v: compare_states(defined(v).state, v.state))
     else:

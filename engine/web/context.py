@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from engine.errors import NotFoundError
 from engine.events.codec import to_json
@@ -12,6 +14,9 @@ from engine.store.projections.report import build_report
 from engine.views.queries import replay_json, stored_report
 from engine.web.data import RunView, RunViews
 from engine.web.matrix import build_rows
+
+T = TypeVar("T")
+MEMO_ENTRIES = 64
 
 
 def defined(view: RunView) -> RunView:
@@ -25,9 +30,23 @@ class WebContext:
     log: EventStore
     token: str | None = None
     views: RunViews = field(init=False)
+    _memo: dict[tuple[object, ...], tuple[int, object]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.views = RunViews(self.log)
+
+    def memo(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
+        """compute() once per state of the log: any append (a live run) computes it again. The runs
+        list and comparisons scan whole runs; repeated views of a quiet store then cost nothing."""
+        seq = self.log.last_seq()
+        found = self._memo.get(key)
+        if found is not None and found[0] == seq:
+            return found[1]  # type: ignore[return-value]
+        if len(self._memo) >= MEMO_ENTRIES:
+            self._memo.clear()
+        value = compute()
+        self._memo[key] = (seq, value)
+        return value
 
     def report(self, run_id: str, grading: int | None = None) -> bytes:
         """`engine report --json`'s bytes: the stored report, else (a live or killed run) the report

@@ -6,8 +6,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from engine.views.queries import list_runs
-from engine.web.api import comparison_json
+from engine.web.api import comparison_json, runs_json
 from engine.web.context import WebContext
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
 from engine.web.svg import Point, series
@@ -171,12 +170,15 @@ def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
 
 
 def history_body(ctx: WebContext, experiment: str, root: str) -> tuple[str, str]:
-    runs = [s for s in list_runs(ctx.log) if s.experiment == experiment]
-    rates = [(s, ctx.pass_rate(s.run_id)) for s in runs]
-    points = [Point(s.run_id, rate) for s, rate in rates if rate is not None]
+    runs = [r for r in runs_json(ctx) if r["experiment"] == experiment]
+    points = [Point(str(r["run_id"]), float(r["pass_rate"])) for r in runs if r["pass_rate"] is not None]
     rows = [
-        [f'<a href="{href(root + "/runs/" + q(s.run_id))}">{e(s.run_id)}</a>', e(s.status), pct(rate)]
-        for s, rate in rates
+        [
+            f'<a href="{href(run_url(root, str(r["run_id"])))}">{e(r["run_id"])}</a>',
+            badge(str(r["status"])),
+            pct(r["pass_rate"]),
+        ]  # type: ignore[arg-type]
+        for r in runs
     ]
     body = (
         f'<h1>History of {e(experiment)}</h1><p class="meta">pass rate over its runs</p>'
