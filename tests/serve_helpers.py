@@ -28,14 +28,19 @@ def make_store(cwd: Path) -> Path:
 
 @contextmanager
 def serving(store: Path, *args: str) -> Iterator[str]:
-    """`engine serve --port 0` on the store; yields its base URL (read from the line it prints)."""
+    """`engine serve --port 0` on the store; yields its base URL (read from the line it prints).
+    Its log goes to a file beside the store (a pipe nobody reads could fill and stall it)."""
     cmd = engine_cmd("serve", "--store", str(store), "--port", "0", *args)
-    proc = subprocess.Popen(cmd, env=engine_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # blocks until the server listens: its first line is the URL
-        assert line.startswith("engine serve: http://"), line + proc.stderr.read()  # type: ignore[union-attr]
-        yield line.split()[2].split("?")[0].rstrip("/")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=SAFETY_S)
+    with (store.parent / "serve.err").open("w+") as err:
+        proc = subprocess.Popen(cmd, env=engine_env(), stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()  # blocks until the server listens: its first line is the URL
+            if not line.startswith("engine serve: http://"):
+                proc.wait(timeout=SAFETY_S)
+                err.seek(0)
+                raise AssertionError(line + err.read())
+            yield line.split()[2].split("?")[0].rstrip("/")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=SAFETY_S)
