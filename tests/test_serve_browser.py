@@ -23,6 +23,7 @@ from tests.test_cli_lifecycle import Engine, answer, experiment
 DONE = "Number(document.querySelector('[data-field=done]').textContent)"
 TOTAL = "Number(document.querySelector('[data-field=total]').textContent)"
 STATUS = "document.querySelector('[data-field=status]').textContent"
+READY = "document.readyState === 'complete'"
 
 
 @pytest.fixture(scope="module")
@@ -104,12 +105,9 @@ async def test_the_run_page_follows_a_live_run(browser: BrowserThread, tmp_path:
             assert code == 0, err
 
             def sees_the_end(page):  # noqa: ANN001, ANN202
-                page.wait_for_function(
-                    "document.querySelector('[data-field=status]').textContent === 'completed'"
-                )
-                page.wait_for_function(
-                    f"{DONE} === Number(document.querySelector('[data-field=total]').textContent)"
-                )
+                # the page reloads itself once the run ends (the final report); waits survive navigation
+                page.wait_for_function(f"window.__sameDocument === undefined && {READY}")
+                page.wait_for_function(f"{STATUS} === 'completed' && {DONE} === {TOTAL}")
                 screenshot(page, "run-completed")
                 return page.locator("svg.chart").count()
 
