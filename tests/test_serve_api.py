@@ -137,3 +137,26 @@ def test_a_token_guards_every_request(store: Path) -> None:
             assert first.status_code == 200 and "engine_token" in first.headers["set-cookie"]
             assert browser.get(f"{url}/api/runs").status_code == 200  # the cookie carries it
         assert httpx.get(f"{url}/api/runs", params={"token": "wrong"}, timeout=SAFETY_S).status_code == 401
+
+
+def test_matrix_filters_match_the_cells_verdicts(base_url: str) -> None:
+    every = get(base_url, "/api/runs/r1/matrix").json()
+    assert every["variants"] == ["baseline", "cold", "xss"] and every["total"] == 6
+
+    def verdicts(row: dict) -> list[str]:
+        return [row["cells"][v]["verdict"] for v in every["variants"]]
+
+    expected = {
+        "failing": {r["case"] for r in every["rows"] if {"fail", "flaky", "error"} & set(verdicts(r))},
+        "flaky": {r["case"] for r in every["rows"] if "flaky" in verdicts(r)},
+        "regressed": {
+            r["case"] for r in every["rows"]
+            if verdicts(r)[0] == "pass" and {"fail", "flaky"} & set(verdicts(r)[1:])
+        },
+    }  # fmt: skip
+    for show, cases in expected.items():
+        shown = get(base_url, "/api/runs/r1/matrix", show=show).json()
+        assert {r["case"] for r in shown["rows"]} == cases and shown["total"] == len(cases), show
+    for row in every["rows"]:
+        for cell in row["cells"].values():
+            assert cell["repeats"] == 3 and 0 <= cell["passes"] <= cell["scored"] <= 3
