@@ -131,7 +131,7 @@ def report(
     from engine.cli.formats import REPORT_FORMATS
     from engine.cli.render import print_report
     from engine.errors import InputError
-    from engine.views.queries import replay_json, resolve_run, stored_report
+    from engine.views.queries import report_json, resolve_run
 
     if as_json + markdown + (html is not None) + (fmt is not None) > 1:
         raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE, --format")
@@ -139,7 +139,7 @@ def report(
         raise InputError("engine report", "--format", f"expected one of {', '.join(REPORT_FORMATS.names())}")
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
-        data = stored_report(log, rid, grading) or replay_json(log, rid, grading)
+        data = report_json(log, rid, grading)
     fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
     if as_json or fmt == "json":  # the stored bytes themselves: replay reproduces them exactly
         if out is None:
@@ -377,6 +377,26 @@ def backup(
     from engine.cli.store_cmd import backup_command
 
     backup_command(store_path(store), dest)
+
+
+@app.command()
+def serve(
+    store: StoreOpt = None,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to bind (beyond localhost: needs --token).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port (0: any free port; the URL is printed).")] = 8765,
+    open_browser: Annotated[bool, typer.Option("--open", help="Open the runs page in a browser.")] = False,
+    token: Annotated[
+        str | None, typer.Option("--token", help="Require this token (?token=T or Authorization: Bearer T).")
+    ] = None,
+) -> None:
+    """A live web view of runs, trials and comparisons; only reads the store (runs may go on beside it)."""
+    from engine.web.server import check_bind, run_server
+
+    check_bind(host, token)
+    path = store_path(store)
+    run_server(path, host, port, token, open_browser)
 
 
 def main() -> None:

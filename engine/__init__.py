@@ -43,6 +43,8 @@ _EXPORTS = {
     "TrialFailed": "engine.events.kinds",
     "TrialGraded": "engine.events.kinds",
     "RunCompleted": "engine.events.kinds",
+    # the web view as an ASGI app (needs the `serve` extra: starlette, hypercorn)
+    "serve_app": "engine.web.app",
 }
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "load_experiment",
     "new_run_id",
     "open_engine",
+    "serve_app",
     "spec_from_dict",
 ]
 
@@ -72,6 +75,7 @@ if TYPE_CHECKING:
     from engine.events.kinds import Event, RunCompleted, TrialCompleted, TrialFailed, TrialGraded
     from engine.events.report import RunReport
     from engine.events.spec import ExperimentSpec
+    from engine.web.app import serve_app
 
 
 def __getattr__(name: str) -> Any:

@@ -50,6 +50,8 @@ def test_a_built_wheel_holds_every_layer_under_engine(tmp_path: Path) -> None:
     assert tops == {"engine"}
     layers = ["events/kinds.py", "store/log.py", "actors/scheduler.py", "cli/main.py", "api.py"]
     assert {f"engine/{path}" for path in layers} <= set(names)
+    # the web view works offline: its assets ship inside the package
+    assert {"engine/web/static/app.js", "engine/web/static/style.css"} <= set(names)
     top_level = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
     assert zipfile.ZipFile(wheel).read(top_level).split() == [b"engine"]
 

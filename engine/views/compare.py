@@ -51,7 +51,14 @@ def compare_runs(
     gate: GateSpec | None = None,
     require_same_cases: bool = False,
 ) -> RunComparison:
-    base, cand = run_state(log, base_id), run_state(log, cand_id)
+    return compare_states(run_state(log, base_id), run_state(log, cand_id), gate, require_same_cases)
+
+
+def compare_states(
+    base: RunState, cand: RunState, gate: GateSpec | None = None, require_same_cases: bool = False
+) -> RunComparison:
+    """compare_runs on run states already folded (the web view keeps them folded)."""
+    base_id, cand_id = base.run_id, cand.run_id
     assert base.spec is not None and cand.spec is not None
     gate = gate or cand.spec.gate
     warnings = _case_set_warnings(base, cand)

@@ -87,6 +87,12 @@ def stored_report(log: EventStore, run_id: str, grading: int | None = None) -> b
     return read_blob(log, written[-1].report_hash) if written else None
 
 
+def report_json(log: EventStore, run_id: str, grading: int | None = None) -> bytes:
+    """`engine report --json` and the web view's run API: the stored report, or one rebuilt from the
+    log when the run never wrote one (it is live, or was killed)."""
+    return stored_report(log, run_id, grading) or replay_json(log, run_id, grading)
+
+
 def best_variations(log: EventStore) -> list[BestVariation]:
     """Best accepted variation per parameter across all sessions (`engine best`)."""
     best: dict[str, BestVariation] = {}

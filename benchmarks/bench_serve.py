@@ -1,0 +1,163 @@
+"""`engine serve` on a 50,000-trial run: server time per page and API call, the server's RSS as
+requests repeat, and the SSE event-to-browser latency (appended to the log -> seen by a page).
+
+Targets: every page under 1 s of server time, flat server memory, an event on a page in under 1 s.
+
+    .venv/bin/python benchmarks/bench_serve.py [--quick] [--trials N] [--samples N]
+
+The run is made by the engine itself (python target, instant answers, 2 variants). The server is
+`engine serve` in its own process; times are measured by the client over loopback (an upper bound on
+server time). Latency uses headless Chromium when it is installed, else an SSE client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.events import kinds as k  # noqa: E402
+from engine.events.codec import encode  # noqa: E402
+from engine.store.log import EventLog  # noqa: E402
+
+MAKE_RUN = r"""
+import sys, trio
+from engine.api import open_engine, spec_from_dict
+
+async def instant(request):
+    return "yes, Paris" if request.seed % 3 else "no"
+
+trials, store = int(sys.argv[1]), sys.argv[2]
+cases = trials // 10
+spec = spec_from_dict({
+    "name": "serve-bench", "target": {"kind": "python", "callable": "instant"},
+    "variants": [{"name": "a"}, {"name": "b", "params": {"t": 1}}],
+    "cases": [{"id": f"c{i:05d}", "prompt": f"question {i}", "expected": "yes", "tags": ["t%d" % (i % 7)]}
+              for i in range(cases)],
+    "repeat": {"count": 5}, "execution": {"concurrency": 64},
+})
+
+async def main():
+    async with open_engine(store, callables={"instant": instant}) as eng:
+        await eng.run(spec, run_id="big")
+
+trio.run(main)
+"""
+
+PAGES = [
+    "/", "/runs/big", "/runs/big/matrix", "/runs/big/matrix?show=failing", "/runs/big/matrix?offset=4000",
+    "/runs/big/trial?case=c00042", "/compare?base=big&cand=big", "/history/serve-bench",
+    "/api/runs", "/api/runs/big", "/api/runs/big/trials?limit=50", "/api/runs/big/trials?offset=45000",
+    "/api/runs/big/trials?status=fail&variant=b", "/api/runs/big/trials?tag=t3&limit=100",
+    "/api/runs/big/matrix?show=failing", "/api/compare?base=big&cand=big",
+]  # fmt: skip
+
+
+def rss_mib(pid: int) -> tuple[float, float]:
+    """(current, peak) resident memory of a process, MiB."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def time_pages(client: httpx.Client, url: str, samples: int) -> None:
+    print(f"{'path':48} {'cold ms':>9} {'warm median ms':>15} {'warm max ms':>12}")
+    for path in PAGES:
+        start = time.perf_counter()
+        client.get(url + path).raise_for_status()
+        cold = (time.perf_counter() - start) * 1000
+        warm = []
+        for _ in range(samples):
+            start = time.perf_counter()
+            client.get(url + path).raise_for_status()
+            warm.append((time.perf_counter() - start) * 1000)
+        print(f"{path:48} {cold:9.1f} {statistics.median(warm):15.1f} {max(warm):12.1f}")
+
+
+def sse_latency_browser(url: str, store: Path, samples: int) -> list[float] | None:
+    try:
+        sys.path.insert(0, str(ROOT))
+        from tests.browser import CHROMIUM, BrowserThread
+    except ImportError:
+        return None
+    if CHROMIUM is None:
+        return None
+    browser = BrowserThread()
+    try:
+        browser.call(lambda page: page.goto(f"{url}/runs/big"))
+        return [_one_browser_sample(browser, store) for _ in range(samples)]
+    finally:
+        browser.close()
+
+
+def _one_browser_sample(browser, store: Path, run: str = "big") -> float:  # noqa: ANN001
+    with EventLog(store) as log:
+        after = log.last_seq()
+    # the promise is kept on the page (evaluate would wait for it): the event is appended after
+    script = """([url, after]) => { window.__ready = false; window.__arrival = new Promise((resolve) => {
+        const source = new EventSource(`${url}?after=${after}`);
+        source.addEventListener("cancel.requested", () => { source.close(); resolve(Date.now()); });
+        source.addEventListener("progress", () => { window.__ready = true; });
+    }); }"""
+    browser.call(lambda page: page.evaluate(script, [f"/api/runs/{run}/events", after]))
+    browser.call(lambda page: page.wait_for_function("window.__ready === true"))  # the stream is open
+    with EventLog(store) as log:
+        sent = time.time()
+        log.append([(run, "cancel.requested", encode(k.CancelRequested(run_id=run, by="bench")))])
+    arrived = browser.call(lambda page: page.evaluate("window.__arrival"))
+    return arrived - sent * 1000
+
+
+def main() -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("--quick", action="store_true", help="5,000 trials")
+    parser.add_argument("--trials", type=int, default=50_000)
+    parser.add_argument("--samples", type=int, default=10)
+    args = parser.parse_args()
+    trials = 5_000 if args.quick else args.trials
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "st"
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", MAKE_RUN, str(trials), str(store)], check=True, cwd=ROOT)
+        print(f"made a {trials:,}-trial run in {time.perf_counter() - start:.1f} s")
+        cmd = [sys.executable, "-m", "engine.cli.main", "serve", "--store", str(store), "--port", "0"]
+        server = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            url = server.stdout.readline().split()[2].rstrip("/")  # type: ignore[union-attr]
+            print(f"server RSS at start: {rss_mib(server.pid)[0]:.0f} MiB")
+            with httpx.Client(timeout=300) as client:
+                time_pages(client, url, args.samples)
+                after_one = rss_mib(server.pid)
+                for _ in range(3):
+                    time_pages_quiet(client, url)
+            now, peak = rss_mib(server.pid)
+            print(f"server RSS after one round: {after_one[0]:.0f} MiB; after 3 more: {now:.0f} MiB "
+                  f"(peak {peak:.0f})")  # fmt: skip
+            latencies = sse_latency_browser(url, store, args.samples)
+            if latencies:
+                latencies.sort()
+                print(f"SSE event -> Chromium page: median {statistics.median(latencies):.0f} ms, "
+                      f"max {latencies[-1]:.0f} ms over {len(latencies)} events")  # fmt: skip
+            else:
+                print("SSE latency: no chromium/playwright here (skipped)")
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def time_pages_quiet(client: httpx.Client, url: str) -> None:
+    for path in PAGES:
+        client.get(url + path).raise_for_status()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""The JSON API: runs, one run's report, its trials and matrix, comparisons. The pages use it too.
+
+Every handler reads the log in a worker thread (LMDB reads block), never writes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from engine.errors import InputError, NotFoundError
+from engine.store.projections.summary import RunSummary, load_summary
+from engine.views.compare import compare_states
+from engine.views.queries import process_alive, resolve_run
+from engine.web.context import WebContext, defined
+from engine.web.data import RunView
+from engine.web.matrix import matrix
+from engine.web.progress import progress
+from engine.web.trials import TrialFilter, trials_page
+
+
+def json_response(data: object) -> Response:
+    return Response(msgspec.json.encode(data), media_type="application/json")
+
+
+async def in_thread(request: Request, work: Callable[[WebContext], Any]) -> Any:
+    ctx: WebContext = request.app.state.ctx
+    return await anyio.to_thread.run_sync(work, ctx)
+
+
+async def in_view(request: Request, run_id: str, read: Callable[[WebContext, RunView], Any]) -> Any:
+    """read(ctx, view) of a known run, in a worker thread."""
+    return await in_thread(request, lambda ctx: ctx.views.use(_known(ctx, run_id), lambda v: read(ctx, v)))
+
+
+def error_response(exc: Exception) -> JSONResponse:
+    status = 404 if isinstance(exc, NotFoundError) else 400
+    return JSONResponse({"error": str(exc)}, status_code=status)
+
+
+def runs_json(ctx: WebContext) -> list[dict[str, object]]:
+    """Every run's summary and pass rate (scanned once per state of the log); whether a "running"
+    run's process is still alive is asked each time: a killed run appends nothing."""
+    rows = ctx.memo(
+        ("runs",), lambda: [_run_row(ctx, load_summary(ctx.log, rid)) for rid in ctx.log.run_ids()]
+    )
+    return [
+        {**row, "status": "interrupted"}
+        if row["status"] == "running" and not process_alive(row["pid"], row["host"])  # type: ignore[arg-type]
+        else row
+        for row in rows
+    ]
+
+
+def _run_row(ctx: WebContext, summary: RunSummary) -> dict[str, object]:
+    return {**dataclasses.asdict(summary), "pass_rate": ctx.pass_rate(summary.run_id)}
+
+
+async def runs(request: Request) -> Response:
+    return json_response(await in_thread(request, runs_json))
+
+
+async def run_report(request: Request) -> Response:
+    run_id = request.path_params["run_id"]
+    grading = request.query_params.get("grading")
+    data = await in_thread(request, lambda ctx: ctx.report(resolve_run(ctx.log, run_id), _int(grading, None)))
+    return Response(data, media_type="application/json")
+
+
+async def run_progress(request: Request) -> Response:
+    run_id = request.path_params["run_id"]
+    data = await in_view(request, run_id, lambda ctx, v: progress(v, time.time()))
+    return json_response(data)
+
+
+def _known(ctx: WebContext, run_id: str) -> str:
+    if run_id not in ctx.log.run_ids():
+        raise NotFoundError(f"no run {run_id!r} in this store")
+    return run_id
+
+
+def trial_filter(request: Request) -> TrialFilter:
+    q = request.query_params
+    text = {name: q.get(name, "") for name in ("variant", "case", "status", "tag", "q")}
+    return TrialFilter(**text, limit=_int(q.get("limit"), 50), offset=_int(q.get("offset"), 0))
+
+
+def _int(text: str | None, default: Any) -> Any:
+    if text is None or text == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError("query", "limit/offset/grading", f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise InputError("query", "limit/offset/grading", f"expected a non-negative integer, got {value}")
+    return value
+
+
+async def run_trials(request: Request) -> Response:
+    run_id, f = request.path_params["run_id"], trial_filter(request)
+    data = await in_view(request, run_id, lambda ctx, v: trials_page(ctx.log, v, f))
+    return json_response(data)
+
+
+async def run_matrix(request: Request) -> Response:
+    run_id, q = request.path_params["run_id"], request.query_params
+    show, tag, text = q.get("show", "all"), q.get("tag", ""), q.get("q", "")
+    limit, offset = min(_int(q.get("limit"), 100), 500), _int(q.get("offset"), 0)
+    data = await in_view(request, run_id, lambda ctx, v: matrix(v, show, tag, text, limit, offset))
+    return json_response(data)
+
+
+def comparison_json(ctx: WebContext, base: str, cand: str) -> dict[str, object]:
+    base_id, cand_id = resolve_run(ctx.log, base), resolve_run(ctx.log, cand)
+    return ctx.memo(("compare", base_id, cand_id), lambda: _compare(ctx, base_id, cand_id))
+
+
+def _compare(ctx: WebContext, base_id: str, cand_id: str) -> dict[str, object]:
+    if base_id == cand_id:
+        compared = ctx.views.use(base_id, lambda v: compare_states(defined(v).state, v.state))
+    else:
+        compared = ctx.views.use(
+            base_id,
+            lambda b: ctx.views.use(cand_id, lambda c: compare_states(defined(b).state, defined(c).state)),
+        )
+    result = json.loads(msgspec.json.encode(compared))
+    result.update(ctx.case_changes(base_id, cand_id))
+    return result
+
+
+async def compare(request: Request) -> Response:
+    base, cand = request.query_params.get("base", ""), request.query_params.get("cand", "")
+    if not base or not cand:
+        raise InputError("query", "base/cand", "expected two run ids: /api/compare?base=RUN&cand=RUN")
+    return json_response(await in_thread(request, lambda ctx: comparison_json(ctx, base, cand)))

@@ -1,0 +1,59 @@
+"""`engine.serve_app(store)`: the web view as a Starlette ASGI app, mountable in a host app.
+
+It only reads the log: given a path it opens the store read-only, so it runs beside the processes
+that run, cancel or resume experiments on the same store.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from engine.errors import UserError
+from engine.store.contract import EventStore
+from engine.web import api, pages, sse
+from engine.web.auth import TokenGate
+from engine.web.context import WebContext
+
+STATIC = Path(__file__).parent / "static"
+
+
+def open_read_only(path: str | os.PathLike[str]) -> EventStore:
+    from engine.errors import NotFoundError
+    from engine.store.log import EventLog
+
+    if not (Path(path) / "data.mdb").exists():
+        raise NotFoundError(f"no store at {path} (run an experiment first, or pass --store)")
+    return EventLog(path, readonly=True)
+
+
+async def user_error(request: Request, exc: Exception) -> Response:
+    if request.url.path.startswith(f"{request.scope.get('root_path', '')}/api/"):
+        return api.error_response(exc)
+    return pages.error_page(request, exc)
+
+
+def serve_app(store: EventStore | str | os.PathLike[str], token: str | None = None) -> TokenGate:
+    """The web view of `store` (a store object, or a store directory opened read-only). With a token,
+    every request must carry it (`Authorization: Bearer T`, `?token=T` once, then a cookie)."""
+    log = store if hasattr(store, "read_run") else open_read_only(store)  # type: ignore[arg-type]
+    routes = [
+        Route("/api/runs", api.runs),
+        Route("/api/runs/{run_id}", api.run_report),
+        Route("/api/runs/{run_id}/progress", api.run_progress),
+        Route("/api/runs/{run_id}/trials", api.run_trials),
+        Route("/api/runs/{run_id}/matrix", api.run_matrix),
+        Route("/api/runs/{run_id}/events", sse.run_events),
+        Route("/api/compare", api.compare),
+        *pages.ROUTES,
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={UserError: user_error})
+    app.state.ctx = WebContext(log, token)  # type: ignore[arg-type]
+    return TokenGate(app, token)

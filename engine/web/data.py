@@ -1,0 +1,81 @@
+"""What the web view reads from the log, folded incrementally and kept per run.
+
+A page or an API call on a live run must not replay the whole run each time: each run's trials
+projection is kept with the last sequence number it has seen, and a request folds only the events
+appended since. Only the few most recently viewed runs are kept, so the server's memory stays flat
+however many runs the store holds.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from engine.events import kinds as k
+from engine.events.codec import decode
+from engine.events.spec import ExperimentSpec, VariantSpec
+from engine.store.contract import EventStore
+from engine.store.projections.run_state import RUN_STATE, RunState
+from engine.store.projections.summary import SUMMARY, RunSummary
+from engine.store.projections.trials import TRIALS, RunTrials
+
+T = TypeVar("T")
+KEPT_RUNS = 4  # runs whose folded trials stay in memory
+
+
+@dataclass(slots=True)
+class RunView:
+    """A run's trials and catalogue (its spec and every variant, proposed ones too)."""
+
+    trials: RunTrials
+    summary: RunSummary
+    state: RunState  # what the report and compare fold: kept, so a comparison folds nothing twice
+    spec: ExperimentSpec | None = None
+    variants: dict[str, VariantSpec] = field(default_factory=dict)
+    seen_seq: int = 0
+
+    def evolve(self, event: k.AnyEvent) -> None:
+        if isinstance(event, k.ExperimentDefined):
+            self.spec = event.spec
+            for variant in event.spec.variants:
+                self.variants.setdefault(variant.name, variant)
+        elif isinstance(event, k.VariantProposed):
+            self.variants.setdefault(event.variant.name, event.variant)
+        TRIALS.evolve(self.trials, event)
+        SUMMARY.evolve(self.summary, event)
+        RUN_STATE.evolve(self.state, event)
+
+
+def new_view(run_id: str) -> RunView:
+    return RunView(RunTrials(run_id), RunSummary(run_id), RunState(run_id))
+
+
+class RunViews:
+    """Per-run views, folded from the log on demand, the most recently used few kept."""
+
+    def __init__(self, log: EventStore, kept: int = KEPT_RUNS) -> None:
+        self.log = log
+        self.kept = kept
+        self._views: OrderedDict[str, RunView] = OrderedDict()
+        # requests fold from worker threads; re-entrant so a comparison can hold two runs' views
+        self._lock = threading.RLock()
+
+    def use(self, run_id: str, read: Callable[[RunView], T]) -> T:
+        """read(view) with the run's view caught up with the log; one reader at a time (a view is
+        folded in place). Nested calls (two runs at once) keep both views: `kept` is at least 2."""
+        with self._lock:
+            view = self._views.pop(run_id, None) or new_view(run_id)
+            self._views[run_id] = view
+            while len(self._views) > self.kept:
+                self._views.popitem(last=False)
+            self._catch_up(view)
+            return read(view)
+
+    def _catch_up(self, view: RunView) -> None:
+        tags = set(TRIALS.tags) | set(SUMMARY.tags) | set(RUN_STATE.tags) | {"variant.proposed"}
+        for seq, data in self.log.read_run(view.trials.run_id, from_seq=view.seen_seq + 1, tags=tags):
+            view.evolve(decode(data))
+            view.seen_seq = seq

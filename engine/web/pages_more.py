@@ -1,0 +1,188 @@
+"""The trial drill-down, compare, tuning-session and history pages (every value escaped)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from engine.web.api import comparison_json, runs_json
+from engine.web.context import WebContext
+from engine.web.html import badge, e, href, num, pct, q, run_url, table
+from engine.web.svg import Point, series
+from engine.web.trials import TrialFilter, trials_page
+
+
+def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str) -> tuple[str, str]:
+    f = TrialFilter(case=case, variant=variant, limit=500)
+    found = ctx.views.use(run_id, lambda v: trials_page(ctx.log, v, f))
+    by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for t in found["trials"]:  # type: ignore[attr-defined]
+        by_variant[t["variant"]].append(t)
+    head = (
+        f'<h1>Case <code>{e(case)}</code></h1><p class="meta">run <a href="{href(run_url(root, run_id))}">'
+        f'<code>{e(run_id)}</code></a> · <a href="{href(run_url(root, run_id, "/matrix"))}">matrix</a></p>'
+    )
+    if not by_variant:
+        return f"{case} {run_id}", head + '<p class="note">No finished trial of this case yet.</p>'
+    first = next(iter(by_variant.values()))[0]
+    body = head + f'<h2>User prompt</h2><pre class="prompt">{e(first["prompt"])}</pre>'
+    for name, trials in by_variant.items():
+        system = trials[0]["system"]
+        body += f"<h2>Variant {e(name)}</h2>"
+        if system:
+            body += f'<details open><summary>System prompt</summary><pre class="prompt">{e(system)}</pre>'
+            body += "</details>"
+        body += '<div class="repeats">' + "".join(_repeat(t) for t in trials) + "</div>"
+    return f"{case} {run_id}", body
+
+
+def _repeat(t: dict[str, Any]) -> str:
+    grades = table(
+        ["grader", "score", "passed", "reason"],
+        [
+            [
+                e(g["name"]),
+                num(g.get("score")),
+                e(g.get("passed")),
+                e(g.get("reason") or g.get("error") or ""),
+            ]
+            for g in t["grades"]
+        ],
+    )
+    facts = (
+        f"{num(t['latency_ms'])} ms · {t['tokens_in']}+{t['tokens_out']} tokens · ${num(t['cost_usd'], 4)}"
+        f" · retries {t['retries']}"
+    )
+    parts = [
+        f'<div class="repeat"><h3>repeat {t["repeat"]} {badge(t["status"])}</h3>',
+        f'<p class="meta">{e(facts)}</p>',
+        f'<pre class="output">{e(t["output"] if t["output"] is not None else "(no output)")}</pre>',
+        grades if t["grades"] else "",
+    ]
+    if t["judge_rationale"]:
+        parts.append(f'<h4>Judge rationale</h4><p class="rationale">{e(t["judge_rationale"])}</p>')
+    if t["error"] or t["error_class"]:
+        parts.append(f'<p class="warn">{e(t["error_class"])}: {e(t["error"])}</p>')
+    if t["stderr"]:
+        parts.append(f"<details><summary>stderr</summary><pre>{e(t['stderr'])}</pre></details>")
+    return "".join(parts) + "</div>"
+
+
+def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str, str]:
+    ids = ctx.log.run_ids()
+    form = (
+        '<form class="filters" method="get">'
+        + "".join(
+            f'<label>{label} <select name="{name}">'
+            + "".join(f"<option{' selected' * (i == chosen)}>{e(i)}</option>" for i in ids)
+            + "</select></label>"
+            for label, name, chosen in (("base", "base", base), ("candidate", "cand", cand))
+        )
+        + "<button>Compare</button></form>"
+    )
+    if not base or not cand:
+        return "Compare", "<h1>Compare two runs</h1>" + form
+    r = comparison_json(ctx, base, cand)
+    verdict = (
+        '<p class="warn">REGRESSED: ' + e("; ".join(r["regressions"])) + "</p>"
+        if r["regressed"]
+        else '<p class="ok">Gate passes: no regression.</p>'
+    )
+    body = f"<h1>{e(r['candidate_run'])} vs {e(r['baseline_run'])}</h1>" + form + verdict
+    body += "".join(f'<p class="warn">{e(w)}</p>' for w in r["warnings"])
+    trial_url = run_url(root, r["candidate_run"], "/trial")
+    for title, key in (("Newly failing", "newly_failing"), ("Newly passing", "newly_passing")):
+        rows = [
+            [
+                f'<a href="{href(trial_url, case=c["case"], variant=c["variant"])}">{e(c["case"])}</a>',
+                e(c["variant"]),
+                e(c["base"]),
+                e(c["cand"]),
+            ]
+            for c in r[key]
+        ]
+        body += f"<h2>{title} ({len(rows)})</h2>" + (
+            table(["case", "variant", "base", "candidate"], rows) if rows else '<p class="note">None.</p>'
+        )
+    rows = [
+        [
+            e(m["variant"]),
+            e(m["metric"]),
+            num(m["baseline"]),
+            num(m["candidate"]),
+            num(m["delta"]),
+            num(m["p_value"]),
+            e(m["direction"]),
+            "yes" if m["regressed"] else "no",
+        ]
+        for m in r["metrics"]
+    ]
+    body += "<h2>Metric deltas</h2>" + table(
+        ["variant", "metric", "base", "candidate", "delta", "p", "direction", "regressed"], rows
+    )
+    return f"compare {cand} vs {base}", body
+
+
+def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
+    report = json.loads(ctx.report(run_id))
+    variations = report.get("variations", [])
+    points = [
+        Point(
+            f"{v['parameter']}={v['value']}",
+            v["candidate_score"],
+            "accepted" if v["accepted"] else "rejected",
+        )
+        for v in variations
+    ]
+    best: dict[str, object] = {}
+    for v in variations:
+        if v["accepted"]:
+            best[v["parameter"]] = v["value"]
+    rows = [
+        [
+            str(i + 1),
+            e(v["parameter"]),
+            e(v["value"]),
+            num(v["baseline_score"]),
+            num(v["candidate_score"]),
+            num(v["delta"]),
+            "accepted" if v["accepted"] else "rejected",
+            e(v.get("reason", "")),
+        ]
+        for i, v in enumerate(variations)
+    ]
+    body = (
+        f'<h1>Tuning session <a href="{href(root + "/runs/" + q(run_id))}"><code>{e(run_id)}</code></a></h1>'
+        '<p class="legend"><span class="sw accepted"></span>accepted '
+        '<span class="sw rejected"></span>rejected</p>'
+        + series(points, "score by variation")
+        + "<h2>Current best parameters</h2>"
+        + (
+            table(["parameter", "value"], [[e(p), e(v)] for p, v in best.items()])
+            if best
+            else '<p class="note">Nothing accepted yet: the seed parameters stand.</p>'
+        )
+        + "<h2>Variations</h2>"
+        + table(["#", "parameter", "value", "best before", "candidate", "delta", "decision", "reason"], rows)
+    )
+    return f"tuning {run_id}", body
+
+
+def history_body(ctx: WebContext, experiment: str, root: str) -> tuple[str, str]:
+    runs = [r for r in runs_json(ctx) if r["experiment"] == experiment]
+    points = [Point(str(r["run_id"]), float(r["pass_rate"])) for r in runs if r["pass_rate"] is not None]
+    rows = [
+        [
+            f'<a href="{href(run_url(root, str(r["run_id"])))}">{e(r["run_id"])}</a>',
+            badge(str(r["status"])),
+            pct(r["pass_rate"]),
+        ]  # type: ignore[arg-type]
+        for r in runs
+    ]
+    body = (
+        f'<h1>History of {e(experiment)}</h1><p class="meta">pass rate over its runs</p>'
+        + series(points, "pass rate over runs", line=True)
+        + table(["run", "status", "pass rate"], rows)
+    )
+    return f"history {experiment}", body

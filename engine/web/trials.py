@@ -1,0 +1,90 @@
+"""The trials API: filter a run's trials, page them, and describe each one in full.
+
+Outputs stay blobs until a trial is shown: only the page's trials are read (and, for a text search,
+only the trials that pass the other filters), so a page of a 50,000-trial run costs the same as a
+page of a small one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from engine.events.graders import JudgeGraderSpec
+from engine.store.contract import EventStore
+from engine.store.projections.trials import TrialRecord
+from engine.views.export import output_of, stderr_of, trial_fields
+from engine.web.data import RunView
+
+MAX_LIMIT = 500
+
+
+@dataclass(frozen=True, slots=True)
+class TrialFilter:
+    variant: str = ""
+    case: str = ""
+    status: str = ""  # pass | fail | error | skipped | ungraded | grading_error
+    tag: str = ""
+    q: str = ""  # text in the case id, prompt, output or error message (case-insensitive)
+    limit: int = 50
+    offset: int = 0
+
+
+def case_tags(view: RunView) -> dict[str, list[str]]:
+    return {c.id: list(c.tags) for c in view.spec.cases} if view.spec else {}
+
+
+def case_prompts(view: RunView) -> dict[str, str]:
+    return {c.id: c.prompt for c in view.spec.cases} if view.spec else {}
+
+
+def _matches(rec: TrialRecord, f: TrialFilter, tags: dict[str, list[str]]) -> bool:
+    return (
+        (not f.variant or rec.variant == f.variant)
+        and (not f.case or rec.case == f.case)
+        and (not f.status or rec.status == f.status)
+        and (not f.tag or f.tag in tags.get(rec.case, ()))
+    )
+
+
+def _text_hit(log: EventStore, view: RunView, rec: TrialRecord, needle: str, prompts: dict[str, str]) -> bool:
+    haystacks = (rec.case, prompts.get(rec.case, ""), rec.message, output_of(log, rec) or "")
+    return any(needle in text.lower() for text in haystacks)
+
+
+def select(log: EventStore, view: RunView, f: TrialFilter) -> Iterator[TrialRecord]:
+    tags, prompts, needle = case_tags(view), case_prompts(view), f.q.lower()
+    for rec in view.trials.finished():
+        if _matches(rec, f, tags) and (not needle or _text_hit(log, view, rec, needle, prompts)):
+            yield rec
+
+
+def trials_page(log: EventStore, view: RunView, f: TrialFilter) -> dict[str, object]:
+    """{total, offset, limit, trials}: the filtered trials' page, each described in full."""
+    limit = max(0, min(f.limit, MAX_LIMIT))
+    total, page = 0, []
+    for rec in select(log, view, f):
+        if f.offset <= total < f.offset + limit:
+            page.append(describe(log, view, rec))
+        total += 1
+    return {"run_id": view.trials.run_id, "total": total, "offset": f.offset, "limit": limit, "trials": page}
+
+
+def describe(log: EventStore, view: RunView, rec: TrialRecord) -> dict[str, object]:
+    """Everything shown of one trial: prompts, output, grades and the judge's rationale, costs."""
+    variant = view.variants.get(rec.variant)
+    judges = _judge_names(view)
+    return {
+        **trial_fields(rec),
+        "prompt": case_prompts(view).get(rec.case, ""),
+        "system": variant.system if variant is not None else None,
+        "output": output_of(log, rec),
+        "stderr": stderr_of(log, rec),
+        "retries": max(rec.attempts - 1, 0),
+        "judge_rationale": "\n".join(g.reason for g in rec.grades if g.name in judges and g.reason) or None,
+    }
+
+
+def _judge_names(view: RunView) -> set[str]:
+    graders = view.spec.graders if view.spec is not None else []
+    return {g.name or "judge" for g in graders if isinstance(g, JudgeGraderSpec)} | {"judge"}

@@ -1,0 +1,115 @@
+"""The web view in real headless Chromium: live progress, a trial's output, the failing filter.
+
+Skipped, with the reason, where Chromium or Playwright is missing. Screenshots go to
+tests/artifacts/. Nothing waits on the clock: the live run's answers leave the fake model server only
+when the test releases them, and the browser waits for page conditions (a hang guard bounds them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+from tests.browser import BrowserThread, require_browser, screenshot
+from tests.conftest import SAFETY_S, run_engine
+from tests.fakes.openai_server import open_fake_openai
+from tests.fixtures.agent import SCRIPT_OUTPUT
+from tests.serve_helpers import make_store, serving
+from tests.test_cli_lifecycle import Engine, answer, experiment
+
+DONE = "Number(document.querySelector('[data-field=done]').textContent)"
+TOTAL = "Number(document.querySelector('[data-field=total]').textContent)"
+STATUS = "document.querySelector('[data-field=status]').textContent"
+READY = "document.readyState === 'complete'"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    require_browser()
+    thread = BrowserThread()
+    yield thread
+    thread.close()
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory):
+    store = make_store(tmp_path_factory.mktemp("browser"))
+    cold = run_engine("run", "exp.toml", "--run-id", "r3", "--variant", "cold", "--store", "st", "-q",
+                      cwd=store.parent)  # fmt: skip
+    assert cold.returncode == 0, cold.stderr.decode()
+    with serving(store) as url:
+        yield url
+
+
+def test_a_trial_opened_from_the_matrix_shows_its_output_as_text(
+    browser: BrowserThread, base_url: str
+) -> None:
+    def open_trial(page):  # noqa: ANN001, ANN202
+        page.goto(f"{base_url}/runs/r1/matrix")
+        page.click('a.cell[href="/runs/r1/trial?case=c000&variant=xss"]')
+        page.wait_for_url("**/runs/r1/trial?case=c000&variant=xss")
+        screenshot(page, "trial")
+        return page.locator("pre.output").all_inner_texts(), page.evaluate("window.__pwned === undefined")
+
+    outputs, not_run = browser.call(open_trial)
+    assert outputs == [SCRIPT_OUTPUT] * 3  # three repeats side by side, shown as the text it is
+    assert not_run  # neither the <script> nor the onerror handler ran
+
+
+def test_the_matrix_filters_to_failing_cases(browser: BrowserThread, base_url: str) -> None:
+    trials = httpx.get(f"{base_url}/api/runs/r3/trials", params={"limit": 500}, timeout=SAFETY_S).json()
+    failing = {t["case"] for t in trials["trials"] if t["status"] != "pass"}
+    assert 0 < len(failing) < 6
+
+    def filter_failing(page):  # noqa: ANN001, ANN202
+        page.goto(f"{base_url}/runs/r3/matrix")
+        page.select_option("select[name=show]", "failing")
+        page.click("form.filters button")
+        page.wait_for_url("**show=failing**")
+        screenshot(page, "matrix-failing")
+        return [row.split()[0] for row in page.locator("table.matrix tbody tr").all_inner_texts()]
+
+    assert set(browser.call(filter_failing)) == failing
+
+
+async def test_the_run_page_follows_a_live_run(browser: BrowserThread, tmp_path: Path) -> None:
+    async with open_fake_openai(answer=answer) as server:
+        (tmp_path / "exp.toml").write_text(experiment(server.base_url))
+        server.gate.hold()
+        engine = await Engine(tmp_path, "live").start("run", "exp.toml", "--run-id", "live", "--store", "st")
+        server.gate.release(2)
+        await server.wait_received(3)  # trial 0 is in the log (one worker: two trials outstanding)
+        with serving(tmp_path / "st") as url:
+
+            def open_page(page):  # noqa: ANN001, ANN202
+                page.goto(f"{url}/runs/live")
+                page.evaluate("window.__sameDocument = true")
+                return page.evaluate(DONE)
+
+            before = await browser.acall(open_page)
+            assert before >= 1
+            server.gate.release(2)
+            await server.wait_received(5)  # two more trials are in the log
+
+            def sees_progress(page):  # noqa: ANN001, ANN202
+                page.wait_for_function(f"{DONE} > {before} && window.__sameDocument === true")
+                screenshot(page, "run-live")
+                return page.evaluate(DONE)
+
+            assert await browser.acall(sees_progress) > before  # moved without a reload
+            server.gate.open()
+            code, _, err = await engine.finish()
+            assert code == 0, err
+
+            def sees_the_end(page):  # noqa: ANN001, ANN202
+                # the page reloads itself once the run ends (the final report); waits survive navigation
+                page.wait_for_function(f"window.__sameDocument === undefined && {READY}")
+                page.wait_for_function(f"{STATUS} === 'completed' && {DONE} === {TOTAL}")
+                screenshot(page, "run-completed")
+                return page.locator("svg.chart").count()
+
+            with trio.fail_after(SAFETY_S):
+                assert await browser.acall(sees_the_end) == 1  # the final report: its forest plot
