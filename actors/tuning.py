@@ -51,7 +51,9 @@ class VariationGenerator:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
-        self._grid = [Variation(p.name, v) for p in self.spec.parameters for v in grid_points(p)]
+        # only a grid sweep lists its points; random and neighborhood search sample them
+        swept = self.spec.parameters if self.spec.strategy == "grid" else []
+        self._grid = [Variation(p.name, v) for p in swept for v in grid_points(p)]
         self._grid_pos = 0
 
     def next(self, best: dict[str, float]) -> Variation | None:

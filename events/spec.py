@@ -196,6 +196,24 @@ class TuneSpec(Spec):
     def __post_init__(self) -> None:
         if self.auto_apply and not self.apply_to:
             raise ValueError("apply_to: expected the file to write accepted values to (auto_apply is on)")
+        if self.strategy == "grid":
+            for p in self.parameters:
+                check_grid_size(p)
+
+
+MAX_GRID_POINTS = 100_000
+
+
+def check_grid_size(p: ParameterRange) -> None:
+    # a grid sweep lists every point up front; a step that is tiny for its range would fill memory
+    if p.step is None:
+        return
+    points = (p.max - p.min) / p.step
+    if not points <= MAX_GRID_POINTS:  # also catches inf from a range wider than a float
+        raise ValueError(
+            f"parameters: expected at most {MAX_GRID_POINTS} grid points per parameter; {p.name!r} has "
+            f"{points:.3g} (step {p.step:g} over [{p.min:g}, {p.max:g}]): use a larger step, or random search"
+        )
 
 
 class ScheduleSpec(Spec):

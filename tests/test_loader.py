@@ -154,6 +154,11 @@ def test_yaml_loads_the_same_spec_as_toml(tmp_path: Path, suffix: str) -> None:
         ('[target]\nkind = "python"\n', "target.callable", ["required"]),
         ('[target]\nkind = "local"\ncommand = "x"\n', "target", ["unknown field command"]),
         ("[scoring]\npass_threshold = 2\n", "scoring.pass_threshold", ["float <= 1", "run from 0 to 1"]),
+        (
+            '[tune]\nparameters = [{ name = "t", min = 0, max = 1e9, step = 0.5, default = 0 }]\n',
+            "tune.parameters",
+            ["at most 100000 grid points", "'t' has 2e+09"],
+        ),
     ],
 )
 def test_errors_name_file_field_and_expectation(

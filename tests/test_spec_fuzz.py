@@ -69,7 +69,7 @@ def mutated(draw: st.DrawFn) -> dict[str, Any]:
         data["kind"] = "tune"
     for _ in range(draw(st.sampled_from([1, 1, 1, 2, 3]))):
         where = draw(st.sampled_from(paths(data)))
-        value = draw(ODD_VALUES)
+        value = copy.deepcopy(draw(ODD_VALUES))  # a shared [] or {} would make cycles
         if not where:
             continue
         parent = data

@@ -92,7 +92,8 @@ def _sentence_count(system: str | None) -> int:
 
 
 def generate(request: TargetRequest) -> str:
-    params = request.params
+    # a parameter set to null (YAML `~`) is unset: the model's default applies
+    params = {name: value for name, value in request.params.items() if value is not None}
     temperature = float(params.get("temperature", 0.7))
     top_p = float(params.get("top_p", 1.0))
     max_tokens = int(params.get("max_tokens", 64))
