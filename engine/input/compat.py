@@ -1,4 +1,4 @@
-"""AgentV / Vercel wire shapes (seed 003), rewritten into engine's own before validation.
+"""AgentV / Vercel wire shapes, rewritten into engine's own before validation.
 
 Accepted, so an AgentV experiment file loads as it is:
 - `suites: [{ref: GLOB, select: {test_ids: [GLOB...]}}]`: several suite files, globbed;
@@ -8,9 +8,10 @@ Accepted, so an AgentV experiment file loads as it is:
 - `setup: [{script: CMD}]` and `scripts: [CMD | {script: CMD, timeout_seconds: S}]`: setup commands,
   and verification scripts run after each trial (one `command` grader, passed = every script exits 0).
 
-A `kind = "tune"` session without `tune.parameters` gets seed 000's default search space.
+A `kind = "tune"` session without `tune.parameters` gets the default search space
+(temperature, top_p, top_k and the two penalties).
 
-And Keystone's (seed 004): `parallelism: {replicas, matrix, isolation}` (repeats and matrix variants;
+And the Keystone agent-eval shapes: `parallelism: {replicas, matrix, isolation}` (repeats and matrix variants;
 every trial is its own request or process, so isolation is always per run) and
 `resources: {concurrency_limit}` (the executor pool's size).
 """
