@@ -194,18 +194,22 @@ def cancel(
         str, typer.Option(help="Why (recorded in the log).")
     ] = "cancelled from the command line",
 ) -> None:
-    """Ask a live run (in any process) to stop; it keeps its partial results."""
-    from engine.api import cancel_run
+    """Stop a run and keep its partial results: a live run (in any process) is asked to stop; a run
+    whose process is gone is marked cancelled at once."""
+    from engine.runtime.cancel import STOPPABLE, cancel_run
     from engine.views.queries import resolve_run, summarize
 
     with open_log(store, write=True) as log:
         rid = resolve_run(log, run_id)
         status = summarize(log, rid).status
-        if status not in ("pending", "running", "interrupted"):
+        if status not in STOPPABLE:
             typer.echo(f"run {rid} already {status}: nothing to cancel")
             return
-        cancel_run(log, rid, reason, by=f"cli pid {os.getpid()}")
-    typer.echo(f"cancel requested for {rid}")
+        holder = cancel_run(log, rid, reason, by=f"cli pid {os.getpid()}")
+    if holder is None:
+        typer.echo(f"run {rid} had no live process: cancelled (`engine run --resume {rid}` goes on)")
+    else:
+        typer.echo(f"cancel requested for {rid} (pid {holder.pid} on {holder.host} stops it)")
 
 
 @app.command()

@@ -21,13 +21,13 @@ import trio
 
 from engine.errors import InputError, RunBusyError, user_error
 from engine.events import kinds as k
-from engine.events.codec import encode
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
 from engine.input.loader import load_experiment, spec_from_raw
+from engine.runtime.cancel import cancel_run
 from engine.runtime.runner import RunControl, RunRequest, execute_run
 from engine.store.contract import EventStore
-from engine.store.log import Append, EventLog
+from engine.store.log import EventLog
 from engine.views.queries import list_runs, replay_json, resolve_run
 
 __all__ = [
@@ -161,16 +161,12 @@ class Engine:
         return msgspec.json.decode(replay_json(self.log, resolve_run(self.log, run_id)), type=RunReport)
 
     def cancel(self, run_id: str, reason: str = "", by: str = "api") -> None:
-        """Append a cancel request; the live run (in any process) obeys it."""
+        """Stop a run: the live run (in any process) obeys a cancel request; a run no process executes
+        any more (killed) is ended as cancelled at once, its partial results kept."""
         cancel_run(self.log, resolve_run(self.log, run_id), reason, by)
 
     def runs(self) -> list[Any]:
         return list_runs(self.log)
-
-
-def cancel_run(log: EventStore, run_id: str, reason: str, by: str) -> None:
-    event = k.CancelRequested(run_id=run_id, ts=time.time(), reason=reason, by=by)
-    log.append([Append(run_id, "cancel.requested", encode(event))])
 
 
 @asynccontextmanager

@@ -218,3 +218,25 @@ def test_bad_cron_exits_2(tmp_path: Path) -> None:
     (tmp_path / "exp.toml").write_text(experiment("http://127.0.0.1:1/v1") + '[schedule]\ncron = "nightly"\n')
     result = run_engine("run", "exp.toml", "--store", "st", cwd=tmp_path, timeout=SAFETY_S)
     assert result.returncode == 2 and b"cron" in result.stderr and b"Traceback" not in result.stderr
+
+
+async def test_cancel_of_a_killed_run_ends_it_and_a_resume_still_finishes_it(tmp_path: Path) -> None:
+    async with open_fake_openai(answer=answer) as server:
+        (tmp_path / "exp.toml").write_text(experiment(server.base_url))
+        await kill_after(server, tmp_path, "dead", 3)
+        assert statuses(tmp_path)["dead"] == "interrupted"
+        # no process is left to read a request: the cancel itself ends the run, partial results kept
+        cancelled = run_engine("cancel", "dead", "--store", "st", cwd=tmp_path, timeout=SAFETY_S)
+        assert cancelled.returncode == 0 and b"no live process: cancelled" in cancelled.stdout
+        assert statuses(tmp_path)["dead"] == "cancelled"
+        report = json.loads(run_engine("report", "dead", "--json", "--store", "st", cwd=tmp_path).stdout)
+        assert report["status"] == "cancelled" and report["is_partial"] and report["trials_done"] >= 2
+        again = run_engine("cancel", "dead", "--store", "st", cwd=tmp_path, timeout=SAFETY_S)
+        assert b"already cancelled" in again.stdout
+        server.gate.open()
+        resume = Engine(tmp_path, "resume-dead")
+        await resume.start("run", "--resume", "dead", "--json", "--store", "st")
+        code, out, err = await resume.finish()
+    assert code == 0, err
+    assert json.loads(out)["trials_done"] == TOTAL
+    assert max(completions_per_trial(tmp_path / "st", "dead").values()) == 1

@@ -95,3 +95,6 @@ def test_report_does_not_depend_on_event_order_and_counts_a_result_logged_twice_
     assert report_b.duplicate_results == doubled and bool(report_b.warnings) == bool(doubled)
     unflagged = msgspec.structs.replace(report_b, duplicate_results=0, warnings=[])
     assert to_json(report_a) == to_json(unflagged)
+    # a variant's trials are the finished ones, as trials_done counts them: not those awaiting a grade
+    finished = sum(v.trials + v.skipped for v in report_a.variants)
+    assert finished == report_a.trials_done

@@ -28,7 +28,7 @@ def holder_alive(holder: LeaseHolder) -> bool:
     return process_alive(holder.pid, holder.host)
 
 
-def _me(token: str) -> LeaseHolder:
+def me_now(token: str) -> LeaseHolder:
     return LeaseHolder(token=token, pid=os.getpid(), host=socket.gethostname(), heartbeat=time.time())
 
 
@@ -38,7 +38,7 @@ async def run_lease(log: EventStore, run_id: str) -> AsyncIterator[None]:
     it after. If another process takes it over (this one stalled past STALE_AFTER_S), the body is
     cancelled with RunBusyError: two writers must never both go on."""
     token = uuid.uuid4().hex
-    held, holder = await store_call(log, take_lease, log, run_id, _me(token), holder_alive)
+    held, holder = await store_call(log, take_lease, log, run_id, me_now(token), holder_alive)
     if holder is not None:
         raise RunBusyError(
             f"run {run_id} is still running in another process (pid {holder.pid} on {holder.host}): "
@@ -52,7 +52,7 @@ async def run_lease(log: EventStore, run_id: str) -> AsyncIterator[None]:
                 nonlocal held, lost
                 while True:
                     await trio.sleep(HEARTBEAT_S)
-                    renewed = await store_call(log, renew_lease, log, run_id, held, _me(token))
+                    renewed = await store_call(log, renew_lease, log, run_id, held, me_now(token))
                     if renewed is None:
                         lost = True
                         nursery.cancel_scope.cancel()

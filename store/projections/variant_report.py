@@ -35,7 +35,8 @@ def variant_report(
     totals = state.totals.get(name) or VariantTotals()
     return VariantReport(
         name=name,
-        trials=sum((c.completed | c.failed).bit_count() for c in cells),
+        # finished trials, as `trials_done` counts them: a completed one waiting for its grade is not yet in
+        trials=sum((c.graded | c.failed).bit_count() for c in cells),
         scored=scored,
         errors=sum(c.failed.bit_count() for c in cells),
         skipped=sum(c.skipped.bit_count() for c in cells),
