@@ -51,18 +51,20 @@ def check_data_file(store: Path) -> None:
         raise StoreDamagedError(data, "the data file is empty (0 bytes), not a new store")
     with data.open("rb") as file:
         for _ in range(STABLE_TRIES):
-            meta = _newest_meta(file, size, data)
+            meta = _newest_meta(file, data)
             problem = walk_trees(file, meta.page_size, meta.last_page, meta.main_root)
             if problem is None:
                 return
-            size = os.fstat(file.fileno()).st_size
-            if _newest_meta(file, size, data).txnid == meta.txnid:
+            if _newest_meta(file, data).txnid == meta.txnid:
                 raise StoreDamagedError(data, problem)
     # still changing after several tries: a live writer commits all the time, so it reads fine
 
 
-def _newest_meta(file: object, size: int, data: Path) -> Meta:
-    head = _read(file, 0, min(size, 2 * 65536))
+def _newest_meta(file: object, data: Path) -> Meta:
+    head = _read(file, 0, 2 * 65536)
+    # the size after the metas were read: a writer grows the file before it writes the meta that
+    # points into the new pages, so a size taken earlier can be short of a meta committed since
+    size = os.fstat(file.fileno()).st_size  # type: ignore[attr-defined]
     if len(head) < PAGE_HEADER + 160:
         raise StoreDamagedError(data, f"the data file is truncated ({size} bytes, not even a meta page)")
     first = _meta(head, 0, 0, data)
@@ -116,7 +118,7 @@ def tree_pages(store: Path) -> tuple[int, dict[str, list[int]]]:
     """(page size, page numbers of each B-tree by database name): where to look, or to damage."""
     data = store / "data.mdb"
     with data.open("rb") as file:
-        meta = _newest_meta(file, os.fstat(file.fileno()).st_size, data)
+        meta = _newest_meta(file, data)
         seen: dict[str, list[int]] = {}
         walk_trees(file, meta.page_size, meta.last_page, meta.main_root, seen)
     return meta.page_size, seen
