@@ -41,7 +41,8 @@ def report_markdown(report: dict[str, Any]) -> str:
     if r["comparisons"]:
         lines += [f"### {md_escape(view.comparison_title(r))}", ""]
         lines += _table(view.COMPARISON_HEADER, view.comparison_rows(r))
-    lines += [f"**Winner:** {md_escape(view.winner_line(r).removeprefix('Winner: '))}", ""]
+    label, _, rest = view.winner_line(r).partition(": ")
+    lines += [f"**{label}:** {md_escape(rest)}", ""]
     lines += errors_section(r)
     lines += tags_section(r)
     lines += flaky_section(r)

@@ -105,6 +105,11 @@ def winner_line(r: Report) -> str:
     if not r["winner"]:
         return "Winner: none"
     significance = "significant" if r["winner_significant"] else "not significant"
+    tied = r.get("tied_best") or []
+    if tied:
+        p = r.get("runner_up_p_value")
+        separation = "not separated" if p is None else f"not separated: p {p:g}"
+        return f"Tied best: {', '.join(tied)} ({r['winner']} leads, {separation}; vs baseline {significance})"
     return f"Winner: {r['winner']} ({significance})"
 
 

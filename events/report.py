@@ -45,9 +45,10 @@ class VariantReport(Report):
     mean_score: float | None
     ci95: list[float] | None
     pass_rate: float | None
+    # over cases (cluster-robust): where the pass rate of a new run of this kind of suite would land
     pass_rate_ci95: list[float] | None
     pass_at_k: float | None
-    pass_hat_k: float | None
+    pass_hat_k: float | None  # null under pass_at_k with early exit: the attempts it needs are skipped
     strategy_score: float | None
     latency_ms: Latency
     tokens: Tokens
@@ -58,6 +59,8 @@ class VariantReport(Report):
     cases: CaseVerdicts = msgspec.field(default_factory=CaseVerdicts)
     by_tag: dict[str, TagSummary] = {}
     errors_by_class: dict[str, int] = {}  # trial errors and grading errors, by class
+    # per trial (Wilson): these very cases rerun, trials independent; narrower than pass_rate_ci95
+    pass_rate_trial_ci95: list[float] | None = None
 
 
 class Comparison(Report):
@@ -153,3 +156,7 @@ class RunReport(Report):
     data_errors: list[DataError] = []  # the first few
     data_error_count: int = 0
     warnings: list[str] = []
+    # "best", not only "beats the baseline": the variants the winner is not separated from (paired
+    # test at alpha against each), the winner first; empty when it is separated from every other
+    tied_best: list[str] = []
+    runner_up_p_value: float | None = None

@@ -11,9 +11,11 @@ report rebuilt from the log must render to the same bytes as the one written liv
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import NamedTuple
+
+from engine.store.signflip import exact_differences, sign_flip_test
 
 # scipy.stats.norm.ppf(0.975), written out so that the Wilson interval needs no scipy import.
 Z95 = 1.959963984540054
@@ -40,11 +42,35 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float] | None:
     sd = math.sqrt(math.fsum((v - m) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
     if sd == 0.0:
         return (_r(m), _r(m))
-    from scipy.stats import t
-
-    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    half = t_quantile_975(n - 1) * sd / math.sqrt(n)
     # Rounding is monotone, so the interval still contains mean(values), which is rounded the same way.
     return (_r(m - half), _r(m + half))
+
+
+def t_quantile_975(df: int) -> float:
+    # scipy.special is a fifth of scipy.stats' import time, and stdtrit is what t.ppf calls
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, 0.975))
+
+
+def cluster_rate_ci95(successes: Sequence[int], trials: Sequence[int]) -> tuple[float, float] | None:
+    """95% interval of a pooled rate sum(successes) / sum(trials) whose trials come in clusters (a
+    case's repeats): the cluster-robust (linearised ratio) variance over clusters, with Student's t.
+    It generalises to a new draw of cases; on equal repeats per case it equals mean_ci95 of the
+    per-case rates. With one cluster there is nothing to generalise over: None."""
+    pairs = [(s, m) for s, m in zip(successes, trials, strict=True) if m > 0]
+    k = len(pairs)
+    if k < 2:
+        return None
+    total = sum(m for _, m in pairs)
+    rate = Fraction(sum(s for s, _ in pairs), total)
+    spread = sum((s - rate * m) ** 2 for s, m in pairs)
+    if spread == 0:
+        return (_r(float(rate)), _r(float(rate)))
+    half = t_quantile_975(k - 1) * math.sqrt(float(spread * k / (k - 1))) / total
+    centre = float(rate)
+    return (_r(max(0.0, centre - half)), _r(min(1.0, centre + half)))
 
 
 def lower_ci_bound(values: Sequence[float]) -> float | None:
@@ -99,14 +125,21 @@ class PairedResult(NamedTuple):
     delta: float | None  # mean(candidate - baseline) over pairs
     ci95: tuple[float, float] | None  # paired bootstrap percentile interval of delta
     p_value: float | None  # two-sided; None only when there are no pairs
-    test: str  # "mcnemar_exact" | "wilcoxon" | "sign" | "none"
+    test: str  # "sign_flip_exact" | "sign_flip_t" | "none" (see store/signflip.py)
     n_pairs: int
 
 
 def paired_comparison(
-    baseline: Sequence[float], candidate: Sequence[float], *, binary: bool, seed: int, resamples: int = 2000
+    baseline: Sequence[float | Fraction],
+    candidate: Sequence[float | Fraction],
+    *,
+    seed: int,
+    resamples: int = 2000,
 ) -> PairedResult:
-    """Compare two variants on the same cases (pairs by index): binary pass/fail or continuous scores."""
+    """Compare two variants on the same cases (pairs by index): pass/fail, pass rates or scores, one test.
+
+    Give per-case values as Fractions where they are ratios (2 of 3 repeats): the test then compares
+    them exactly."""
     if len(baseline) != len(candidate):
         raise ValueError(f"paired comparison needs equal lengths, got {len(baseline)} and {len(candidate)}")
     if resamples < 1:
@@ -114,18 +147,17 @@ def paired_comparison(
     n = len(baseline)
     if n == 0:
         return PairedResult(None, None, None, "none", 0)
-    diffs = [c - b for b, c in zip(baseline, candidate, strict=True)]
-    if not all(math.isfinite(d) for d in diffs):
+    if not all(math.isfinite(v) for v in (*baseline, *candidate)):
         raise ValueError("paired comparison needs finite scores")
+    exact = exact_differences(baseline, candidate)
+    diffs = [float(d) for d in exact]
     # For 0/1 values this is also the difference of the pass rates.
-    delta = _r(math.fsum(diffs) / n)
+    delta = _r(float(sum(exact, Fraction(0)) / n))
     lo, hi = _bootstrap_ci(diffs, seed, resamples)
     # A percentile interval of resampled means brackets the sample mean; min/max only absorb float noise.
     ci = (min(lo, delta), max(hi, delta))
-    if binary:
-        return PairedResult(delta, ci, _mcnemar_exact(diffs), "mcnemar_exact", n)
-    p, test = _wilcoxon(diffs)
-    return PairedResult(delta, ci, p, test, n)
+    p_value, test = sign_flip_test(exact)
+    return PairedResult(delta, ci, _r(p_value), test, n)
 
 
 def _bootstrap_ci(diffs: Sequence[float], seed: int, resamples: int) -> tuple[float, float]:
@@ -142,44 +174,6 @@ def _bootstrap_ci(diffs: Sequence[float], seed: int, resamples: int) -> tuple[fl
     means = np.concatenate(blocks)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return (_r(float(lo)), _r(float(hi)))
-
-
-def _sign_test(wins: int, losses: int) -> float:
-    """Exact two-sided binomial test of wins vs losses at 1/2; ties carry no information and are dropped."""
-    if wins + losses == 0:
-        return 1.0
-    from scipy.stats import binomtest
-
-    return _r(float(binomtest(wins, wins + losses, 0.5).pvalue))
-
-
-def _mcnemar_exact(diffs: Sequence[float]) -> float:
-    # Exact McNemar is the sign test on the discordant pairs (fixed by the candidate vs broken by it).
-    return _sign_test(sum(1 for d in diffs if d > 0), sum(1 for d in diffs if d < 0))
-
-
-def _wilcoxon(diffs: Sequence[float]) -> tuple[float, str]:
-    if all(d == 0 for d in diffs):
-        return 1.0, "wilcoxon"  # no evidence either way; scipy would divide by zero
-    from scipy.stats import wilcoxon
-
-    # With zeros or tied magnitudes scipy's "auto" runs a 2**n permutation test for n <= 13, which takes
-    # over a second per call (the report is rebuilt often); the tie-corrected normal approximation is
-    # what it uses above 13 anyway, and stays under alpha in A/A simulations even at n = 5.
-    tied = 0.0 in diffs or len({abs(d) for d in diffs}) < len(diffs)
-    try:
-        # zsplit keeps zero differences (unchanged cases) in the ranking, so a handful of changed cases
-        # among many unchanged ones do not look more significant than they are. Older scipy versions
-        # warn when they switch method; the report has no place for that warning.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            method = "asymptotic" if tied else "auto"
-            p = float(wilcoxon(diffs, zero_method="zsplit", method=method).pvalue)
-    except ValueError:
-        p = math.nan
-    if math.isnan(p):
-        return _sign_test(sum(1 for d in diffs if d > 0), sum(1 for d in diffs if d < 0)), "sign"
-    return _r(p), "wilcoxon"
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:

@@ -34,9 +34,8 @@ def experiment(
     for i, shift in enumerate(shifts):
         per_variant[f"cand{i}"] = scores(rng, difficulty, shift, kind)
     base = per_variant["base"]
-    binary = all(v in (0.0, 1.0) for values in per_variant.values() for v in values)
     results = {
-        name: stats.paired_comparison(base, values, binary=binary, seed=seed, resamples=resamples)
+        name: stats.paired_comparison(base, values, seed=seed, resamples=resamples)
         for name, values in per_variant.items()
         if name != "base"
     }

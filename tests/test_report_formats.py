@@ -41,7 +41,10 @@ def test_markdown_report(store: tuple[Path, dict]) -> None:
     assert "vs the baseline:" in md and "baseline baseline" not in md
     assert f"| {md_escape(ODD)} " in md and "<i>" not in md and "odd \\| &lt;i&gt;" in md
     winner = report["winner"] or "none"
-    assert f"**Winner:** {md_escape(winner)}" in md
+    if report["tied_best"]:  # the winner leads but no test separates it from the runner-up
+        assert f"**Tied best:** {md_escape(', '.join(report['tied_best']))} ({md_escape(winner)} leads" in md
+    else:
+        assert f"**Winner:** {md_escape(winner)}" in md
     rows = [line for line in md.splitlines() if line.startswith("| ")]
     widths = {len(re.split(r"(?<!\\)\|", row)) for row in rows[:4]}
     assert len(widths) == 1  # escaped pipes do not split cells

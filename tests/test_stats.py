@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -145,69 +146,87 @@ def test_pass_at_k_properties(case: tuple[int, int, int]) -> None:
 
 def test_paired_rejects_bad_input() -> None:
     with pytest.raises(ValueError):
-        stats.paired_comparison([1.0, 2.0], [1.0], binary=False, seed=0)
+        stats.paired_comparison([1.0, 2.0], [1.0], seed=0)
     with pytest.raises(ValueError):
-        stats.paired_comparison([1.0], [math.nan], binary=False, seed=0)
+        stats.paired_comparison([1.0], [math.nan], seed=0)
 
 
 def test_paired_with_no_pairs() -> None:
     empty = stats.PairedResult(delta=None, ci95=None, p_value=None, test="none", n_pairs=0)
-    assert stats.paired_comparison([], [], binary=True, seed=0) == empty
-    assert stats.paired_comparison([], [], binary=False, seed=0).test == "none"
+    assert stats.paired_comparison([], [], seed=0) == empty
 
 
-def test_mcnemar_exact() -> None:
+def test_on_pass_fail_it_is_the_exact_mcnemar_test() -> None:
     # 7 cases fixed by the candidate, 1 broken, 12 concordant: binomial test of 7 of 8 at 1/2.
     base = [0.0] * 7 + [1.0] + [1.0] * 6 + [0.0] * 6
     cand = [1.0] * 7 + [0.0] + [1.0] * 6 + [0.0] * 6
-    r = stats.paired_comparison(base, cand, binary=True, seed=3)
-    assert r.test == "mcnemar_exact" and r.n_pairs == 20
+    r = stats.paired_comparison(base, cand, seed=3)
+    assert r.test == "sign_flip_exact" and r.n_pairs == 20
     assert r.p_value == pytest.approx(0.0703125)  # 2 * (1 + 8) / 256
     assert r.p_value == pytest.approx(scipy.stats.binomtest(7, 8, 0.5).pvalue, rel=1e-11)
     assert r.delta == pytest.approx(np.mean(cand) - np.mean(base))
     assert r.ci95[0] <= r.delta <= r.ci95[1]
 
 
-def test_mcnemar_without_discordant_pairs() -> None:
-    r = stats.paired_comparison([1.0, 0.0, 1.0], [1.0, 0.0, 1.0], binary=True, seed=0)
-    assert (r.delta, r.ci95, r.p_value, r.test) == (0.0, (0.0, 0.0), 1.0, "mcnemar_exact")
+def test_without_any_change_p_is_1() -> None:
+    r = stats.paired_comparison([1.0, 0.0, 1.0], [1.0, 0.0, 1.0], seed=0)
+    assert (r.delta, r.ci95, r.p_value, r.test) == (0.0, (0.0, 0.0), 1.0, "sign_flip_exact")
 
 
-def test_wilcoxon_matches_scipy() -> None:
-    base = [0.5, 0.6, 0.2, 0.9, 0.4, 0.7, 0.3, 0.8, 0.55, 0.65, 0.1, 0.45]
-    cand = [0.6, 0.9, 0.2, 0.95, 0.3, 0.85, 0.5, 0.8, 0.75, 0.7, 0.3, 0.6]
-    r = stats.paired_comparison(base, cand, binary=False, seed=7)
-    diffs = np.subtract(cand, base)
-    assert r.test == "wilcoxon" and r.n_pairs == 12
-    # Two zero differences: the tie-corrected normal approximation, not scipy's slow 2**n permutation test.
-    expected = scipy.stats.wilcoxon(diffs, zero_method="zsplit", method="asymptotic").pvalue
-    assert r.p_value == pytest.approx(expected, rel=1e-11)
-    assert r.delta == pytest.approx(diffs.mean(), rel=1e-11)
+def test_equal_differences_are_equal_and_the_test_is_scale_invariant() -> None:
+    # 8 cases +1/3 and 4 cases -1/3 over 3 repeats, as exact per-case pass rates; the same pattern at +-1
+    # and at +-0.05 (a judge's scale). Floats of thirds differ in the last bit (2/3-1/3 != 1/3-0);
+    # the old rank test split them and gave 0.248 against 0.388.
+    up = [(Fraction(1, 3), Fraction(2, 3)), (Fraction(0), Fraction(1, 3))] * 4
+    down = [(Fraction(2, 3), Fraction(1, 3)), (Fraction(1), Fraction(2, 3))] * 2
+    thirds = stats.paired_comparison([b for b, _ in up + down], [c for _, c in up + down], seed=1)
+    ones = stats.paired_comparison([0.0] * 12, [1.0] * 8 + [-1.0] * 4, seed=1)
+    twentieths = stats.paired_comparison([0.5] * 12, [0.55] * 8 + [0.45] * 4, seed=1)
+    assert thirds.p_value == ones.p_value == twentieths.p_value == pytest.approx(
+        scipy.stats.binomtest(8, 12, 0.5).pvalue, rel=1e-11
+    )
 
 
-def test_wilcoxon_exact_without_ties() -> None:
-    base = [0.0] * 10
+def test_five_cases_moving_alike_are_not_significant() -> None:
+    # exact: 2 of the 32 sign patterns are as extreme, p = 0.0625; a normal approximation said < 0.05
+    for unchanged in (0, 3, 7):
+        r = stats.paired_comparison([0.0] * (5 + unchanged), [0.4] * 5 + [0.0] * unchanged, seed=0)
+        assert r.p_value == 0.0625 and r.test == "sign_flip_exact"
+
+
+def brute_force_sign_flip(diffs: list[float]) -> float:
+    observed = abs(sum(diffs))
+    patterns = range(1 << len(diffs))
+    sums = [abs(sum(d if (pattern >> i) & 1 else -d for i, d in enumerate(diffs))) for pattern in patterns]
+    return sum(1 for s in sums if s >= observed - 1e-12) / len(sums)
+
+
+def test_continuous_scores_on_few_cases_list_every_sign_pattern() -> None:
     cand = [0.11, 0.32, -0.05, 0.24, 0.07, 0.41, -0.13, 0.18, 0.29, 0.02]
-    r = stats.paired_comparison(base, cand, binary=False, seed=0)
-    expected = scipy.stats.wilcoxon(cand, zero_method="zsplit", method="exact").pvalue
-    assert r.test == "wilcoxon" and r.p_value == pytest.approx(expected, rel=1e-11)
-    # Textbook: the negatives have ranks 2 and 5, W- = 7; 19 of the 1024 sign patterns give W <= 7.
-    assert r.p_value == 2 * 19 / 1024
+    r = stats.paired_comparison([0.0] * 10, cand, seed=0)
+    assert r.test == "sign_flip_exact" and r.p_value == pytest.approx(brute_force_sign_flip(cand), rel=1e-12)
+    graded = [0.25, 0.5, -0.25, 0.75, 0.25, 0.0, -0.5, 0.25, 0.5]  # on a lattice: the distribution is built
+    r = stats.paired_comparison([0.0] * 9, graded, seed=0)
+    assert r.p_value == pytest.approx(brute_force_sign_flip(graded), rel=1e-12)
 
 
-def test_wilcoxon_all_zero_differences() -> None:
-    r = stats.paired_comparison([0.2, 0.4], [0.2, 0.4], binary=False, seed=0)
-    assert (r.delta, r.p_value, r.test) == (0.0, 1.0, "wilcoxon")
+def test_many_continuous_cases_take_the_studentized_form() -> None:
+    rng = np.random.default_rng(4)
+    base, cand = rng.random(200).tolist(), (rng.random(200) + 0.05).tolist()
+    r = stats.paired_comparison(base, cand, seed=0)
+    assert r.test == "sign_flip_t"
+    assert r.p_value == pytest.approx(scipy.stats.ttest_rel(cand, base).pvalue, rel=1e-9)
 
 
-def test_sign_test_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*args: object, **kwargs: object) -> None:
-        raise ValueError("no")
-
-    monkeypatch.setattr(scipy.stats, "wilcoxon", broken)
-    r = stats.paired_comparison([0.0] * 10, [0.1] * 8 + [-0.1, 0.0], binary=False, seed=0)
-    assert r.test == "sign"
-    assert r.p_value == pytest.approx(scipy.stats.binomtest(8, 9, 0.5).pvalue, rel=1e-11)
+def test_cluster_rate_interval() -> None:
+    # equal repeats per case: the t interval of the per-case rates (the mean score's, on pass/fail), in [0, 1]
+    passes, runs = [3, 0, 2, 3, 1, 3], [3] * 6
+    lo, hi = stats.mean_ci95([p / 3 for p in passes])
+    assert stats.cluster_rate_ci95(passes, runs) == pytest.approx((max(0.0, lo), min(1.0, hi)), abs=1e-11)
+    assert stats.cluster_rate_ci95([2], [3]) is None  # one case: nothing to generalise over
+    assert stats.cluster_rate_ci95([3, 3], [3, 3]) == (1.0, 1.0)
+    lo, hi = stats.cluster_rate_ci95([9, 0, 10], [10, 10, 10])
+    assert 0.0 <= lo < 19 / 30 < hi <= 1.0
 
 
 def reference_bootstrap(diffs: list[float], seed: int, resamples: int) -> tuple[float, float]:
@@ -222,24 +241,24 @@ def test_bootstrap_interval_is_the_percentile_interval(monkeypatch: pytest.Monke
     base = [float(v) for v in np.random.default_rng(1).random(25)]
     cand = [float(v) for v in np.random.default_rng(2).random(25)]
     diffs = [c - b for b, c in zip(base, cand, strict=True)]
-    r = stats.paired_comparison(base, cand, binary=False, seed=11)
+    r = stats.paired_comparison(base, cand, seed=11)
     assert r.ci95 == pytest.approx(reference_bootstrap(diffs, 11, 2000), rel=1e-11)
     # Drawing the index matrix in small blocks consumes the same random stream: identical result.
     monkeypatch.setattr(stats, "_BOOTSTRAP_BLOCK", 7 * 25)
-    assert stats.paired_comparison(base, cand, binary=False, seed=11) == r
-    r200 = stats.paired_comparison(base, cand, binary=False, seed=11, resamples=200)
+    assert stats.paired_comparison(base, cand, seed=11) == r
+    r200 = stats.paired_comparison(base, cand, seed=11, resamples=200)
     assert r200.ci95 == pytest.approx(reference_bootstrap(diffs, 11, 200), rel=1e-11)
     with pytest.raises(ValueError):
-        stats.paired_comparison(base, cand, binary=False, seed=11, resamples=0)
+        stats.paired_comparison(base, cand, seed=11, resamples=0)
 
 
 def test_paired_is_deterministic() -> None:
     rng = np.random.default_rng(5)
     base, cand = rng.random(40).tolist(), rng.random(40).tolist()
-    first = stats.paired_comparison(base, cand, binary=False, seed=42)
-    assert stats.paired_comparison(base, cand, binary=False, seed=42) == first
-    assert repr(stats.paired_comparison(list(base), list(cand), binary=False, seed=42)) == repr(first)
-    assert stats.paired_comparison(base, cand, binary=False, seed=43).ci95 != first.ci95
+    first = stats.paired_comparison(base, cand, seed=42)
+    assert stats.paired_comparison(base, cand, seed=42) == first
+    assert repr(stats.paired_comparison(list(base), list(cand), seed=42)) == repr(first)
+    assert stats.paired_comparison(base, cand, seed=43).ci95 != first.ci95
     assert all(is_12_digits(x) for x in (first.delta, first.p_value, *first.ci95))
 
 
@@ -250,13 +269,13 @@ def test_paired_is_deterministic() -> None:
 @settings(deadline=None, max_examples=60)
 def test_paired_properties(pairs: list[tuple[float, float]], seed: int) -> None:
     base, cand = [b for b, _ in pairs], [c for _, c in pairs]
-    r = stats.paired_comparison(base, cand, binary=False, seed=seed, resamples=300)
-    assert r.n_pairs == len(pairs) and r.test in ("wilcoxon", "sign")
+    r = stats.paired_comparison(base, cand, seed=seed, resamples=300)
+    assert r.n_pairs == len(pairs) and r.test in ("sign_flip_exact", "sign_flip_t")
     assert r.ci95[0] <= r.delta <= r.ci95[1]
     assert 0.0 <= r.p_value <= 1.0
-    assert r == stats.paired_comparison(base, cand, binary=False, seed=seed, resamples=300)
+    assert r == stats.paired_comparison(base, cand, seed=seed, resamples=300)
     # Swapping the roles mirrors the result: same p, negated delta.
-    swapped = stats.paired_comparison(cand, base, binary=False, seed=seed, resamples=300)
+    swapped = stats.paired_comparison(cand, base, seed=seed, resamples=300)
     assert swapped.delta == pytest.approx(-r.delta, abs=1e-11)
     assert swapped.p_value == pytest.approx(r.p_value, rel=1e-9)
 
@@ -265,7 +284,7 @@ def test_paired_properties(pairs: list[tuple[float, float]], seed: int) -> None:
 @settings(deadline=None, max_examples=60)
 def test_binary_properties(pairs: list[tuple[float, float]]) -> None:
     base, cand = [b for b, _ in pairs], [c for _, c in pairs]
-    r = stats.paired_comparison(base, cand, binary=True, seed=1, resamples=300)
+    r = stats.paired_comparison(base, cand, seed=1, resamples=300)
     gained = sum(1 for b, c in pairs if c > b)
     lost = sum(1 for b, c in pairs if c < b)
     expected = scipy.stats.binomtest(gained, gained + lost).pvalue if gained + lost else 1.0

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from fractions import Fraction
+from numbers import Real
+
 from engine.events.report import TagSummary
 from engine.store import stats
 from engine.store.projections.comparisons import rnd
 from engine.store.projections.run_state import SCALE, RunState
 
 
-def case_values(state: RunState, variant: str, case_ids: list[str], strategy: str) -> dict[str, float]:
+def case_values(state: RunState, variant: str, case_ids: list[str], strategy: str) -> dict[str, Fraction]:
     """The per-case value used to pair variants: the mean score over repeats ("mean" and
-    "confidence_interval"), any pass ("pass_at_k"), or the share of repeats that passed ("pass_rate")."""
-    out: dict[str, float] = {}
+    "confidence_interval"), any pass ("pass_at_k"), or the share of repeats that passed ("pass_rate").
+    Exact fractions (2 of 3 is 2/3, not 0.666...6): equal values compare equal in every test."""
+    out: dict[str, Fraction] = {}
     for case in case_ids:
         cell = state.cells.get((variant, case))
         if cell is None:
@@ -20,15 +25,16 @@ def case_values(state: RunState, variant: str, case_ids: list[str], strategy: st
             scored = cell.scored()
             if scored:
                 passes = (cell.passed & scored).bit_count()
-                out[case] = (passes / scored.bit_count()) if strategy == "pass_rate" else float(passes > 0)
+                runs = scored.bit_count() if strategy == "pass_rate" else 1
+                out[case] = Fraction(passes if strategy == "pass_rate" else int(passes > 0), runs)
             continue
         scored = cell.scored().bit_count()
         if scored:
-            out[case] = cell.score_sum / scored / SCALE
+            out[case] = Fraction(cell.score_sum, scored * SCALE)
     return out
 
 
-def tag_summaries(state: RunState, variant: str, case_means: dict[str, float]) -> dict[str, TagSummary]:
+def tag_summaries(state: RunState, variant: str, case_means: Mapping[str, Real]) -> dict[str, TagSummary]:
     """Per tag, in tag order: the mean of per-case means and the pass rate over graded repeats."""
     tagged: dict[str, list[str]] = {}
     for case in state.spec.cases if state.spec else []:

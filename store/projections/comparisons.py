@@ -6,6 +6,9 @@ rounded to DIGITS so the same state always renders the same bytes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from numbers import Real
+
 from engine.events.report import Comparison, VariantReport
 from engine.store import stats
 
@@ -20,17 +23,15 @@ def rnd_pair(pair: tuple[float, float] | None) -> list[float] | None:
     return None if pair is None else [round(pair[0], DIGITS), round(pair[1], DIGITS)]
 
 
-def compare_cases(base: dict[str, float], cand: dict[str, float], seed: int) -> stats.PairedResult:
+def compare_cases(base: Mapping[str, Real], cand: Mapping[str, Real], seed: int) -> stats.PairedResult:
     """The one paired comparison by case: the report, tuning decisions and `engine compare` all use it.
 
-    Cases are paired by id (in the baseline's order); values that are all 0 or 1 are pass/fail, the
-    rest scores. `seed` is the experiment's (for `compare`, the candidate run's): the same data always
-    gives the same interval.
+    Cases are paired by id (in the baseline's order); pass/fail, pass rates and scores take the same
+    test, exactly on the Fractions `case_values` gives. `seed` is the experiment's (for `compare`, the
+    candidate run's): the same data always gives the same interval.
     """
     shared = [c for c in base if c in cand]
-    b_vals, c_vals = [base[c] for c in shared], [cand[c] for c in shared]
-    binary = all(v in (0.0, 1.0) for v in b_vals + c_vals)
-    return stats.paired_comparison(b_vals, c_vals, binary=binary, seed=seed)
+    return stats.paired_comparison([base[c] for c in shared], [cand[c] for c in shared], seed=seed)
 
 
 def compare_all(
@@ -64,3 +65,25 @@ def add_relative_figures(comparisons: list[Comparison], by_name: dict[str, Varia
             c.pass_rate_delta = rnd(cand.pass_rate - base.pass_rate)
         if c.delta is not None and base.strategy_score:
             c.relative_improvement = rnd(c.delta / base.strategy_score)
+
+
+def tied_with_winner(
+    winner: str | None, means: Mapping[str, float | None], per_case: Mapping[str, Mapping[str, Real]],
+    seed: int, alpha: float,
+) -> tuple[list[str], float | None]:
+    """(the variants the winner is not separated from, the winner first; the p-value against the
+    runner-up). "Best" needs the winner to beat each other variant on its own evidence (an
+    intersection-union test: each at alpha, no correction), not only the baseline."""
+    others = [n for n, m in means.items() if n != winner and m is not None]
+    if winner is None or not others:
+        return [], None
+    runner_up = max(others, key=lambda n: means[n] or 0.0)
+    tied = [winner]
+    runner_up_p = None
+    for name in sorted(others, key=lambda n: -(means[n] or 0.0)):
+        result = compare_cases(per_case[name], per_case[winner], seed)
+        if name == runner_up:
+            runner_up_p = rnd(result.p_value)
+        if result.p_value is None or result.p_value >= alpha or (result.delta or 0.0) <= 0:
+            tied.append(name)
+    return (tied if len(tied) > 1 else []), runner_up_p

@@ -10,7 +10,7 @@ from __future__ import annotations
 from engine.events.report import DataError, RunReport
 from engine.store import stats
 from engine.store.projections.cases import case_values
-from engine.store.projections.comparisons import add_relative_figures, compare_all
+from engine.store.projections.comparisons import add_relative_figures, compare_all, tied_with_winner
 from engine.store.projections.outcome import (
     error_rate,
     error_summaries,
@@ -49,6 +49,10 @@ def build_report(state: RunState) -> RunReport:
         winner, significant = stats.pick_winner(baseline or "", means, adjusted, deltas, alpha)
     else:
         winner, significant = None, False
+    tied, runner_up_p = [], None
+    if spec is not None and spec.kind != "tune":
+        scores = {v.name: v.strategy_score for v in variants}
+        tied, runner_up_p = tied_with_winner(winner, scores, per_case, spec.seed, alpha)
     done = state.trials_done()
     rate = error_rate(state)
     max_rate = spec.execution.max_error_rate if spec else 0.1
@@ -62,6 +66,8 @@ def build_report(state: RunState) -> RunReport:
         baseline=baseline,
         winner=winner,
         winner_significant=significant,
+        tied_best=tied,
+        runner_up_p_value=runner_up_p,
         variants=variants,
         comparisons=comparisons,
         flaky_cases=flaky_cases(state, names, case_ids),

@@ -6,7 +6,8 @@ unparseable judge answer) is a grading error, reported as such, never a failure 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from numbers import Real
 
 from engine.events.report import FlakyCase, Latency, Tokens, VariantReport
 from engine.events.spec import ReplicaAggregation
@@ -20,7 +21,7 @@ _ALL = ReplicaAggregation()
 
 
 def variant_report(
-    state: RunState, name: str, case_ids: list[str], case_means: dict[str, float], strategy: str
+    state: RunState, name: str, case_ids: list[str], case_means: Mapping[str, Real], strategy: str
 ) -> VariantReport:
     cells = [state.cells[(name, c)] for c in case_ids if (name, c) in state.cells]
     means = list(case_means.values())
@@ -30,7 +31,9 @@ def variant_report(
     mean_score = stats.mean(means)
     ci = within_unit(stats.mean_ci95(means))
     pass_k = _mean_over_cells(cells, lambda n, c: stats.pass_at_k(n, c, k_value))
-    pass_hat = _mean_over_cells(cells, lambda n, c: stats.pass_hat_k(n, c, k_value))
+    pass_hat = None if _stops_at_first_pass(state) else _mean_over_cells(
+        cells, lambda n, c: stats.pass_hat_k(n, c, k_value)
+    )
     strategy_score = {"mean": mean_score, "pass_at_k": pass_k, "confidence_interval": ci[0] if ci else None}
     totals = state.totals.get(name) or VariantTotals()
     return VariantReport(
@@ -44,7 +47,8 @@ def variant_report(
         mean_score=rnd(mean_score),
         ci95=rnd_pair(ci),
         pass_rate=rnd(passed / scored) if scored else None,
-        pass_rate_ci95=rnd_pair(stats.wilson_ci95(passed, scored)),
+        pass_rate_ci95=rnd_pair(_pass_rate_ci95(cells, passed, scored)),
+        pass_rate_trial_ci95=rnd_pair(stats.wilson_ci95(passed, scored)),
         pass_at_k=rnd(pass_k),
         pass_hat_k=rnd(pass_hat),
         strategy_score=rnd(strategy_score[strategy]),
@@ -70,6 +74,22 @@ def _mean_over_cells(cells: list[Cell], per_cell: Callable[[int, int], float]) -
     masks = [(c.scored(), c.passed) for c in cells]
     values = [per_cell(done.bit_count(), (passed & done).bit_count()) for done, passed in masks if done]
     return stats.mean(values)
+
+
+def _pass_rate_ci95(cells: list[Cell], passed: int, scored: int) -> tuple[float, float] | None:
+    """Over cases, since a case's repeats are not independent; one case has only its repeats: Wilson."""
+    runs = [c.scored().bit_count() for c in cells]
+    passes = [(c.passed & c.scored()).bit_count() for c in cells]
+    if sum(1 for n in runs if n) < 2:
+        return stats.wilson_ci95(passed, scored)
+    return stats.cluster_rate_ci95(passes, runs)
+
+
+def _stops_at_first_pass(state: RunState) -> bool:
+    """pass_at_k with early exit skips a case's attempts after its first pass: pass^k would count
+    the skipped attempts as if they had never failed."""
+    repeat = state.spec.repeat if state.spec else None
+    return repeat is not None and repeat.strategy == "pass_at_k" and repeat.early_exit and repeat.count > 1
 
 
 def errors_by_class(state: RunState, name: str) -> dict[str, int]:
