@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from engine.events import kinds as k
-from engine.events.spec import CaseSpec, ExperimentSpec, RepeatSpec, VariantSpec
+from engine.events.spec import (
+    CaseSpec,
+    ExperimentSpec,
+    RepeatSpec,
+    ReplicaAggregation,
+    ScoringSpec,
+    VariantSpec,
+)
 from engine.store import stats
 from engine.store.projection import fold
 from engine.store.projections.report import build_report
@@ -12,11 +19,15 @@ from engine.store.projections.run_state import RunState, evolve
 RUN = "r"
 
 
-def run(passes: dict[str, list[list[bool]]], repeat: RepeatSpec | None = None) -> list[k.Event]:
+def run(
+    passes: dict[str, list[list[bool]]], repeat: RepeatSpec | None = None, scoring: ScoringSpec | None = None
+) -> list[k.Event]:
     """A finished run: passes[variant][case][repeat] (a missing repeat was skipped by early exit)."""
     cases = len(next(iter(passes.values())))
     case_specs = [CaseSpec(id=f"c{i}", prompt="p") for i in range(cases)]
-    spec = ExperimentSpec(name="s", cases=case_specs, repeat=repeat or RepeatSpec())
+    spec = ExperimentSpec(
+        name="s", cases=case_specs, repeat=repeat or RepeatSpec(), scoring=scoring or ScoringSpec()
+    )
     events: list[k.Event] = [k.ExperimentDefined(run_id=RUN, spec=spec, spec_hash="h")]
     for i, name in enumerate(passes):
         events.append(k.VariantProposed(run_id=RUN, variant=VariantSpec(name=name), index=i))
@@ -70,3 +81,12 @@ def test_two_equally_good_candidates_are_tied_best_not_a_winner_each() -> None:
     assert report.tied_best == ["x", "y"] and report.runner_up_p_value == 1.0  # ... not y
     alone = report_of(run({"base": base, "x": better}))
     assert alone.winner == "x" and alone.tied_best == []  # separated from the only other variant
+
+
+def test_flaky_cases_follow_the_verdict_rule() -> None:
+    cases = [[True, False, True], [False, False, False], [True, True, True], [False, True, False]]
+    for rule, flaky in (("all", ["c0", "c3"]), ("any", []), ("percentage", ["c3"])):
+        scoring = ScoringSpec(replica_aggregation=ReplicaAggregation(strategy=rule, min_pass_rate=0.6))
+        report = report_of(run({"a": cases}, RepeatSpec(count=3), scoring))
+        assert [f.case for f in report.flaky_cases] == flaky, rule
+        assert report.variants[0].cases.flaky == len(flaky), rule

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.events.spec import ReplicaAggregation
+from engine.store.projections.verdicts import verdict_from_counts
 from engine.web.data import RunView
 from engine.web.trials import case_tags
 
@@ -14,15 +16,13 @@ class Cell:
     scored: int = 0
     errors: int = 0
     repeats: int = 0
+    aggregation: ReplicaAggregation = field(default_factory=ReplicaAggregation)
 
     @property
     def verdict(self) -> str:
-        """pass | fail | flaky | error | pending: an all-error cell is an error, never a failure."""
-        if self.scored == 0:
-            return "error" if self.errors else "pending"
-        if self.passes == self.scored:
-            return "pass"
-        return "fail" if self.passes == 0 else "flaky"
+        """pass | fail | flaky | error | pending, as the report decides it (the run's replica_aggregation)."""
+        found = verdict_from_counts(self.scored, self.passes, False, bool(self.errors), self.aggregation)
+        return found or "pending"
 
 
 @dataclass(slots=True)
@@ -36,10 +36,11 @@ def build_rows(view: RunView) -> tuple[list[str], list[Row]]:
     names = {r.variant for r in view.trials.records.values()}
     variants = sorted(names, key=_order(view.trials.variant_order))
     tags = case_tags(view)
+    aggregation = view.spec.scoring.replica_aggregation if view.spec else ReplicaAggregation()
     rows: dict[str, Row] = {}
     for rec in view.trials.records.values():
         row = rows.get(rec.case) or rows.setdefault(rec.case, Row(rec.case, tags.get(rec.case, [])))
-        cell = row.cells.get(rec.variant) or row.cells.setdefault(rec.variant, Cell())
+        cell = row.cells.get(rec.variant) or row.cells.setdefault(rec.variant, Cell(aggregation=aggregation))
         cell.repeats += rec.finished
         cell.errors += rec.status == "error"
         cell.scored += rec.status in ("pass", "fail")

@@ -15,7 +15,7 @@ from engine.store import stats
 from engine.store.projections.cases import tag_summaries
 from engine.store.projections.comparisons import DIGITS, rnd, rnd_pair
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
-from engine.store.projections.verdicts import count_verdicts
+from engine.store.projections.verdicts import case_verdict, count_verdicts
 
 _ALL = ReplicaAggregation()
 
@@ -112,14 +112,16 @@ def latency(totals: VariantTotals) -> Latency:
 
 
 def flaky_cases(state: RunState, names: list[str], case_ids: list[str]) -> list[FlakyCase]:
+    """The cells whose verdict is flaky, by the run's replica_aggregation: the rule the verdict
+    counts use too (under "any", a case with one pass passes: it is not flaky)."""
+    aggregation = state.spec.scoring.replica_aggregation if state.spec else _ALL
     out = []
     for name in names:
         for case in case_ids:
             cell = state.cells.get((name, case))
-            if cell is None:
+            if cell is None or case_verdict(cell, aggregation) != "flaky":
                 continue
             scored = cell.scored()
             passes = (cell.passed & scored).bit_count()
-            if 0 < passes < scored.bit_count():
-                out.append(FlakyCase(variant=name, case=case, passes=passes, runs=scored.bit_count()))
+            out.append(FlakyCase(variant=name, case=case, passes=passes, runs=scored.bit_count()))
     return out

@@ -21,10 +21,18 @@ def case_verdict(cell: Cell, aggregation: ReplicaAggregation) -> Verdict | None:
     """The verdict of one variant x case cell; None while nothing about it is known yet."""
     scored = cell.scored()
     runs, passes = scored.bit_count(), (cell.passed & scored).bit_count()
+    return verdict_from_counts(runs, passes, bool(cell.graded), bool(cell.failed), aggregation)
+
+
+def verdict_from_counts(
+    runs: int, passes: int, graded: bool, failed: bool, aggregation: ReplicaAggregation
+) -> Verdict | None:
+    """The one definition of a case's verdict (the report, flaky_cases and the web view use it):
+    `runs` scored repeats of which `passes` passed; `graded`/`failed`: any repeat graded/errored."""
     if not runs:
-        if cell.graded:  # outputs, but no grader could score any of them
+        if graded:  # outputs, but no grader could score any of them
             return "ungraded"
-        return "error" if cell.failed else None
+        return "error" if failed else None
     if aggregation.strategy == "any":
         return "pass" if passes else "fail"
     bar = 1.0 if aggregation.strategy == "all" else aggregation.min_pass_rate
