@@ -48,6 +48,7 @@ class VariationGenerator:
     spec: TuneSpec
     seed: int
     visited: set[Variation] = field(default_factory=set)
+    retried: set[Variation] = field(default_factory=set)  # neighbourhood: proposed a second time
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -73,6 +74,16 @@ class VariationGenerator:
         return None
 
     def _next_sampled(self, best: dict[str, float], strategy: str) -> Variation | None:
+        found = self._sample(best, strategy, self.visited)
+        if found is None and strategy == "neighborhood":
+            # every neighbour tried: give each rejected one a second chance (fresh trials), so one
+            # unlucky rejection does not leave the search stuck beside a better value
+            found = self._sample(best, strategy, self.retried)
+            if found is not None:
+                self.retried.add(found)
+        return found
+
+    def _sample(self, best: dict[str, float], strategy: str, tried: set[Variation]) -> Variation | None:
         for _ in range(MAX_REJECTIONS):
             p = self.rng.choice(self.spec.parameters)
             if strategy == "random":
@@ -82,6 +93,6 @@ class VariationGenerator:
                 offset = self.rng.uniform(-self.spec.radius, self.spec.radius) * step
                 value = quantize(p, best[p.name] + offset)
             candidate = Variation(p.name, value)
-            if candidate not in self.visited and best.get(p.name) != value:
+            if candidate not in tried and best.get(p.name) != value:
                 return candidate
         return None  # the space is considered exhausted

@@ -69,6 +69,9 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
         out.append(table(view.comparison_title(r), view.COMPARISON_HEADER, view.comparison_rows(r)))
     if r.get("variations"):
         title = "tuning: variations tried, in order"
+        bound = r.get("session_error_bound")
+        if bound is not None:
+            title += f" (chance that some accepted change does nothing: at most {bound:.0%})"
         out.append(table(title, view.VARIATION_HEADER, view.variation_rows(r), left=3))
     out.append(Text(view.winner_line(r)))
     errors = view.error_lines(r)

@@ -160,3 +160,5 @@ class RunReport(Report):
     # test at alpha against each), the winner first; empty when it is separated from every other
     tied_best: list[str] = []
     runner_up_p_value: float | None = None
+    # tuning: at most this chance that some accepted change does nothing (decisions x alpha)
+    session_error_bound: float | None = None

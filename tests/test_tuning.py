@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from engine.actors.targets.base import TargetRequest
-from engine.actors.tuning import VariationGenerator, grid_points, quantize
+from engine.actors.tuning import Variation, VariationGenerator, grid_points, quantize
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.spec import ParameterRange, TuneSpec
+from engine.runtime.tune import look_alpha
 from engine.store.projection import run_events
 
 
@@ -83,6 +84,29 @@ async def test_grid_finds_the_optimum(tmp_path: Path) -> None:
     assert best_temperature(decided) == pytest.approx(0.3)
     assert len(decided) == 10  # 11 grid points less the starting value
     assert len(report.variations) == 10 and any(v.accepted for v in report.variations)
+    # each decision after an acceptance compares with the accepted variant measured afresh
+    for before, after in zip(decided, decided[1:], strict=False):
+        if isinstance(before, k.VariationAccepted):
+            assert after.baseline == before.variant + "+re"
+            fresh = next(v for v in report.variants if v.name == after.baseline)
+            assert fresh.trials >= 40 * 2 and fresh.params == {"temperature": before.value}
+
+
+def test_repeated_looks_spend_alpha_and_never_more() -> None:
+    for looks in (1, 2, 3, 5):
+        levels = [look_alpha(0.05, look, looks) for look in range(1, looks + 1)]
+        assert sum(levels) == pytest.approx(0.05) and levels == sorted(levels)  # most at the last look
+    assert look_alpha(0.05, 1, 1) == 0.05
+
+
+def test_neighborhood_retries_a_rejected_neighbour_once_the_rest_are_tried() -> None:
+    p = ParameterRange(name="t", min=0, max=1, default=0.5, step=0.1)
+    gen = VariationGenerator(TuneSpec(strategy="neighborhood", parameters=[p], radius=1.0), seed=2)
+    gen.visited.add(Variation("t", 0.5))
+    first = [gen.next({"t": 0.5}) for _ in range(2)]
+    assert sorted(v.value for v in first) == [0.4, 0.6]  # both neighbours, once each
+    second = [gen.next({"t": 0.5}) for _ in range(3)]
+    assert sorted(v.value for v in second[:2]) == [0.4, 0.6] and second[2] is None  # then once more
 
 
 async def test_random_with_the_same_seed_replays_the_same_sequence(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import trio
 
 from engine.actors.tuning import Variation, VariationGenerator, defaults, quantize
@@ -33,6 +34,7 @@ from engine.store.projections.variant_report import latency
 from engine.views.apply import apply_params
 
 BASELINE = "baseline"
+REMEASURED = "+re"  # suffix of an accepted variant measured afresh
 
 
 class Session:
@@ -61,7 +63,21 @@ class Session:
         return VariantSpec(name=name, params={**self.best.params, variation.parameter: value})
 
     def accept(self, variant: VariantSpec, variation: Variation) -> None:
-        self.best, self.best_values[variation.parameter] = variant, variation.value
+        self.best, self.best_values[variation.parameter] = remeasured(variant), variation.value
+
+
+def remeasured(variant: VariantSpec) -> VariantSpec:
+    """The accepted variant, measured afresh for the decisions after it. The trials that won its
+    acceptance were selected for looking good (the winner's curse): compared against them, a later
+    candidate would need to beat luck. A new name gives the same configuration new trial seeds."""
+    return msgspec.structs.replace(variant, name=f"{variant.name}{REMEASURED}")
+
+
+def look_alpha(alpha: float, look: int, looks: int) -> float:
+    """The significance level of look `look` (1-based) of `looks`: alpha spent quadratically (little at
+    the first looks, most at the last), so taking more repeats on a close call and looking again
+    keeps the chance of accepting a change that does nothing at alpha (Bonferroni over the looks)."""
+    return alpha * ((look / looks) ** 2 - ((look - 1) / looks) ** 2)
 
 
 def _clean(values: dict[str, float], ranges: dict[str, Any]) -> dict[str, Any]:
@@ -118,8 +134,8 @@ async def _search(run: TuneRun) -> str:
     session = Session(spec, tune)
     if BASELINE in state.variants:
         session.best = state.variants[BASELINE]
-    await propose_variants(run_id=run_id, variants=[session.best], known=set(state.variants), emit=pipe.emit)
     restore(session, list(state.variations), state.variants)
+    await _propose_best(run, session)
     while len(state.variations) < tune.max_experiments:
         variation = session.generator.next(session.best_values)
         if variation is None:
@@ -133,10 +149,8 @@ async def _search(run: TuneRun) -> str:
         outcome = await _evaluate(run, session.best, candidate)
         if isinstance(outcome, str):
             return outcome
-        delta, p_value, base_score, cand_score, rounds = outcome
-        accepted = delta >= tune.min_improvement and (
-            not tune.require_significance or p_value < spec.gate.alpha
-        )
+        delta, p_value, _, _, _, level = outcome
+        accepted = delta >= tune.min_improvement and (not tune.require_significance or p_value < level)
         decision = _decision(
             run_id, origin, candidate, variation, session.best.name, outcome, accepted,
             _usage(pipe.state, candidate.name),
@@ -144,7 +158,16 @@ async def _search(run: TuneRun) -> str:
         await pipe.write_and_wait([decision])
         if accepted:
             session.accept(candidate, variation)
+            await _propose_best(run, session)
     return "completed"
+
+
+async def _propose_best(run: TuneRun, session: Session) -> None:
+    """Log the current best (the baseline, or an accepted variant re-measured) before it is run."""
+    pipe = run.pipe
+    await propose_variants(run_id=run.run_id, variants=[session.best], known=set(pipe.state.variants),
+                           emit=pipe.emit)  # fmt: skip
+    await pipe.write_and_wait([])
 
 
 def _resumed_candidate(state: RunState, v: Variation) -> VariantSpec | None:
@@ -163,11 +186,12 @@ def _resumed_candidate(state: RunState, v: Variation) -> VariantSpec | None:
 
 async def _evaluate(
     run: TuneRun, baseline: VariantSpec, candidate: VariantSpec
-) -> tuple[float, float, float, float, int] | str:
+) -> tuple[float, float, float, float, int, float] | str:
     spec, pipe = run.spec, run.pipe
     assert spec.tune is not None
     cases = [c.id for c in spec.cases]
-    for rounds in range(spec.tune.max_extra_repeats + 1):
+    looks = spec.tune.max_extra_repeats + 1 if spec.tune.require_significance else 1
+    for rounds in range(looks):
         plan = build_plan(
             spec, run.run_id, [baseline, candidate], run.load_output, repeats=spec.repeat.count * (rounds + 1)
         )
@@ -180,11 +204,11 @@ async def _evaluate(
         shared = [c for c in base if c in cand]
         delta = result.delta or 0.0
         p_value = 1.0 if result.p_value is None else result.p_value
-        close_call = delta >= spec.tune.min_improvement and p_value >= spec.gate.alpha
-        if not (close_call and spec.tune.require_significance):
-            break
+        level = look_alpha(spec.gate.alpha, rounds + 1, looks)
+        if delta < spec.tune.min_improvement or p_value < level:
+            break  # too small to matter (futile), or clear: no more repeats
     base_mean, cand_mean = stats.mean([base[c] for c in shared]), stats.mean([cand[c] for c in shared])
-    return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds
+    return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds, level
 
 
 def _usage(state: RunState, variant: str) -> dict[str, Any]:
@@ -204,11 +228,11 @@ def _decision(
     candidate: VariantSpec,
     variation: Variation,
     baseline: str,
-    outcome: tuple[float, float, float, float, int],
+    outcome: tuple[float, float, float, float, int, float],
     accepted: bool,
     usage: dict[str, Any],
 ) -> k.Event:
-    delta, p_value, base_score, cand_score, rounds = outcome
+    delta, p_value, base_score, cand_score, rounds, level = outcome
     common = dict(
         run_id=run_id, ts=time.time(), variant=candidate.name, parameter=variation.parameter,
         value=candidate.params[variation.parameter], baseline=baseline, baseline_score=round(base_score, 6),
@@ -217,5 +241,5 @@ def _decision(
     )  # fmt: skip
     if accepted:
         return k.VariationAccepted(**common)  # type: ignore[arg-type]
-    why = f"delta {delta:+.4f}, p {p_value:.3g} after {rounds + 1} round(s) of repeats"
+    why = f"delta {delta:+.4f}, p {p_value:.3g} (needed < {level:.3g}) after {rounds + 1} round(s) of repeats"
     return k.VariationRejected(**common, reason=why)  # type: ignore[arg-type]

@@ -8,9 +8,10 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 from __future__ import annotations
 
 from engine.events.report import DataError, RunReport
+from engine.events.spec import ExperimentSpec
 from engine.store import stats
 from engine.store.projections.cases import case_values
-from engine.store.projections.comparisons import add_relative_figures, compare_all, tied_with_winner
+from engine.store.projections.comparisons import add_relative_figures, compare_all, rnd, tied_with_winner
 from engine.store.projections.outcome import (
     error_rate,
     error_summaries,
@@ -40,8 +41,10 @@ def build_report(state: RunState) -> RunReport:
     alpha = spec.gate.alpha if spec else 0.05
     comparisons = compare_all(baseline, names, per_case, seed=spec.seed if spec else 0, alpha=alpha)
     add_relative_figures(comparisons, {v.name: v for v in variants})
+    error_bound = None
     if spec is not None and spec.kind == "tune":
         winner, significant = tuning_winner(state)
+        error_bound = session_error_bound(spec, len(state.variations))
     elif names:
         means = {v.name: v.strategy_score for v in variants}
         adjusted = {c.candidate: c.p_value_adjusted for c in comparisons}
@@ -67,6 +70,7 @@ def build_report(state: RunState) -> RunReport:
         winner=winner,
         winner_significant=significant,
         tied_best=tied,
+        session_error_bound=error_bound,
         runner_up_p_value=runner_up_p,
         variants=variants,
         comparisons=comparisons,
@@ -87,6 +91,14 @@ def build_report(state: RunState) -> RunReport:
         data_error_count=state.unusable_count,
         warnings=integrity_warnings(state),
     )
+
+
+def session_error_bound(spec: ExperimentSpec, decisions: int) -> float | None:
+    """A tuning session's chance, at most, of accepting at least one change that does nothing: each
+    decision holds alpha over its repeated looks, and the decisions add up (Bonferroni)."""
+    if spec.tune is None or not spec.tune.require_significance:
+        return None  # accepted on the improvement alone: no error control to report
+    return rnd(min(1.0, decisions * spec.gate.alpha))
 
 
 def is_partial(state: RunState, done: int) -> bool:
