@@ -6,9 +6,10 @@ as the observed one. It is computed exactly, in integers, so:
 - equal differences are equal (2/3 - 1/3 and 1/3 - 0 are the same number, never split by float noise);
 - it is scale invariant: the same pattern of differences at 1, 1/3 or 0.05 gives the same p;
 - pass/fail and scores take the same path: on 0/1 values it is the exact McNemar (sign) test.
-When the exact distribution would be too much work (many cases with finely spread scores), the
-studentized form takes over: the paired t statistic against Student's t with n - 1 degrees of freedom,
-which the permutation distribution approaches as n grows.
+From 20 changed cases on (or when the exact distribution would be too much work), the studentized
+form takes over: the paired t statistic against Student's t with n - 1 degrees of freedom, which the
+permutation distribution approaches as n grows; it is also scale invariant, and equal differences are
+equal floats because they come from equal fractions.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
+# from this many non-zero differences on, the studentized form: the exact distribution's lumps (it is
+# discrete) make it conservative and cost 4-7 points of power on pass/fail data, while Student's t is
+# accurate by then (benchmarks/sim_stats.py)
+EXACT_BELOW = 20
 # the exact distribution costs (non-zero differences) x (range of sums) table cells; above this, the t form
 EXACT_WORK = 40_000_000
 # up to this many non-zero differences on no small lattice (continuous scores), every pattern is listed
@@ -57,6 +62,8 @@ def sign_flip_test(diffs: Sequence[Fraction]) -> TestResult:
         return TestResult(1.0, EXACT)  # nothing changed: no evidence either way
     magnitudes = [abs(i) for i in ints]
     span = sum(magnitudes)
+    if len(ints) >= EXACT_BELOW:
+        return TestResult(_studentized_p([float(d) for d in diffs]), STUDENTIZED)
     if len(ints) * (2 * span + 1) <= EXACT_WORK:
         return TestResult(_exact_p(magnitudes, abs(sum(ints))), EXACT)
     if len(ints) <= ENUMERATED_MAX:

@@ -1,0 +1,103 @@
+"""Simulated experiments: does the report's paired test hold its error rate, how much power does it have
+against a reference paired t-test on the same data, and do its intervals cover what they claim?
+
+    python benchmarks/sim_stats.py [--runs 1000]
+
+Each simulated experiment has CASES cases with REPEATS repeats per variant. A case's true pass chance is
+the same for every case (homogeneous) or drawn per case from Beta(2, 2) (heterogeneous); a variant's
+shift moves every case's chance. Per-case values are exact pass rates (k of REPEATS), as the report
+pairs them; continuous runs use a score with case difficulty plus noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+from fractions import Fraction
+
+import numpy as np
+import scipy.stats
+
+from engine.store import stats
+
+CASES, REPEATS, ALPHA = 50, 3, 0.05
+
+
+def case_chances(rng: np.random.Generator, kind: str, cases: int) -> np.ndarray:
+    return rng.beta(2, 2, cases) if kind == "heterogeneous" else np.full(cases, 0.6)
+
+
+def pass_rates(rng: np.random.Generator, chances: np.ndarray) -> list[Fraction]:
+    return [Fraction(int(k), REPEATS) for k in rng.binomial(REPEATS, np.clip(chances, 0, 1))]
+
+
+def scores(rng: np.random.Generator, difficulty: np.ndarray, shift: float) -> list[float]:
+    return list(np.clip(difficulty + shift + rng.normal(0, 0.15, len(difficulty)), 0, 1))
+
+
+def one_pair(rng: np.random.Generator, data: str, kind: str, shift: float, cases: int) -> tuple[list, list]:
+    if data == "continuous":
+        difficulty = case_chances(rng, kind, cases)
+        return scores(rng, difficulty, 0.0), scores(rng, difficulty, shift)
+    chances = case_chances(rng, kind, cases)
+    return pass_rates(rng, chances), pass_rates(rng, chances + shift)
+
+
+def rejection_rates(
+    runs: int, data: str, kind: str, shift: float, seed: int, cases: int = CASES
+) -> tuple[float, float, float]:
+    """(share of runs where the report's test rejects, where a paired t-test does, engine's "winner")."""
+    rng = np.random.default_rng(seed)
+    ours = reference = winners = 0
+    for i in range(runs):
+        base, cand = one_pair(rng, data, kind, shift, cases)
+        result = stats.paired_comparison(base, cand, seed=i, resamples=1)
+        ours += result.p_value is not None and result.p_value < ALPHA
+        winners += result.p_value is not None and result.p_value < ALPHA and (result.delta or 0) > 0
+        diffs = np.array([float(c - b) for b, c in zip(base, cand, strict=True)])
+        if diffs.any():
+            reference += scipy.stats.ttest_1samp(diffs, 0.0).pvalue < ALPHA
+    return ours / runs, reference / runs, winners / runs
+
+
+def coverage(runs: int, seed: int, cases: int = 30, repeats: int = 10) -> tuple[float, float]:
+    """How often the pass-rate intervals contain the population pass rate (0.5: Beta(2, 2) cases)."""
+    rng = np.random.default_rng(seed)
+    over_cases = per_trial = 0
+    for _ in range(runs):
+        passes = rng.binomial(repeats, rng.beta(2, 2, cases))
+        lo, hi = stats.cluster_rate_ci95(passes.tolist(), [repeats] * cases) or (0.0, 1.0)
+        over_cases += lo <= 0.5 <= hi
+        w_lo, w_hi = stats.wilson_ci95(int(passes.sum()), cases * repeats) or (0.0, 1.0)
+        per_trial += w_lo <= 0.5 <= w_hi
+    return over_cases / runs, per_trial / runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    runs = parser.parse_args().runs
+    print(f"{runs} simulated experiments per line; {CASES} cases x {REPEATS} repeats; alpha {ALPHA}")
+    print("A/A (no difference): the share of runs with p < alpha, engine vs paired t, and false winners")
+    for data in ("binary", "continuous"):
+        for kind in ("homogeneous", "heterogeneous"):
+            ours, ref, wins = rejection_rates(runs, data, kind, 0.0, seed=1)
+            print(f"  {data:10} {kind:13}  engine {ours:6.1%}  paired t {ref:6.1%}  false winner {wins:6.1%}")
+    for cases in (8, 12):  # few changed cases: the exact sign-flip distribution, never above alpha
+        ours, ref, wins = rejection_rates(runs, "binary", "heterogeneous", 0.0, seed=4, cases=cases)
+        label = f"{cases} cases only"
+        print(f"  binary     {label:13}  engine {ours:6.1%}  paired t {ref:6.1%}  false winner {wins:6.1%}")
+    print("power (a real shift): engine vs paired t on the same data")
+    for data, kind, shift in (("binary", "homogeneous", 0.1), ("binary", "heterogeneous", 0.1),
+                              ("continuous", "heterogeneous", 0.05)):  # fmt: skip
+        ours, ref, _ = rejection_rates(runs, data, kind, shift, seed=2)
+        gap = ours - ref
+        print(f"  {data:10} {kind:13} +{shift:<5} engine {ours:6.1%}  paired t {ref:6.1%}  gap {gap:+.1%}")
+    over_cases, per_trial = coverage(runs, seed=3)
+    print("coverage of the population pass rate, 30 cases x 10 repeats (nominal 95%)")
+    print(f"  pass_rate_ci95 (over cases) {over_cases:6.1%}")
+    print(f"  pass_rate_trial_ci95 (Wilson, per trial) {per_trial:6.1%}")
+    print("sequential stopping: not implemented yet (no [stopping] table)")
+
+
+if __name__ == "__main__":
+    main()
