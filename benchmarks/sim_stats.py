@@ -18,6 +18,7 @@ import numpy as np
 import scipy.stats
 
 from engine.store import stats
+from engine.store.sequential import look_decision, look_level
 
 CASES, REPEATS, ALPHA = 50, 3, 0.05
 
@@ -72,6 +73,31 @@ def coverage(runs: int, seed: int, cases: int = 30, repeats: int = 10) -> tuple[
     return over_cases / runs, per_trial / runs
 
 
+def sequential(runs: int, shift: float, seed: int, cases: int = 40, repeats: int = 8, looks: int = 4):
+    """(share of runs with a significant winner, mean share of trials saved, the fixed design's rate)."""
+    rng = np.random.default_rng(seed)
+    wins = fixed_wins = 0
+    saved = 0.0
+    for i in range(runs):
+        chances = rng.beta(6, 4, cases)  # heterogeneous cases around 0.6
+        base = rng.random((cases, repeats)) < chances[:, None]
+        cand = rng.random((cases, repeats)) < np.clip(chances + shift, 0, 1)[:, None]
+        for look in range(1, looks + 1):
+            used = -(-repeats * look // looks)
+            rates = [[Fraction(int(k), used) for k in arm[:, :used].sum(axis=1)] for arm in (base, cand)]
+            result = stats.paired_comparison(rates[0], rates[1], seed=i, resamples=1)
+            level = look_level(ALPHA, look, looks)
+            stop = look_decision([(result.p_value, result.delta)], level, look, looks)
+            if stop:
+                wins += result.p_value is not None and result.p_value < level and (result.delta or 0) > 0
+                saved += 1 - used / repeats
+                break
+        full = [[Fraction(int(k), repeats) for k in arm.sum(axis=1)] for arm in (base, cand)]
+        final = stats.paired_comparison(full[0], full[1], seed=i, resamples=1)
+        fixed_wins += final.p_value is not None and final.p_value < ALPHA and (final.delta or 0) > 0
+    return wins / runs, saved / runs, fixed_wins / runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -96,7 +122,10 @@ def main() -> None:
     print("coverage of the population pass rate, 30 cases x 10 repeats (nominal 95%)")
     print(f"  pass_rate_ci95 (over cases) {over_cases:6.1%}")
     print(f"  pass_rate_trial_ci95 (Wilson, per trial) {per_trial:6.1%}")
-    print("sequential stopping: not implemented yet (no [stopping] table)")
+    print("sequential stopping ([stopping] rule = 'sequential', 4 looks), 40 cases x 8 repeats")
+    for label, shift in (("A/A 0.6 vs 0.6", 0.0), ("clear 0.6 vs 0.75", 0.15)):
+        wins, saved, fixed_wins = sequential(runs, shift, seed=5)
+        print(f"  {label:18} winner {wins:6.1%} (fixed design {fixed_wins:6.1%})  trials saved {saved:6.1%}")
 
 
 if __name__ == "__main__":

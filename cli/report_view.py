@@ -130,6 +130,8 @@ def status_lines(r: Report) -> list[str]:
         lines.append(f"Partial run: {r.get('trials_done', 0)} of {r.get('trials_total', 0)} trials done.")
     if r.get("stop_reason"):
         lines.append(f"Stopped: {r['stop_reason']}")
+    if r.get("stopping"):
+        lines.append(sequential_line(r["stopping"]))
     rate = r.get("error_rate")
     if rate:
         verdict = " - above" if r.get("error_rate_exceeded") else ", within"
@@ -144,6 +146,24 @@ def status_lines(r: Report) -> list[str]:
         lines.append(f"Grading round {r['grading']} ({name}); earlier rounds: engine report RUN --grading N.")
     lines += [f"Warning: {warning}" for warning in r.get("warnings") or []]
     return lines
+
+
+WHY_STOPPED = {
+    "efficacy": "the answer was clear",
+    "futility": "no candidate was doing better",
+    "max": "all looks taken",
+    "": "still running",
+}
+
+
+def sequential_line(s: Report) -> str:
+    saved = s["trials_saved"] / s["fixed_design_trials"] if s["fixed_design_trials"] else 0.0
+    why = WHY_STOPPED.get(s["stopped"], s["stopped"])
+    return (
+        f"Sequential: look {s['looks_done']} of {s['max_looks']} ({why}); "
+        f"{s['trials_saved']} of {s['fixed_design_trials']} trials saved ({saved:.0%}); "
+        f"significant means p < {s['level']:.3g} at this look."
+    )
 
 
 def flaky_rows(r: Report) -> list[list[str]]:

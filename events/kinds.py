@@ -158,6 +158,17 @@ class VariationRejected(VariationDecided, tag="variation.rejected"):
     reason: str = ""
 
 
+class LookDecided(Event, tag="look.decided"):
+    """A sequential run's interim look ([stopping] rule "sequential"): after `repeats` repeats, the
+    comparisons were judged at `level`; `stop` says why the run ends here ("" when it goes on)."""
+
+    look: int
+    looks: int
+    repeats: int
+    level: float
+    stop: Literal["", "efficacy", "futility", "max"] = ""
+
+
 class ConfigApplied(Event, tag="config.applied"):
     """auto_apply wrote the session's accepted values to a config file."""
 
@@ -217,6 +228,7 @@ AnyEvent = (
     | TrialSkipped
     | VariationAccepted
     | VariationRejected
+    | LookDecided
     | ConfigApplied
     | BudgetExhausted
     | CancelRequested

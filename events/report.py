@@ -125,6 +125,18 @@ class VariationRecord(Report):
     latency_ms: float = 0.0
 
 
+class StoppingReport(Report):
+    """A sequential run's looks: where it stopped, why, and what that saved against the fixed design."""
+
+    rule: str
+    looks_done: int
+    max_looks: int
+    stopped: str  # efficacy | futility | max | "" (still running)
+    level: float  # the significance level of the last look: the report's "significant" uses it
+    fixed_design_trials: int
+    trials_saved: int
+
+
 class RunReport(Report):
     run_id: str
     experiment: str
@@ -162,3 +174,4 @@ class RunReport(Report):
     runner_up_p_value: float | None = None
     # tuning: at most this chance that some accepted change does nothing (decisions x alpha)
     session_error_bound: float | None = None
+    stopping: StoppingReport | None = None  # [stopping] rule = "sequential" only

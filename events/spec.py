@@ -216,6 +216,16 @@ def check_grid_size(p: ParameterRange) -> None:
         )
 
 
+class StoppingSpec(Spec):
+    """rule "sequential": the repeats run in `looks` rounds; after each, the run stops as soon as every
+    candidate is clearly better or worse than the baseline (alpha spent across the looks, so the
+    false-winner rate stays at alpha), or no better after half of them (futility)."""
+
+    rule: Literal["fixed", "sequential"] = "fixed"
+    alpha: Annotated[float, Meta(gt=0, lt=1)] = 0.05
+    looks: Annotated[int, Meta(ge=2, le=20)] = 4
+
+
 class ScheduleSpec(Spec):
     cron: Name = "0 3 * * *"
     enabled: bool = True
@@ -244,6 +254,7 @@ class ExperimentSpec(Spec):
     scoring: ScoringSpec = ScoringSpec()
     gate: GateSpec = GateSpec()
     tune: TuneSpec | None = None
+    stopping: StoppingSpec | None = None
     schedule: ScheduleSpec | None = None
     pricing: dict[str, Price] = {}
     setup: list[str] = []

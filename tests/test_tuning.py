@@ -12,8 +12,8 @@ from engine.actors.tuning import Variation, VariationGenerator, grid_points, qua
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.spec import ParameterRange, TuneSpec
-from engine.runtime.tune import look_alpha
 from engine.store.projection import run_events
+from engine.store.sequential import look_level
 
 
 def peaked(request: TargetRequest) -> str:
@@ -94,9 +94,9 @@ async def test_grid_finds_the_optimum(tmp_path: Path) -> None:
 
 def test_repeated_looks_spend_alpha_and_never_more() -> None:
     for looks in (1, 2, 3, 5):
-        levels = [look_alpha(0.05, look, looks) for look in range(1, looks + 1)]
+        levels = [look_level(0.05, look, looks) for look in range(1, looks + 1)]
         assert sum(levels) == pytest.approx(0.05) and levels == sorted(levels)  # most at the last look
-    assert look_alpha(0.05, 1, 1) == 0.05
+    assert look_level(0.05, 1, 1) == 0.05
 
 
 def test_neighborhood_retries_a_rejected_neighbour_once_the_rest_are_tried() -> None:

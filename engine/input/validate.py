@@ -47,6 +47,19 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
         fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")
     if spec.schedule is not None:
         check_cron(spec.schedule.cron, file)
+    _check_stopping(spec, fail)
+
+
+def _check_stopping(spec: ExperimentSpec, fail: Fail) -> None:
+    stopping = spec.stopping
+    if stopping is None or stopping.rule == "fixed":
+        return
+    if spec.kind == "tune":
+        fail("stopping", "expected no [stopping] table in a tuning session (it spends alpha per decision)")
+    if spec.repeat.strategy == "pass_at_k":
+        fail("stopping.rule", "expected repeat.strategy 'mean' or 'confidence_interval' for sequential looks")
+    if spec.repeat.count < stopping.looks:
+        fail("stopping.looks", f"expected at most repeat.count ({spec.repeat.count}) looks: one round each")
 
 
 def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:

@@ -34,6 +34,7 @@ from engine.input.preflight import check_environment
 from engine.runtime.lease import run_lease
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
+from engine.runtime.sequential import run_sequential
 from engine.runtime.tune import TuneRun, tune_session
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
@@ -153,6 +154,8 @@ async def _run_body(log: EventStore, request: RunRequest, spec: ExperimentSpec, 
                 reason = await tune_session(
                     TuneRun(spec, run_id, request.origin, pipe, workers, load_output, request.source)
                 )
+            elif spec.stopping is not None and spec.stopping.rule == "sequential":
+                reason = await run_sequential(spec, run_id, variants, workers, pipe, load_output)
             else:
                 reason = await workers.run(build_plan(spec, run_id, variants, load_output))
     if wall.cancelled_caught:

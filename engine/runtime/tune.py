@@ -31,6 +31,7 @@ from engine.store.projections.cases import case_values
 from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import latency
+from engine.store.sequential import look_level
 from engine.views.apply import apply_params
 
 BASELINE = "baseline"
@@ -71,13 +72,6 @@ def remeasured(variant: VariantSpec) -> VariantSpec:
     acceptance were selected for looking good (the winner's curse): compared against them, a later
     candidate would need to beat luck. A new name gives the same configuration new trial seeds."""
     return msgspec.structs.replace(variant, name=f"{variant.name}{REMEASURED}")
-
-
-def look_alpha(alpha: float, look: int, looks: int) -> float:
-    """The significance level of look `look` (1-based) of `looks`: alpha spent quadratically (little at
-    the first looks, most at the last), so taking more repeats on a close call and looking again
-    keeps the chance of accepting a change that does nothing at alpha (Bonferroni over the looks)."""
-    return alpha * ((look / looks) ** 2 - ((look - 1) / looks) ** 2)
 
 
 def _clean(values: dict[str, float], ranges: dict[str, Any]) -> dict[str, Any]:
@@ -204,7 +198,7 @@ async def _evaluate(
         shared = [c for c in base if c in cand]
         delta = result.delta or 0.0
         p_value = 1.0 if result.p_value is None else result.p_value
-        level = look_alpha(spec.gate.alpha, rounds + 1, looks)
+        level = look_level(spec.gate.alpha, rounds + 1, looks)
         if delta < spec.tune.min_improvement or p_value < level:
             break  # too small to matter (futile), or clear: no more repeats
     base_mean, cand_mean = stats.mean([base[c] for c in shared]), stats.mean([cand[c] for c in shared])

@@ -7,7 +7,7 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 
 from __future__ import annotations
 
-from engine.events.report import DataError, RunReport
+from engine.events.report import DataError, RunReport, StoppingReport
 from engine.events.spec import ExperimentSpec
 from engine.store import stats
 from engine.store.projections.cases import case_values
@@ -39,6 +39,8 @@ def build_report(state: RunState) -> RunReport:
     variants = [variant_report(state, name, case_ids, means[name], strategy) for name in names]
     baseline = names[0] if names else None
     alpha = spec.gate.alpha if spec else 0.05
+    if state.looks:  # a sequential run: significance at the level of the look it stopped at
+        alpha = state.looks[-1].level
     comparisons = compare_all(baseline, names, per_case, seed=spec.seed if spec else 0, alpha=alpha)
     add_relative_figures(comparisons, {v.name: v for v in variants})
     error_bound = None
@@ -71,6 +73,7 @@ def build_report(state: RunState) -> RunReport:
         winner_significant=significant,
         tied_best=tied,
         session_error_bound=error_bound,
+        stopping=stopping_report(state, done),
         runner_up_p_value=runner_up_p,
         variants=variants,
         comparisons=comparisons,
@@ -101,7 +104,23 @@ def session_error_bound(spec: ExperimentSpec, decisions: int) -> float | None:
     return rnd(min(1.0, decisions * spec.gate.alpha))
 
 
+def stopping_report(state: RunState, done: int) -> StoppingReport | None:
+    if not state.looks or state.spec is None or state.spec.stopping is None:
+        return None
+    last = state.looks[-1]
+    fixed = state.trials_total
+    return StoppingReport(
+        rule=state.spec.stopping.rule, looks_done=last.look, max_looks=last.looks, stopped=last.stop,
+        level=rnd(last.level) or 0.0, fixed_design_trials=fixed, trials_saved=max(0, fixed - done),
+    )  # fmt: skip
+
+
+def stopped_early(state: RunState) -> bool:
+    """A sequential run that stopped at a look because the answer was clear: complete, not partial."""
+    return bool(state.looks) and state.looks[-1].stop in ("efficacy", "futility")
+
+
 def is_partial(state: RunState, done: int) -> bool:
     if state.status in ("partial", "cancelled", "failed") or state.budget_exhausted:
         return True
-    return done < state.trials_total
+    return done < state.trials_total and not stopped_early(state)

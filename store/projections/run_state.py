@@ -90,6 +90,7 @@ class RunState:
     budget_exhausted: list[str] = field(default_factory=list)
     cancel_requested: bool = False
     variations: list[k.VariationAccepted | k.VariationRejected] = field(default_factory=list)
+    looks: list[k.LookDecided] = field(default_factory=list)  # a sequential run's interim looks
     grading: int = 0
     started_ts: float = 0.0
     finished_ts: float = 0.0
@@ -288,6 +289,11 @@ def _variation(s: RunState, e: k.VariationAccepted | k.VariationRejected) -> Non
     s.variations.append(e)
 
 
+def _look(s: RunState, e: k.LookDecided) -> None:
+    if not s.looks or e.look > s.looks[-1].look:  # a look decided again after a resume: the first counts
+        s.looks.append(e)
+
+
 def _run_completed(s: RunState, e: k.RunCompleted) -> None:
     s.status = e.status
     s.finished_ts = e.ts
@@ -317,6 +323,7 @@ RUN_STATE = Projection[RunState]({
     k.CancelRequested: _cancel,
     k.VariationAccepted: _variation,
     k.VariationRejected: _variation,
+    k.LookDecided: _look,
     k.RunCompleted: _run_completed,
     k.RunCancelled: _run_cancelled,
     k.ReportWritten: _report,
