@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine.events import kinds as k
 from engine.events.spec import (
     CaseSpec,
@@ -14,7 +16,8 @@ from engine.events.spec import (
 from engine.store import stats
 from engine.store.projection import fold
 from engine.store.projections.report import build_report
-from engine.store.projections.run_state import RunState, evolve
+from engine.store.projections.run_state import RunState, VariantTotals, evolve
+from engine.store.projections.variant_report import latency
 
 RUN = "r"
 
@@ -90,3 +93,14 @@ def test_flaky_cases_follow_the_verdict_rule() -> None:
         report = report_of(run({"a": cases}, RepeatSpec(count=3), scoring))
         assert [f.case for f in report.flaky_cases] == flaky, rule
         assert report.variants[0].cases.flaky == len(flaky), rule
+
+
+def test_latency_percentiles_use_the_nearest_rank() -> None:
+    # 60 trials, the slowest 4 ms: rank ceil(0.99 * 60) = 60 is the slowest (the rounded rank said 59)
+    totals = VariantTotals()
+    for micros in [390] * 59 + [4000]:
+        totals.latency_us.record_value(micros)
+        totals.latency_sum_us += micros
+    figures = latency(totals)
+    assert figures.p99 == pytest.approx(4.0, rel=1e-3) and figures.p95 == pytest.approx(0.39, rel=1e-3)
+    assert totals.latency_us.get_value_at_percentile(99) < 1000  # what the histogram's own rank gives

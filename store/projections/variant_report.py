@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from numbers import Real
 
+from hdrh.histogram import HdrHistogram
+
 from engine.events.report import FlakyCase, Latency, Tokens, VariantReport
 from engine.events.spec import ReplicaAggregation
 from engine.store import stats
@@ -102,13 +104,24 @@ def latency(totals: VariantTotals) -> Latency:
     count = hist.get_total_count()
     if not count:
         return Latency()
-    at = hist.get_value_at_percentile
     return Latency(
-        p50=rnd(at(50) / 1000),
-        p95=rnd(at(95) / 1000),
-        p99=rnd(at(99) / 1000),
+        p50=rnd(nearest_rank(hist, 50, count) / 1000),
+        p95=rnd(nearest_rank(hist, 95, count) / 1000),
+        p99=rnd(nearest_rank(hist, 99, count) / 1000),
         mean=rnd(totals.latency_sum_us / count / 1000),
     )
+
+
+def nearest_rank(hist: HdrHistogram, percent: int, count: int) -> int:
+    """The value at rank ceil(percent/100 * count) (the nearest-rank percentile): with few trials the
+    histogram's own rounded rank can land one below, so p99 of 60 trials missed the slowest one."""
+    rank = -(-percent * count // 100)  # exact integer ceiling
+    seen = 0
+    for step in hist.get_recorded_iterator():
+        seen += step.count_added_in_this_iter_step
+        if seen >= rank:
+            return hist.get_highest_equivalent_value(step.value_iterated_to)
+    return hist.get_max_value()
 
 
 def flaky_cases(state: RunState, names: list[str], case_ids: list[str]) -> list[FlakyCase]:
