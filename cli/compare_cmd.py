@@ -6,7 +6,7 @@ import sys
 
 import msgspec
 
-from engine.views.compare import RunComparison
+from engine.views.compare import MetricDelta, RunComparison
 
 
 def print_comparison(result: RunComparison, as_json: bool) -> None:
@@ -21,19 +21,35 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
     for warning in result.warnings:
         console.print(Text(f"warning: {warning}", style="yellow"))
     title = f"{result.candidate_run} vs {result.baseline_run} ({result.shared_cases} shared cases)"
-    header = ["variant", "metric", "baseline", "candidate", "delta", "p", "direction", "regressed"]
+    header = ["variant", "metric", "baseline", "candidate", "delta", "p / ratio CI", "direction", "regressed"]
     rows = [
         [
-            m.variant, m.metric, _num(m.baseline), _num(m.candidate), _num(m.delta), _num(m.p_value),
+            m.variant, m.metric, _num(m.baseline), _num(m.candidate), _num(m.delta), _evidence(m),
             m.direction, "yes" if m.regressed else "no",
         ]
         for m in result.metrics
     ]  # fmt: skip
     console.print(table(title, header, rows, left=2))
+    for label, changes in (("newly failing", result.newly_failing), ("newly passing", result.newly_passing)):
+        if changes:
+            case_rows = [
+                [c.variant, c.case, c.baseline, c.candidate, _num(c.p_value_adjusted)] for c in changes
+            ]
+            header = ["variant", "case", "baseline", "candidate", "p (Holm)"]
+            console.print(
+                table(f"cases {label} (Fisher's exact test on their replicas)", header, case_rows, left=2)
+            )
     if result.regressed:
         console.print(Text("REGRESSED: " + "; ".join(result.regressions), style="red"))
     else:
         console.print("no regression")
+
+
+def _evidence(m: MetricDelta) -> str:
+    """The adjusted p of a paired metric, or the interval of a ratio metric (latency, cost)."""
+    if m.ratio_ci is not None:
+        return f"x{m.ratio_ci[0]:.3g}-{m.ratio_ci[1]:.3g}"
+    return _num(m.p_value_adjusted if m.p_value_adjusted is not None else m.p_value)
 
 
 def _num(value: float | None) -> str:

@@ -204,3 +204,32 @@ def test_promote_writes_the_variant_into_a_config_file(tmp_path: Path, write_exp
         "promote", report["run_id"], "warm", "--to", str(config), "--store", "st", cwd=tmp_path
     )
     assert missing.returncode == 2 and b"no variant 'warm' (have baseline, cold)" in missing.stderr
+
+
+def test_compare_flags_one_case_that_broke_on_every_replica(tmp_path: Path, write_experiment) -> None:
+    # 8 cases x 10 replicas: one case goes from 10/10 to 0/10. Over all cases that is a pass-rate drop of
+    # 0.125 that the paired test does not call significant; on its own replicas it is decisive.
+    text = experiment(cases=8, repeats=10).replace(
+        "tests.fixtures.agent:capital", "tests.fixtures.agent:breaks_one_case"
+    )
+    before = write_experiment(text, "before.toml")
+    after = write_experiment(
+        text.replace("temperature = 0.7", 'temperature = 0.7\nbroken = "c003"'), "after.toml"
+    )
+    for name, file in (("before", before), ("after", after)):
+        ran = run_engine("run", str(file), "-q", "--run-id", name, "--store", "st", cwd=tmp_path)
+        assert ran.returncode == 0, ran.stderr.decode()
+    compared = run_engine("compare", "before", "after", "--gate", "--json", "--store", "st", cwd=tmp_path)
+    assert compared.returncode == 1, compared.stderr.decode()
+    result = json.loads(compared.stdout)
+    failing = result["newly_failing"]
+    assert {(c["variant"], c["case"], c["baseline"], c["candidate"]) for c in failing} == {
+        ("baseline", "c003", "10/10", "0/10"),
+        ("cold", "c003", "10/10", "0/10"),
+    }
+    assert all(c["p_value_adjusted"] < 0.01 for c in failing) and result["newly_passing"] == []
+    assert any("case c003 went from 10/10 to 0/10" in r for r in result["regressions"])
+    # the drop over all cases alone would not have fired
+    assert not any(m["regressed"] for m in result["metrics"] if m["metric"] == "pass_rate")
+    terminal = run_engine("compare", "before", "after", "--store", "st", cwd=tmp_path).stdout.decode()
+    assert "newly failing" in terminal and "c003" in terminal

@@ -2,8 +2,11 @@
 
 Metrics (the [gate] defaults, overridable in the candidate's [gate] table or on
 the command line): pass rate and mean score (absolute drop, paired by case, a
-drop counts only when significant or untestable), p95 latency and cost (relative
-increase). Variants are matched by name; two single-variant runs are matched
+drop counts only when significant after Holm across the variants, or untestable),
+p95 latency and cost per trial (relative increase: the bootstrap interval of the
+ratio must lie above 1 + threshold, at a level Bonferroni-corrected across the
+variants), and each case on its own (Fisher's exact test over its replicas, Holm
+across cases). Variants are matched by name; two single-variant runs are matched
 whatever their names.
 """
 
@@ -19,19 +22,9 @@ from engine.store.projections.cases import case_values
 from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
+from engine.views.case_changes import CaseChange, case_changes
+from engine.views.compare_gates import MetricDelta, cost_ratio, direction, latency_ratio, relative
 from engine.views.queries import run_state
-
-
-class MetricDelta(msgspec.Struct, kw_only=True):
-    variant: str
-    metric: str
-    baseline: float | None
-    candidate: float | None
-    delta: float | None
-    threshold: float
-    p_value: float | None = None
-    direction: str  # better | worse | same | unknown
-    regressed: bool
 
 
 class RunComparison(msgspec.Struct, kw_only=True):
@@ -42,6 +35,8 @@ class RunComparison(msgspec.Struct, kw_only=True):
     warnings: list[str]
     shared_cases: int
     metrics: list[MetricDelta]
+    newly_failing: list[CaseChange] = []  # cases significantly worse on their own replicas
+    newly_passing: list[CaseChange] = []
 
 
 def compare_runs(
@@ -69,8 +64,13 @@ def compare_states(
         raise InputError(
             cand_id, "variants", "expected at least one variant name shared with the baseline run"
         )
-    metrics = [m for b_name, c_name in pairs for m in _variant_metrics(base, cand, b_name, c_name, gate)]
+    level = 1 - 0.05 / len(pairs)  # the ratio intervals, Bonferroni across the compared variants
+    metrics = [m for b, c in pairs for m in _variant_metrics(base, cand, b, c, gate, level)]
+    _adjust_across_variants(metrics, gate)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
+    failing, passing = case_changes(base, cand, pairs, gate.alpha)
+    regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
+                    f"(Fisher, Holm-adjusted p {c.p_value_adjusted:.2g})" for c in failing]  # fmt: skip
     shared = len({c.id for c in base.spec.cases} & {c.id for c in cand.spec.cases})
     return RunComparison(
         baseline_run=base_id,
@@ -80,7 +80,20 @@ def compare_states(
         warnings=warnings,
         shared_cases=shared,
         metrics=metrics,
+        newly_failing=failing,
+        newly_passing=passing,
     )
+
+
+def _adjust_across_variants(metrics: list[MetricDelta], gate: GateSpec) -> None:
+    """A drop counts when significant after Holm across the variants compared (3 variants in A/A
+    flagged something in a third of pairs at an uncorrected alpha), or when it cannot be tested."""
+    for name in ("pass_rate", "mean_score"):
+        group = [m for m in metrics if m.metric == name]
+        for m, adjusted in zip(group, stats.holm([m.p_value for m in group]), strict=True):
+            m.p_value_adjusted = adjusted if adjusted is None else round(adjusted, 6)
+            significant = adjusted is None or adjusted < gate.alpha
+            m.regressed = m.delta is not None and m.delta < -m.threshold and significant
 
 
 def _describe(m: MetricDelta) -> str:
@@ -106,7 +119,7 @@ def _matched_variants(base: RunState, cand: RunState) -> list[tuple[str, str]]:
 
 
 def _variant_metrics(
-    base: RunState, cand: RunState, b_name: str, c_name: str, gate: GateSpec
+    base: RunState, cand: RunState, b_name: str, c_name: str, gate: GateSpec, level: float
 ) -> list[MetricDelta]:
     b_report = {v.name: v for v in build_report(base).variants}[b_name]
     c_report = {v.name: v for v in build_report(cand).variants}[c_name]
@@ -114,23 +127,16 @@ def _variant_metrics(
     out = [
         _paired(base, cand, b_name, c_name, label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
         _paired(base, cand, b_name, c_name, label, "mean_score", gate.max_mean_score_drop, gate.alpha),
-        _relative(
-            label,
-            "p95_latency_ms",
-            b_report.latency_ms.p95,
-            c_report.latency_ms.p95,
-            gate.max_p95_latency_increase,
-            gate.min_latency_increase_ms,
-        ),  # fmt: skip
-        _relative(
-            label,
-            "cost_usd",
-            b_report.cost_usd,
-            c_report.cost_usd,
-            gate.max_cost_increase,
-            gate.min_cost_increase_usd,
-        ),  # fmt: skip
-    ]
+        relative(
+            label, "p95_latency_ms", b_report.latency_ms.p95, c_report.latency_ms.p95,
+            gate.max_p95_latency_increase, gate.min_latency_increase_ms,
+            latency_ratio(base, cand, b_name, c_name, level),
+        ),
+        relative(
+            label, "cost_usd", b_report.cost_usd, c_report.cost_usd, gate.max_cost_increase,
+            gate.min_cost_increase_usd, cost_ratio(base, cand, b_name, c_name, level),
+        ),
+    ]  # fmt: skip
     return out
 
 
@@ -163,26 +169,8 @@ def _paired(
     significant = result.p_value is None or result.p_value < alpha
     return MetricDelta(
         variant=label, metric=metric, baseline=round(b_mean, 6), candidate=round(c_mean, 6), delta=delta,
-        threshold=max_drop, p_value=result.p_value, direction=_direction(delta, higher_is_better=True),
+        threshold=max_drop, p_value=result.p_value, direction=direction(delta, higher_is_better=True),
         regressed=delta < -max_drop and significant,
     )  # fmt: skip
 
 
-def _relative(
-    label: str, metric: str, base: float | None, cand: float | None, max_increase: float, min_delta: float
-) -> MetricDelta:
-    if base is None or cand is None:
-        return MetricDelta(variant=label, metric=metric, baseline=base, candidate=cand, delta=None,
-                           threshold=max_increase, direction="unknown", regressed=False)  # fmt: skip
-    delta = round(cand - base, 6)
-    limit = base * (1 + max_increase)
-    return MetricDelta(
-        variant=label, metric=metric, baseline=base, candidate=cand, delta=delta, threshold=max_increase,
-        direction=_direction(delta, higher_is_better=False), regressed=cand > limit and delta > min_delta,
-    )  # fmt: skip
-
-
-def _direction(delta: float, higher_is_better: bool) -> str:
-    if delta == 0:
-        return "same"
-    return "better" if (delta > 0) == higher_is_better else "worse"

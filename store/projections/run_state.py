@@ -40,6 +40,7 @@ class Cell:
     failed: int = 0  # bit r: the trial errored (infrastructure or model error)
     skipped: int = 0  # bit r: not run (pass_at_k early exit)
     score_sum: int = 0  # fixed point, over scored repeats
+    cost: int = 0  # fixed point dollars spent on this case's trials (the cost gate resamples cases)
 
     def done(self) -> int:
         return self.graded | self.failed | self.skipped
@@ -208,6 +209,7 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
     t = s.totals_for(e.variant)
     t.latency_us.record_value(latency_us)
     t.latency_sum_us += latency_us
+    cell.cost += cost
     _spend(s, t, e.tokens_in, e.tokens_out, cost)
 
 
@@ -227,6 +229,7 @@ def _failed(s: RunState, e: k.TrialFailed) -> None:
         return
     cost = to_fixed(e.cost_usd)
     cell.failed |= bit
+    cell.cost += cost
     _spend(s, s.totals_for(e.variant), e.tokens_in, e.tokens_out, cost)
     s.tally("trial", e.error_class or e.error_kind, e.variant, e.message[:300])
 

@@ -1,0 +1,75 @@
+"""A/A false alarms of `engine compare`'s gates, old rule against new, and the power of the new ones.
+
+    python benchmarks/sim_gates.py [--pairs 1000]
+
+Latency: two runs of 100 trials from one lognormal distribution; the old rule fired when p95 rose by
+more than 20%, the new one when the bootstrap interval of the p95 ratio lies above 1.2 (with three
+variants, each at a Bonferroni-corrected level). Per case: 8 cases x 10 replicas at the same pass
+chance in both runs; a case fires when Fisher's exact test, Holm-corrected across cases, says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from hdrh.histogram import HdrHistogram
+
+from engine.store import stats
+from engine.store.gate_stats import fisher_exact, p95_ratio_interval
+
+
+def histogram(latencies_ms: np.ndarray) -> HdrHistogram:
+    hist = HdrHistogram(1, 60_000_000, 3)
+    for ms in latencies_ms:
+        hist.record_value(max(1, round(ms * 1000)))
+    return hist
+
+
+def latency_alarms(pairs: int, variants: int, factor: float, seed: int) -> tuple[float, float]:
+    """(share of comparisons where any variant fired: old rule, new rule)."""
+    rng = np.random.default_rng(seed)
+    old = new = 0
+    level = 1 - 0.05 / variants
+    for i in range(pairs):
+        fired_old = fired_new = False
+        for _ in range(variants):
+            base, cand = rng.lognormal(3, 0.6, 100), rng.lognormal(3, 0.6, 100) * factor
+            fired_old |= bool(np.percentile(cand, 95) > 1.2 * np.percentile(base, 95))
+            lo, _ = p95_ratio_interval(histogram(base), histogram(cand), seed=i, level=level) or (0.0, 0.0)
+            fired_new |= lo > 1.2
+        old, new = old + fired_old, new + fired_new
+    return old / pairs, new / pairs
+
+
+def case_alarms(pairs: int, broken: bool, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    fired = 0
+    for _ in range(pairs):
+        chances = rng.uniform(0.5, 0.95, 8)
+        base, cand = rng.binomial(10, chances), rng.binomial(10, chances)
+        if broken:
+            base[0], cand[0] = 10, 0
+        p_values = [fisher_exact(int(b), 10, int(c), 10) for b, c in zip(base, cand, strict=True)]
+        adjusted = stats.holm(p_values)
+        worse = zip(adjusted, base, cand, strict=True)
+        fired += any(a is not None and a < 0.05 and c < b for a, b, c in worse)
+    return fired / pairs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=1000)
+    pairs = parser.parse_args().pairs
+    print(f"{pairs} simulated comparisons per line")
+    for variants in (1, 3):
+        old, new = latency_alarms(pairs, variants, 1.0, seed=variants)
+        print(f"  latency A/A, {variants} variant(s): old +20% rule {old:6.1%}   bootstrap rule {new:6.1%}")
+    _, power = latency_alarms(pairs, 1, 1.6, seed=9)
+    print(f"  latency +60%, 1 variant: bootstrap rule fires {power:6.1%}")
+    print(f"  per-case A/A (8 cases x 10 replicas): {case_alarms(pairs, False, seed=4):6.1%}")
+    print(f"  per-case, one case 10/10 -> 0/10: {case_alarms(pairs, True, seed=5):6.1%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""The relative gates of `engine compare` (p95 latency, cost per trial) and the metric row they fill."""
+
+from __future__ import annotations
+
+import msgspec
+
+from engine.store.gate_stats import mean_ratio_interval, p95_ratio_interval
+from engine.store.projections.run_state import Cell, RunState
+
+
+class MetricDelta(msgspec.Struct, kw_only=True):
+    variant: str
+    metric: str
+    baseline: float | None
+    candidate: float | None
+    delta: float | None
+    threshold: float
+    p_value: float | None = None
+    direction: str  # better | worse | same | unknown
+    regressed: bool
+    p_value_adjusted: float | None = None  # Holm across the compared variants (pass rate, mean score)
+    ratio_ci: list[float] | None = None  # latency and cost: bootstrap interval of candidate / baseline
+
+
+def latency_ratio(
+    base: RunState, cand: RunState, b_name: str, c_name: str, level: float
+) -> tuple[float, float] | None:
+    b, c = base.totals.get(b_name), cand.totals.get(c_name)
+    if b is None or c is None:
+        return None
+    assert cand.spec is not None
+    return p95_ratio_interval(b.latency_us, c.latency_us, cand.spec.seed, level)
+
+
+def cost_ratio(
+    base: RunState, cand: RunState, b_name: str, c_name: str, level: float
+) -> tuple[float, float] | None:
+    assert base.spec is not None and cand.spec is not None
+    in_cand = {c.id for c in cand.spec.cases}
+    shared = [c.id for c in base.spec.cases if c.id in in_cand]
+    b_cells = [base.cells.get((b_name, case)) for case in shared]
+    c_cells = [cand.cells.get((c_name, case)) for case in shared]
+    pairs = [(b, c) for b, c in zip(b_cells, c_cells, strict=True) if b is not None and c is not None]
+    spend = [((b.cost, _ran(b)), (c.cost, _ran(c))) for b, c in pairs if _ran(b) and _ran(c)]
+    return mean_ratio_interval([b for b, _ in spend], [c for _, c in spend], cand.spec.seed, level)
+
+
+def _ran(cell: Cell) -> int:
+    return (cell.completed | cell.failed).bit_count()
+
+
+def relative(
+    label: str, metric: str, base: float | None, cand: float | None, max_increase: float, min_delta: float,
+    ratio_ci: tuple[float, float] | None,
+) -> MetricDelta:  # fmt: skip
+    """A rise regresses only when the ratio's interval lies wholly above 1 + max_increase (noise
+    alone does not), and by more than the absolute floor (below it, it does not matter)."""
+    if base is None or cand is None:
+        return MetricDelta(variant=label, metric=metric, baseline=base, candidate=cand, delta=None,
+                           threshold=max_increase, direction="unknown", regressed=False)  # fmt: skip
+    delta = round(cand - base, 6)
+    clear = ratio_ci is not None and ratio_ci[0] > 1 + max_increase
+    return MetricDelta(
+        variant=label, metric=metric, baseline=base, candidate=cand, delta=delta, threshold=max_increase,
+        direction=direction(delta, higher_is_better=False), regressed=clear and delta > min_delta,
+        ratio_ci=None if ratio_ci is None else list(ratio_ci),
+    )  # fmt: skip
+
+
+def direction(delta: float, higher_is_better: bool) -> str:
+    if delta == 0:
+        return "same"
+    return "better" if (delta > 0) == higher_is_better else "worse"

@@ -1,0 +1,91 @@
+"""Statistics of the regression gates in `engine compare`: noise-aware latency and cost rules, and an
+exact per-case test.
+
+A gate on "p95 latency rose by more than 20%" fires on noise alone (12-14% of A/A pairs did), so the
+rules here ask the data: a seeded bootstrap interval of the candidate/baseline ratio must lie wholly
+above 1 + threshold. Latency resamples trials (from the histogram's buckets, a multinomial draw per
+resample, so a 50,000-trial run costs no more than a small one); cost resamples cases, paired, since
+cases are the unit and a case's trials share its prompt length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from hdrh.histogram import HdrHistogram
+
+RESAMPLES = 2000
+
+
+def _buckets(hist: HdrHistogram) -> tuple[list[int], list[int]]:
+    values, counts = [], []
+    for step in hist.get_recorded_iterator():
+        values.append(hist.get_highest_equivalent_value(step.value_iterated_to))
+        counts.append(step.count_added_in_this_iter_step)
+    return values, counts
+
+
+def _p95_draws(hist: HdrHistogram, rng: object, resamples: int) -> object:
+    import numpy as np
+
+    values, counts = _buckets(hist)
+    n = sum(counts)
+    draws = rng.multinomial(n, np.array(counts) / n, size=resamples)  # type: ignore[attr-defined]
+    rank = -(-95 * n // 100)  # nearest rank, as the report's p95
+    at = np.argmax(np.cumsum(draws, axis=1) >= rank, axis=1)
+    return np.array(values, dtype=float)[at]
+
+
+def p95_ratio_interval(
+    base: HdrHistogram, cand: HdrHistogram, seed: int, level: float
+) -> tuple[float, float] | None:
+    """Bootstrap interval (two-sided, `level`) of p95(candidate) / p95(baseline); None without trials."""
+    import numpy as np
+
+    if not base.get_total_count() or not cand.get_total_count():
+        return None
+    rng = np.random.default_rng(seed)
+    ratios = _p95_draws(cand, rng, RESAMPLES) / _p95_draws(base, rng, RESAMPLES)  # type: ignore[operator]
+    return _percentiles(ratios, level)
+
+
+def mean_ratio_interval(
+    base: Sequence[tuple[int, int]], cand: Sequence[tuple[int, int]], seed: int, level: float
+) -> tuple[float, float] | None:
+    """Bootstrap interval of (candidate's spend per trial) / (baseline's), resampling cases paired:
+    base[i] and cand[i] are case i's (spend, trials). None when the baseline spent nothing."""
+    import numpy as np
+
+    if not base or sum(s for s, _ in base) == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    b, c = np.array(base, dtype=float), np.array(cand, dtype=float)
+    idx = rng.integers(0, len(base), size=(RESAMPLES, len(base)))
+    b_sum, c_sum = b[idx].sum(axis=1), c[idx].sum(axis=1)  # (resamples, 2): spend, trials
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = (c_sum[:, 0] / c_sum[:, 1]) / (b_sum[:, 0] / b_sum[:, 1])
+    ratios = ratios[np.isfinite(ratios)]
+    return _percentiles(ratios, level) if len(ratios) else None
+
+
+def _percentiles(ratios: object, level: float) -> tuple[float, float]:
+    import numpy as np
+
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(ratios, [tail, 100 - tail])
+    return (round(float(lo), 6), round(float(hi), 6))
+
+
+def fisher_exact(passes_a: int, runs_a: int, passes_b: int, runs_b: int) -> float:
+    """Two-sided Fisher exact p for two pass counts (a case's replicas in two runs), in integers: the
+    tables with the same margins at most as likely as the observed one (10/10 -> 0/10 gives 1.1e-5)."""
+    total, passes = runs_a + runs_b, passes_a + passes_b
+    lowest, highest = max(0, passes - runs_b), min(passes, runs_a)
+
+    def weight(x: int) -> int:  # proportional to P(X = x): the denominator C(total, runs_a) is shared
+        return math.comb(passes, x) * math.comb(total - passes, runs_a - x)
+
+    observed = weight(passes_a)
+    extreme = sum(w for w in (weight(x) for x in range(lowest, highest + 1)) if w <= observed)
+    return min(1.0, extreme / math.comb(total, runs_a))
