@@ -23,7 +23,9 @@ def rnd_pair(pair: tuple[float, float] | None) -> list[float] | None:
     return None if pair is None else [round(pair[0], DIGITS), round(pair[1], DIGITS)]
 
 
-def compare_cases(base: Mapping[str, Real], cand: Mapping[str, Real], seed: int) -> stats.PairedResult:
+def compare_cases(
+    base: Mapping[str, Real], cand: Mapping[str, Real], seed: int, resamples: int = 2000
+) -> stats.PairedResult:
     """The one paired comparison by case: the report, tuning decisions and `engine compare` all use it.
 
     Cases are paired by id (in the baseline's order); pass/fail, pass rates and scores take the same
@@ -31,7 +33,8 @@ def compare_cases(base: Mapping[str, Real], cand: Mapping[str, Real], seed: int)
     candidate run's): the same data always gives the same interval.
     """
     shared = [c for c in base if c in cand]
-    return stats.paired_comparison([base[c] for c in shared], [cand[c] for c in shared], seed=seed)
+    b_vals, c_vals = [base[c] for c in shared], [cand[c] for c in shared]
+    return stats.paired_comparison(b_vals, c_vals, seed=seed, resamples=resamples)
 
 
 def compare_all(
@@ -81,7 +84,7 @@ def tied_with_winner(
     tied = [winner]
     runner_up_p = None
     for name in sorted(others, key=lambda n: -(means[n] or 0.0)):
-        result = compare_cases(per_case[name], per_case[winner], seed)
+        result = compare_cases(per_case[name], per_case[winner], seed, resamples=1)  # its p only
         if name == runner_up:
             runner_up_p = rnd(result.p_value)
         if result.p_value is None or result.p_value >= alpha or (result.delta or 0.0) <= 0:
