@@ -17,7 +17,7 @@ import trio
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.secrets import redact
 from engine.actors.targets.adaptive import AdaptiveLimit, LimitStatistics
-from engine.actors.targets.base import Target, TargetError
+from engine.actors.targets.base import Target, TargetError, check_response
 from engine.actors.targets.retry import call_with_retries
 from engine.events import kinds as k
 from engine.events.spec import TargetSpec
@@ -131,6 +131,11 @@ async def run_trial(
         return
     if not response.cost_usd and job.target.price is not None:  # an agent may report its own cost
         response.cost_usd = job.target.price.cost(response.tokens_in, response.tokens_out)
+    try:
+        check_response(response)
+    except TargetError as exc:
+        await emit.send(WriteBatch([failure(job, exc, round((trio.current_time() - started) * 1000, 3))]))
+        return
     response.text, response.stderr = redact(response.text), redact(response.stderr)
     key, stored = pack_blob(response.text.encode())
     blobs = [(key, stored)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -90,6 +91,8 @@ async def grade_all(job: GradeJob, graders: list[Grader]) -> list[GraderResult]:
 async def grade_one(job: GradeJob, graders: list[Grader], pass_threshold: float) -> k.TrialGraded:
     results = await grade_all(job, graders)
     score, passed = composite(results, pass_threshold)
+    if score is not None and not math.isfinite(score):  # a grader's NaN must not reach the log
+        score, passed = None, False
     c = job.completed
     return k.TrialGraded(
         run_id=c.run_id, ts=time.time(), variant=c.variant, case=c.case, repeat=c.repeat,

@@ -45,3 +45,20 @@ def test_poison_events_are_skipped_and_reported_and_the_run_stays_readable(
     assert "Warning: 3 stored events could not be used" in terminal
     resumed = run_engine("run", "--resume", "r", "--json", "--store", "st", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr.decode()
+
+
+def test_a_target_reporting_impossible_figures_gets_trial_errors_not_a_poisoned_log(
+    tmp_path: Path, write_experiment
+) -> None:
+    text = experiment(cases=4, repeats=1).replace(
+        "tests.fixtures.agent:capital", "tests.fixtures.agent:poison_figures"
+    )
+    ran = run_engine(
+        "run", str(write_experiment(text)), "--json", "--run-id", "p", "--store", "st", cwd=tmp_path
+    )
+    assert ran.returncode == 1 and b"Traceback" not in ran.stderr  # 6 of 8 trials errored: above the limit
+    report = json.loads(ran.stdout)
+    assert report["data_error_count"] == 0  # nothing unusable reached the log
+    classes = {e["class"]: e["count"] for e in report["errors"]}
+    assert classes == {"bad_metrics": 6}  # 3 poisoned cases x 2 variants
+    assert all(v["passed"] == 1 for v in report["variants"])  # the sane case still counts

@@ -6,6 +6,7 @@ per resolved TargetSpec (a variant may override the experiment's target).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,3 +108,19 @@ def resolve_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:
     if variant.model is not None:
         fields["model"] = variant.model
     return override_target(default, fields)
+
+
+MAX_AMOUNT = 1e15  # beyond any real token count or bill: a larger figure is a broken report
+
+
+def check_response(response: TargetResponse) -> None:
+    """The event boundary: what any target returned (a python callable included) must be real
+    amounts before it is logged, or the trial is a bad_metrics error. A NaN cost or a negative token
+    count in the log would poison the run's budgets and report."""
+    r = response
+    for name, value in (("tokens_in", r.tokens_in), ("tokens_out", r.tokens_out), ("cost_usd", r.cost_usd)):
+        if not isinstance(value, int | float) or not math.isfinite(value) or not 0 <= value <= MAX_AMOUNT:
+            raise TargetError("model", f"bad metrics: {name} = {value!r}", error_class="bad_metrics")
+    for name, value in response.metrics.items():
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            raise TargetError("model", f"bad metrics: {name} = {value!r}", error_class="bad_metrics")
