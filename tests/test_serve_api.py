@@ -76,7 +76,9 @@ def test_compare_lists_metric_deltas_and_case_changes(base_url: str) -> None:
     assert result["baseline_run"] == "r1" and result["candidate_run"] == "r2"
     assert {m["variant"] for m in result["metrics"]} == {"baseline", "cold", "xss"}
     assert isinstance(result["newly_failing"], list) and isinstance(result["newly_passing"], list)
-    for change in result["newly_failing"]:
+    for change in result["newly_failing"]:  # significant on the case's replicas: as `engine compare`
+        assert change["p_value_adjusted"] < 0.05
+    for change in result["verdict_changes"]["failing"]:  # any verdict change, significant or not
         assert change["base"] == "pass" and change["cand"] in ("fail", "flaky")
 
 

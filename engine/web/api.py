@@ -133,7 +133,7 @@ def _compare(ctx: WebContext, base_id: str, cand_id: str) -> dict[str, object]:
             lambda b: ctx.views.use(cand_id, lambda c: compare_states(defined(b).state, defined(c).state)),
         )
     result = json.loads(msgspec.json.encode(compared))
-    result.update(ctx.case_changes(base_id, cand_id))
+    result.update(ctx.verdict_changes(base_id, cand_id))
     return result
 
 

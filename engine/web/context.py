@@ -71,9 +71,10 @@ class WebContext:
         variants, rows = self.views.use(run_id, build_rows)
         return {(v, r.case): c.verdict for r in rows for v, c in r.cells.items()}
 
-    def case_changes(self, base_id: str, cand_id: str) -> dict[str, list[dict[str, str]]]:
-        """Cases newly failing and newly passing in the candidate, variant by variant (matched by
-        name; two single-variant runs are matched whatever their names)."""
+    def verdict_changes(self, base_id: str, cand_id: str) -> dict[str, dict[str, list[dict[str, str]]]]:
+        """Cases whose verdict went from pass to fail/flaky (or back) in the candidate, variant by
+        variant (matched by name; two single-variant runs are matched whatever their names): what
+        changed, significant or not. `newly_failing` holds the ones significant on their replicas."""
         base, cand = self.verdicts(base_id), self.verdicts(cand_id)
         base_vs, cand_vs = {v for v, _ in base}, {v for v, _ in cand}
         rename = {} if base_vs & cand_vs or len(base_vs) != 1 or len(cand_vs) != 1 else {
@@ -86,4 +87,4 @@ class WebContext:
                 failing.append(row)
             elif before in ("fail", "flaky") and now == "pass":
                 passing.append(row)
-        return {"newly_failing": failing, "newly_passing": passing}
+        return {"verdict_changes": {"failing": failing, "passing": passing}}

@@ -96,12 +96,23 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
         rows = [
             [
                 f'<a href="{href(trial_url, case=c["case"], variant=c["variant"])}">{e(c["case"])}</a>',
-                e(c["variant"]),
-                e(c["base"]),
-                e(c["cand"]),
+                e(c["variant"]), e(c["baseline"]), e(c["candidate"]), e(f"{c['p_value_adjusted']:.2g}"),
             ]
             for c in r[key]
-        ]
+        ]  # fmt: skip
+        body += f"<h2>{title} ({len(rows)}): significant on the case's own replicas</h2>" + (
+            table(["case", "variant", "base", "candidate", "p (Fisher, Holm)"], rows)
+            if rows else '<p class="note">None.</p>'
+        )  # fmt: skip
+    changes = r["verdict_changes"]
+    for title, key in (("Verdict now failing", "failing"), ("Verdict now passing", "passing")):
+        rows = [
+            [
+                f'<a href="{href(trial_url, case=c["case"], variant=c["variant"])}">{e(c["case"])}</a>',
+                e(c["variant"]), e(c["base"]), e(c["cand"]),
+            ]
+            for c in changes[key]
+        ]  # fmt: skip
         body += f"<h2>{title} ({len(rows)})</h2>" + (
             table(["case", "variant", "base", "candidate"], rows) if rows else '<p class="note">None.</p>'
         )
