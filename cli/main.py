@@ -226,7 +226,9 @@ def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> 
 
 @app.command()
 def compare(
-    base: Annotated[str, typer.Argument(help="Baseline run id (e.g. the last green run).")],
+    base: Annotated[
+        str, typer.Argument(help="Baseline run id, or last-green: the candidate experiment's last green run.")
+    ],
     candidate: Annotated[str, typer.Argument(help="Candidate run id.")],
     store: StoreOpt = None,
     gate: Annotated[bool, typer.Option("--gate", help="Exit 1 when the candidate regressed.")] = False,
@@ -257,9 +259,10 @@ def compare(
         "max_cost_increase": max_cost_increase,
     }
     with open_log(store) as log:
-        base_id, cand_id = resolve_run(log, base), resolve_run(log, candidate)
+        cand_id = resolve_run(log, candidate)
         spec = run_state(log, cand_id).spec
         assert spec is not None
+        base_id = _last_green(log, spec.name, cand_id) if base == "last-green" else resolve_run(log, base)
         gate_spec = msgspec.structs.replace(
             spec.gate, **{k: v for k, v in overrides.items() if v is not None}
         )
@@ -267,6 +270,48 @@ def compare(
     print_comparison(result, as_json)
     if gate and result.regressed:
         raise typer.Exit(1)
+
+
+def _last_green(log: Any, experiment: str, cand_id: str) -> str:
+    from engine.errors import InputError
+    from engine.views.history import last_green
+
+    found = last_green(log, experiment, cand_id)
+    if found is None:
+        raise InputError("engine compare", "BASE", f"no green run of {experiment!r} before {cand_id}: "
+                         "mark one with `engine mark RUN green`")  # fmt: skip
+    return found
+
+
+@app.command()
+def history(
+    experiment: Annotated[str, typer.Argument(help="Experiment name (its `name` field).")],
+    metric: Annotated[
+        str, typer.Option(help="pass_rate | mean_score | cost_usd | p95_latency_ms.")
+    ] = "pass_rate",
+    variant: Annotated[str | None, typer.Option(help="Whose figures (default: each run's baseline).")] = None,
+    store: StoreOpt = None,
+    as_json: JsonListOpt = False,
+) -> None:
+    """A metric over every run of one experiment, oldest first, with a sparkline and the green runs."""
+    from engine.cli.history_cmd import print_history
+
+    with open_log(store) as log:
+        print_history(log, experiment, metric, variant, as_json)
+
+
+@app.command()
+def mark(
+    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    verdict: Annotated[str, typer.Argument(help="green (a baseline for last-green) or red (never one).")],
+    store: StoreOpt = None,
+) -> None:
+    """Mark a run green or red: `engine compare last-green RUN` takes the newest green run."""
+    from engine.cli.history_cmd import mark_run
+    from engine.views.queries import resolve_run
+
+    with open_log(store, write=True) as log:
+        mark_run(log, resolve_run(log, run_id), verdict)
 
 
 @app.command()

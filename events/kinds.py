@@ -169,6 +169,13 @@ class LookDecided(Event, tag="look.decided"):
     stop: Literal["", "efficacy", "futility", "max"] = ""
 
 
+class RunMarked(Event, tag="run.marked"):
+    """`engine mark RUN green|red`: a person's word on a run, above the automatic green rule."""
+
+    mark: Literal["green", "red"]
+    by: str = ""
+
+
 class ConfigApplied(Event, tag="config.applied"):
     """auto_apply wrote the session's accepted values to a config file."""
 
@@ -229,6 +236,7 @@ AnyEvent = (
     | VariationAccepted
     | VariationRejected
     | LookDecided
+    | RunMarked
     | ConfigApplied
     | BudgetExhausted
     | CancelRequested

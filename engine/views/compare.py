@@ -59,6 +59,7 @@ def compare_states(
     warnings = _case_set_warnings(base, cand)
     if warnings and require_same_cases:
         raise InputError(cand_id, "cases", "expected the same case set as the baseline run; " + warnings[0])
+    warnings += _spec_warnings(base, cand)
     pairs = _matched_variants(base, cand)
     if not pairs:
         raise InputError(
@@ -98,6 +99,15 @@ def _adjust_across_variants(metrics: list[MetricDelta], gate: GateSpec) -> None:
 
 def _describe(m: MetricDelta) -> str:
     return f"went from {m.baseline} to {m.candidate} (delta {m.delta:+.4g}, threshold {m.threshold:g})"
+
+
+def _spec_warnings(base: RunState, cand: RunState) -> list[str]:
+    """Runs of different specs are compared all the same; say which fields differ (cases: above)."""
+    if base.spec_hash == cand.spec_hash:
+        return []
+    b, c = msgspec.structs.asdict(base.spec), msgspec.structs.asdict(cand.spec)  # type: ignore[arg-type]
+    fields = [name for name in b if name not in ("cases", "suite", "suites") and b[name] != c.get(name)]
+    return [f"the runs' specs differ in: {', '.join(fields)}"] if fields else []
 
 
 def _case_set_warnings(base: RunState, cand: RunState) -> list[str]:

@@ -1,0 +1,108 @@
+"""Run history: every run of one experiment with its headline figures, and which runs are green.
+
+A projection over the log: each run's summary (lifecycle events only) and its stored report (one blob,
+decoded into the few fields needed), so a thousand runs answer in well under a second. A run is green
+when `engine mark RUN green` said so, or, unless marked red, when it completed with its error rate
+within the limit and no candidate significantly worse than its baseline.
+"""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+
+from engine.events import kinds as k
+from engine.store.contract import EventStore
+from engine.store.projection import run_events
+from engine.views.queries import stored_report, summarize
+
+METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
+
+
+class _Latency(msgspec.Struct):
+    p95: float | None = None
+
+
+class _Variant(msgspec.Struct):
+    name: str
+    scored: int = 0
+    passed: int = 0
+    mean_score: float | None = None
+    cost_usd: float = 0.0
+    latency_ms: _Latency = msgspec.field(default_factory=_Latency)
+
+
+class _Comparison(msgspec.Struct):
+    significant: bool = False
+    delta: float | None = None
+
+
+class _Report(msgspec.Struct):
+    """The fields of the report history reads (the rest is skipped while decoding)."""
+
+    variants: list[_Variant] = []
+    comparisons: list[_Comparison] = []
+    spec_hash: str = ""
+    error_rate_exceeded: bool = False
+
+
+class HistoryPoint(msgspec.Struct, kw_only=True):
+    run_id: str
+    status: str
+    started: float
+    spec_hash: str = ""
+    variant: str = ""  # whose figures these are
+    pass_rate: float | None = None
+    mean_score: float | None = None
+    cost_usd: float | None = None
+    p95_latency_ms: float | None = None
+    green: bool = False
+    mark: str = ""  # green | red, when a person marked it
+
+
+def history(log: EventStore, experiment: str, variant: str | None = None) -> list[HistoryPoint]:
+    """The experiment's runs, oldest first; figures of `variant` (default: each run's baseline)."""
+    summaries = [s for s in (summarize(log, r) for r in log.run_ids()) if s.experiment == experiment]
+    summaries.sort(key=lambda s: (s.started_ts, s.run_id))
+    return [_point(log, s.run_id, s.status, s.started_ts, variant) for s in summaries]
+
+
+def _point(log: EventStore, run_id: str, status: str, started: float, variant: str | None) -> HistoryPoint:
+    marks = [e for e in run_events(log, run_id, {"run.marked"}) if isinstance(e, k.RunMarked)]
+    mark = marks[-1].mark if marks else ""
+    point = HistoryPoint(run_id=run_id, status=status, started=started, mark=mark)
+    data = stored_report(log, run_id)
+    if data is None:  # live or killed: no figures until it writes its report
+        return point
+    report = msgspec.json.decode(data, type=_Report)
+    point.spec_hash = report.spec_hash
+    chosen = next((v for v in report.variants if v.name == variant), None) if variant else None
+    chosen = chosen or (report.variants[0] if report.variants else None)
+    if chosen is not None:
+        point.variant, point.mean_score, point.cost_usd = chosen.name, chosen.mean_score, chosen.cost_usd
+        point.pass_rate = round(chosen.passed / chosen.scored, 6) if chosen.scored else None
+        point.p95_latency_ms = chosen.latency_ms.p95
+    worse = any(c.significant and (c.delta or 0) < 0 for c in report.comparisons)
+    automatic = status == "completed" and not report.error_rate_exceeded and not worse
+    point.green = mark == "green" or (mark != "red" and automatic)
+    return point
+
+
+def last_green(log: EventStore, experiment: str, before: str) -> str | None:
+    """The newest green run of the experiment started before run `before` (itself excluded)."""
+    points = history(log, experiment)
+    cutoff = next((p.started for p in points if p.run_id == before), time.time())
+    greens = [p for p in points if p.green and p.run_id != before and p.started <= cutoff]
+    return greens[-1].run_id if greens else None
+
+
+def sparkline(values: list[float | None]) -> str:
+    """One character per run: ▁ lowest to █ highest, a space where a run has no figure."""
+    bars = "▁▂▃▄▅▆▇█"
+    present = [v for v in values if v is not None]
+    if not present:
+        return " " * len(values)
+    low, high = min(present), max(present)
+    scale = (high - low) or 1.0
+    return "".join(" " if v is None else bars[round((v - low) / scale * (len(bars) - 1))] for v in values)
