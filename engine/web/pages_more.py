@@ -6,7 +6,8 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from engine.web.api import comparison_json, runs_json
+from engine.views.history import history
+from engine.web.api import comparison_json
 from engine.web.context import WebContext
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
 from engine.web.svg import Point, series
@@ -181,19 +182,19 @@ def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
 
 
 def history_body(ctx: WebContext, experiment: str, root: str) -> tuple[str, str]:
-    runs = [r for r in runs_json(ctx) if r["experiment"] == experiment]
-    points = [Point(str(r["run_id"]), float(r["pass_rate"])) for r in runs if r["pass_rate"] is not None]
+    """The experiment's runs from the history projection (as `engine history`), green ones marked."""
+    runs = history(ctx.log, experiment)
+    points = [Point(p.run_id, p.pass_rate) for p in runs if p.pass_rate is not None]
     rows = [
         [
-            f'<a href="{href(run_url(root, str(r["run_id"])))}">{e(r["run_id"])}</a>',
-            badge(str(r["status"])),
-            pct(r["pass_rate"]),
-        ]  # type: ignore[arg-type]
-        for r in runs
-    ]
+            f'<a href="{href(run_url(root, p.run_id))}">{e(p.run_id)}</a>',
+            badge(p.status), pct(p.pass_rate), "green" if p.green else "", e(p.spec_hash[:8]),
+        ]
+        for p in runs
+    ]  # fmt: skip
     body = (
-        f'<h1>History of {e(experiment)}</h1><p class="meta">pass rate over its runs</p>'
+        f'<h1>History of {e(experiment)}</h1><p class="meta">pass rate of each run\'s baseline</p>'
         + series(points, "pass rate over runs", line=True)
-        + table(["run", "status", "pass rate"], rows)
+        + table(["run", "status", "pass rate", "green", "spec"], rows)
     )
     return f"history {experiment}", body
