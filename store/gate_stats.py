@@ -15,15 +15,9 @@ from collections.abc import Sequence
 
 from hdrh.histogram import HdrHistogram
 
+from engine.store.histograms import recorded
+
 RESAMPLES = 2000
-
-
-def _buckets(hist: HdrHistogram) -> tuple[list[int], list[int]]:
-    values, counts = [], []
-    for step in hist.get_recorded_iterator():
-        values.append(hist.get_highest_equivalent_value(step.value_iterated_to))
-        counts.append(step.count_added_in_this_iter_step)
-    return values, counts
 
 
 def _p95_draws(hist: HdrHistogram, rng: object, resamples: int) -> object:
@@ -38,7 +32,7 @@ def _p95_draws(hist: HdrHistogram, rng: object, resamples: int) -> object:
     import numpy as np
     from scipy.special import betainc
 
-    values, counts = _buckets(hist)
+    values, counts = recorded(hist)
     n = sum(counts)
     rank = -(-95 * n // 100)  # nearest rank, as the report's p95
     at_most = betainc(rank, n - rank + 1, np.minimum(np.cumsum(counts) / n, 1.0))

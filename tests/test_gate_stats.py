@@ -60,11 +60,12 @@ def test_cost_ratio_resamples_cases() -> None:
 
 def test_p95_draws_have_the_distribution_of_resampled_p95s() -> None:
     """The order-statistic shortcut against the definition: resample n trials, take the nearest rank."""
-    from engine.store.gate_stats import _buckets, _p95_draws
+    from engine.store.gate_stats import _p95_draws
+    from engine.store.histograms import recorded
 
     rng = np.random.default_rng(5)
     hist = histogram(rng.lognormal(3, 0.6, 37))
-    values, counts = _buckets(hist)
+    values, counts = recorded(hist)
     n = sum(counts)
     pool = np.repeat(values, counts)
     resampled = np.sort(pool[rng.integers(0, n, (100_000, n))], axis=1)[:, -(-95 * n // 100) - 1]
