@@ -88,3 +88,11 @@ def test_aa_comparisons_of_three_variants_rarely_flag_latency_cost_or_a_case() -
         new_flags += any(m.regressed for m in gated) or bool(result.newly_failing)
     assert old_flags >= pairs // 5  # the old rule's false alarms are there to be removed
     assert new_flags <= pairs * 0.05
+
+
+def test_the_gates_alpha_sets_the_ratio_intervals_level() -> None:
+    base, cand = _run("base", 3, repeats=20), _run("cand", 4, repeats=20)
+    at_5 = _metric(compare_states(base, cand, GateSpec(alpha=0.05)).metrics, "p95_latency_ms").ratio_ci
+    at_1 = _metric(compare_states(base, cand, GateSpec(alpha=0.01)).metrics, "p95_latency_ms").ratio_ci
+    assert at_5 is not None and at_1 is not None
+    assert at_1[0] < at_5[0] and at_5[1] < at_1[1]  # a stricter alpha, a wider interval

@@ -65,7 +65,7 @@ def compare_states(
         raise InputError(
             cand_id, "variants", "expected at least one variant name shared with the baseline run"
         )
-    level = 1 - 0.05 / len(pairs)  # the ratio intervals, Bonferroni across the compared variants
+    level = 1 - gate.alpha / len(pairs)  # the ratio intervals, Bonferroni across the compared variants
     metrics = [m for b, c in pairs for m in _variant_metrics(base, cand, b, c, gate, level)]
     _adjust_across_variants(metrics, gate)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
