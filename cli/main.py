@@ -39,7 +39,12 @@ def open_log(store: Path | None, write: bool = False) -> Any:
 
 @app.command()
 def run(
-    file: Annotated[Path | None, typer.Argument(help="Experiment file (.toml or .yaml).")] = None,
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Experiment file (.toml or .yaml); default engine.toml, engine.yaml or .engine/config.toml."
+        ),
+    ] = None,
     store: StoreOpt = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Resume an interrupted run.")] = None,
     run_id: Annotated[
@@ -69,15 +74,16 @@ def run(
     With --schedule (or an enabled [schedule] table) the process stays alive and runs a session at
     every cron fire, never two at once; SIGINT/SIGTERM stop it gracefully.
     """
-    from engine.cli.run_cmd import run_command, schedule_command
-
-    if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
-        raise typer.Exit(schedule_command(file, store_path(store), schedule))
+    from engine.cli.run_cmd import default_experiment, run_command, schedule_command
     from engine.input.narrow import Narrowing
 
+    if file is None and resume is None:  # the project's default experiment, if it has one
+        file = default_experiment(Path.cwd())
     narrowing = Narrowing(
         cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments
     )
+    if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
+        raise typer.Exit(schedule_command(file, store_path(store), schedule, narrowing))
     code = run_command(file, store_path(store), resume, run_id, as_json, quiet, narrowing, allow_large)
     raise typer.Exit(code)
 

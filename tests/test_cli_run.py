@@ -169,7 +169,22 @@ def test_bad_narrowing_exits_2_naming_the_option(tmp_path: Path, write_experimen
     ]:
         done = run_engine("run", str(file), *args, "-q", "--store", "st", cwd=tmp_path)
         assert done.returncode == 2 and expected in done.stderr and b"Traceback" not in done.stderr
+        # a schedule narrows every session the same way: checked before the process settles in
+        done = run_engine("run", str(file), "--schedule", "0 3 * * *", *args, "--store", "st", cwd=tmp_path)
+        assert done.returncode == 2 and expected in done.stderr, done.stderr
     assert not (tmp_path / "st").exists()  # refused before the store was touched
+
+
+def test_run_without_a_file_takes_the_projects_default_experiment(tmp_path: Path) -> None:
+    missing = run_engine("run", "-q", "--store", "st", cwd=tmp_path)
+    assert (
+        missing.returncode == 2
+        and b"no engine.toml or engine.yaml or .engine/config.toml here" in missing.stderr
+    )
+    (tmp_path / "engine.toml").write_text(experiment(cases=2, repeats=1))
+    done = run_engine("run", "-q", "--json", "--run-id", "d", "--store", "st", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["experiment"] == "capitals"
 
 
 def test_promote_writes_the_variant_into_a_config_file(tmp_path: Path, write_experiment) -> None:
