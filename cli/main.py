@@ -387,16 +387,21 @@ def promote(
     ] = Path("agent.toml"),
     force: Annotated[bool, typer.Option("--force", help="Promote a winner that is not significant.")] = False,
     store: StoreOpt = None,
+    as_json: JsonListOpt = False,
 ) -> None:
     """Write a variant's params, flags, model and system prompt into a config file."""
     import msgspec
 
+    from engine.views.promote import describe_promotion
     from engine.views.promote import promote as promote_variant
     from engine.views.queries import resolve_run
 
     with open_log(store) as log:
         written = promote_variant(log, resolve_run(log, run_id), variant, to, force)
-    sys.stdout.buffer.write(msgspec.json.encode(written) + b"\n")
+    if as_json:
+        sys.stdout.buffer.write(msgspec.json.encode(written) + b"\n")
+    else:
+        typer.echo(describe_promotion(written))
 
 
 @app.command()

@@ -194,26 +194,26 @@ def test_promote_writes_the_variant_into_a_config_file(tmp_path: Path, write_exp
     config.write_text(
         '# my agent\nname = "bot"\n\n[params]\ntemperature = 0.9  # was tuned by hand\nmax_tokens = 64\n'
     )
-    done = run_engine("promote", report["run_id"], "cold", "--to", str(config), "--store", "st", cwd=tmp_path)
+    args = ("promote", report["run_id"], "cold", "--to", str(config), "--store", "st")
+    done = run_engine(*args, "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["params"] == {"temperature": 0.1}
     text = config.read_text()
+    assert text.startswith('# my agent\nname = "bot"') and text.endswith("\n") and "max_tokens = 64" in text
+    assert "temperature = 0.1  # was tuned by hand\n" in text  # the inline comment survives
+    said = run_engine(*args, cwd=tmp_path).stdout.decode()  # a person reads a summary, not JSON
     assert (
-        text.startswith('# my agent\nname = "bot"')
-        and "temperature = 0.1\n" in text
-        and "max_tokens = 64" in text
+        said.startswith(f"promoted variant cold of run {report['run_id']} to ")
+        and "[params] temperature = 0.1" in said
     )
+    fresh = tmp_path / "fresh.toml"
+    run_engine("promote", report["run_id"], "cold", "--to", str(fresh), "--store", "st", cwd=tmp_path)
+    assert fresh.read_text() == "[params]\ntemperature = 0.1\n"  # no leading blank line
     # the default is the winner; a name the run does not have is refused
     winner = run_engine(
-        "promote",
-        report["run_id"],
-        "--force",
-        "--to",
-        str(tmp_path / "w.json"),
-        "--store",
-        "st",
+        "promote", report["run_id"], "--force", "--to", str(tmp_path / "w.json"), "--store", "st", "--json",
         cwd=tmp_path,
-    )
+    )  # fmt: skip
     assert json.loads(winner.stdout)["variant"] == report["winner"]
     missing = run_engine(
         "promote", report["run_id"], "warm", "--to", str(config), "--store", "st", cwd=tmp_path
