@@ -320,6 +320,25 @@ def mark(
         mark_run(log, resolve_run(log, run_id), verdict)
 
 
+@app.command("judge-audit")
+def judge_audit(
+    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    sample: Annotated[int, typer.Option(help="Outputs to judge again (a seeded sample).")] = 20,
+    store: StoreOpt = None,
+    as_json: JsonListOpt = False,
+) -> None:
+    """Ask the run's judge again about a sample of its outputs: how often does its verdict change?"""
+    import trio
+
+    from engine.cli.history_cmd import print_audit
+    from engine.views.judge_audit import judge_audit as audit
+    from engine.views.queries import resolve_run
+
+    with open_log(store) as log:
+        result = trio.run(audit, log, resolve_run(log, run_id), max(1, sample))
+    print_audit(result, as_json)
+
+
 @app.command()
 def regrade(
     run_id: Annotated[str, typer.Argument(help="Run id.")],
