@@ -3,9 +3,9 @@ exact per-case test.
 
 A gate on "p95 latency rose by more than 20%" fires on noise alone (12-14% of A/A pairs did), so the
 rules here ask the data: a seeded bootstrap interval of the candidate/baseline ratio must lie wholly
-above 1 + threshold. Latency resamples trials (from the histogram's buckets, a multinomial draw per
-resample, so a 50,000-trial run costs no more than a small one); cost resamples cases, paired, since
-cases are the unit and a case's trials share its prompt length.
+above 1 + threshold. Latency resamples trials (from the histogram's buckets, each resample's p95 drawn
+from its exact order-statistic distribution, so a 50,000-trial run costs no more than a small one);
+cost resamples cases, paired, since cases are the unit and a case's trials share its prompt length.
 """
 
 from __future__ import annotations
@@ -15,25 +15,29 @@ from collections.abc import Sequence
 
 from hdrh.histogram import HdrHistogram
 
+from engine.store.histograms import recorded
+
 RESAMPLES = 2000
 
 
-def _buckets(hist: HdrHistogram) -> tuple[list[int], list[int]]:
-    values, counts = [], []
-    for step in hist.get_recorded_iterator():
-        values.append(hist.get_highest_equivalent_value(step.value_iterated_to))
-        counts.append(step.count_added_in_this_iter_step)
-    return values, counts
-
-
 def _p95_draws(hist: HdrHistogram, rng: object, resamples: int) -> object:
-    import numpy as np
+    """The p95 (nearest rank) of `resamples` bootstrap resamples of the histogram's trials, drawn
+    from its exact distribution instead of resample by resample.
 
-    values, counts = _buckets(hist)
+    In a resample of n trials the rank-th smallest is <= v exactly when at least `rank` draws are,
+    so P(X_(rank) <= v) = P(Binomial(n, F(v)) >= rank) = I_F(v)(rank, n - rank + 1), the regularized
+    incomplete beta function; one uniform per resample inverts that CDF. It is the same
+    distribution a multinomial draw per resample gives, in O(buckets) rather than
+    O(resamples x buckets): 3 ms instead of 0.6 s for 4,000 trials, 1.5 s for 50,000."""
+    import numpy as np
+    from scipy.special import betainc
+
+    values, counts = recorded(hist)
     n = sum(counts)
-    draws = rng.multinomial(n, np.array(counts) / n, size=resamples)  # type: ignore[attr-defined]
     rank = -(-95 * n // 100)  # nearest rank, as the report's p95
-    at = np.argmax(np.cumsum(draws, axis=1) >= rank, axis=1)
+    at_most = betainc(rank, n - rank + 1, np.minimum(np.cumsum(counts) / n, 1.0))
+    at_most[-1] = 1.0  # the largest value is never below the rank-th one
+    at = np.searchsorted(at_most, rng.random(resamples), side="left")  # type: ignore[attr-defined]
     return np.array(values, dtype=float)[at]
 
 

@@ -56,3 +56,19 @@ def test_cost_ratio_resamples_cases() -> None:
     noisy = mean_ratio_interval(spend, [(int(s * rng.uniform(0.8, 1.2)), n) for s, n in spend], 0, 0.95)
     assert noisy[0] < 1.0 < noisy[1] < 1.2
     assert mean_ratio_interval([(0, 3)], [(5, 3)], seed=0, level=0.95) is None  # nothing spent before
+
+
+def test_p95_draws_have_the_distribution_of_resampled_p95s() -> None:
+    """The order-statistic shortcut against the definition: resample n trials, take the nearest rank."""
+    from engine.store.gate_stats import _p95_draws
+    from engine.store.histograms import recorded
+
+    rng = np.random.default_rng(5)
+    hist = histogram(rng.lognormal(3, 0.6, 37))
+    values, counts = recorded(hist)
+    n = sum(counts)
+    pool = np.repeat(values, counts)
+    resampled = np.sort(pool[rng.integers(0, n, (100_000, n))], axis=1)[:, -(-95 * n // 100) - 1]
+    drawn = _p95_draws(hist, np.random.default_rng(6), 100_000)
+    for value in np.unique(pool)[-6:]:  # the p95 of 37 trials is one of the top few values
+        assert np.mean(drawn <= value) == pytest.approx(np.mean(resampled <= value), abs=0.01)

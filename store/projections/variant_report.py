@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from numbers import Real
 
-from hdrh.histogram import HdrHistogram
-
 from engine.events.report import FlakyCase, Latency, Tokens, VariantReport
 from engine.events.spec import ReplicaAggregation
 from engine.store import stats
+from engine.store.histograms import nearest_ranks
 from engine.store.projections.cases import tag_summaries
 from engine.store.projections.comparisons import DIGITS, rnd, rnd_pair
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
@@ -33,8 +32,10 @@ def variant_report(
     mean_score = stats.mean(means)
     ci = within_unit(stats.mean_ci95(means))
     pass_k = _mean_over_cells(cells, lambda n, c: stats.pass_at_k(n, c, k_value))
-    pass_hat = None if _stops_at_first_pass(state) else _mean_over_cells(
-        cells, lambda n, c: stats.pass_hat_k(n, c, k_value)
+    pass_hat = (
+        None
+        if _stops_at_first_pass(state)
+        else _mean_over_cells(cells, lambda n, c: stats.pass_hat_k(n, c, k_value))
     )
     strategy_score = {"mean": mean_score, "pass_at_k": pass_k, "confidence_interval": ci[0] if ci else None}
     totals = state.totals.get(name) or VariantTotals()
@@ -100,28 +101,14 @@ def errors_by_class(state: RunState, name: str) -> dict[str, int]:
 
 
 def latency(totals: VariantTotals) -> Latency:
-    hist = totals.latency_us
-    count = hist.get_total_count()
-    if not count:
+    """Nearest-rank percentiles (the value at rank ceil(q * n)): with few trials the histogram's own
+    rounded rank can land one below, so p99 of 60 trials missed the slowest one."""
+    ranks = nearest_ranks(totals.latency_us, [50, 95, 99])
+    if ranks is None:
         return Latency()
-    return Latency(
-        p50=rnd(nearest_rank(hist, 50, count) / 1000),
-        p95=rnd(nearest_rank(hist, 95, count) / 1000),
-        p99=rnd(nearest_rank(hist, 99, count) / 1000),
-        mean=rnd(totals.latency_sum_us / count / 1000),
-    )
-
-
-def nearest_rank(hist: HdrHistogram, percent: int, count: int) -> int:
-    """The value at rank ceil(percent/100 * count) (the nearest-rank percentile): with few trials the
-    histogram's own rounded rank can land one below, so p99 of 60 trials missed the slowest one."""
-    rank = -(-percent * count // 100)  # exact integer ceiling
-    seen = 0
-    for step in hist.get_recorded_iterator():
-        seen += step.count_added_in_this_iter_step
-        if seen >= rank:
-            return hist.get_highest_equivalent_value(step.value_iterated_to)
-    return hist.get_max_value()
+    p50, p95, p99 = (rnd(us / 1000) for us in ranks)
+    mean = totals.latency_sum_us / totals.latency_us.get_total_count() / 1000
+    return Latency(p50=p50, p95=p95, p99=p99, mean=rnd(mean))
 
 
 def flaky_cases(state: RunState, names: list[str], case_ids: list[str]) -> list[FlakyCase]:
