@@ -1,4 +1,4 @@
-"""`engine history` and `engine mark`: a metric over the runs of one experiment, and green runs."""
+"""`engine history`, `engine mark` and `engine judge-audit`: runs over time, green runs, judge stability."""
 
 from __future__ import annotations
 
@@ -65,3 +65,18 @@ def mark_run(log: Any, run_id: str, mark: str) -> None:
     event = k.RunMarked(run_id=run_id, ts=time.time(), mark=mark, by=f"cli pid {os.getpid()}")  # type: ignore[arg-type]
     log.append([Append(run_id, "run.marked", encode(event))])
     typer.echo(f"run {run_id} marked {mark}")
+
+
+def print_audit(audit: Any, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.buffer.write(msgspec.json.encode(audit) + b"\n")
+        return
+    from engine.cli.render import make_console, table
+
+    header = ["judge", "outputs", "same score", "mean change", "max change", "pass flips", "unreadable"]
+    rows = [
+        [j.grader, str(j.sampled), str(j.same_score), _num(j.mean_abs_change), _num(j.max_abs_change),
+         str(j.pass_flips), str(j.unparseable)]
+        for j in audit.judges
+    ]  # fmt: skip
+    make_console().print(table(f"judge audit of run {audit.run_id} (scores on 0-1)", header, rows))

@@ -39,7 +39,12 @@ def open_log(store: Path | None, write: bool = False) -> Any:
 
 @app.command()
 def run(
-    file: Annotated[Path | None, typer.Argument(help="Experiment file (.toml or .yaml).")] = None,
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Experiment file (.toml or .yaml); default engine.toml, engine.yaml or .engine/config.toml."
+        ),
+    ] = None,
     store: StoreOpt = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Resume an interrupted run.")] = None,
     run_id: Annotated[
@@ -69,15 +74,16 @@ def run(
     With --schedule (or an enabled [schedule] table) the process stays alive and runs a session at
     every cron fire, never two at once; SIGINT/SIGTERM stop it gracefully.
     """
-    from engine.cli.run_cmd import run_command, schedule_command
-
-    if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
-        raise typer.Exit(schedule_command(file, store_path(store), schedule))
+    from engine.cli.run_cmd import default_experiment, run_command, schedule_command
     from engine.input.narrow import Narrowing
 
+    if file is None and resume is None:  # the project's default experiment, if it has one
+        file = default_experiment(Path.cwd())
     narrowing = Narrowing(
         cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments
     )
+    if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
+        raise typer.Exit(schedule_command(file, store_path(store), schedule, narrowing))
     code = run_command(file, store_path(store), resume, run_id, as_json, quiet, narrowing, allow_large)
     raise typer.Exit(code)
 
@@ -314,6 +320,25 @@ def mark(
         mark_run(log, resolve_run(log, run_id), verdict)
 
 
+@app.command("judge-audit")
+def judge_audit(
+    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    sample: Annotated[int, typer.Option(help="Outputs to judge again (a seeded sample).")] = 20,
+    store: StoreOpt = None,
+    as_json: JsonListOpt = False,
+) -> None:
+    """Ask the run's judge again about a sample of its outputs: how often does its verdict change?"""
+    import trio
+
+    from engine.cli.history_cmd import print_audit
+    from engine.views.judge_audit import judge_audit as audit
+    from engine.views.queries import resolve_run
+
+    with open_log(store) as log:
+        result = trio.run(audit, log, resolve_run(log, run_id), max(1, sample))
+    print_audit(result, as_json)
+
+
 @app.command()
 def regrade(
     run_id: Annotated[str, typer.Argument(help="Run id.")],
@@ -381,16 +406,21 @@ def promote(
     ] = Path("agent.toml"),
     force: Annotated[bool, typer.Option("--force", help="Promote a winner that is not significant.")] = False,
     store: StoreOpt = None,
+    as_json: JsonListOpt = False,
 ) -> None:
     """Write a variant's params, flags, model and system prompt into a config file."""
     import msgspec
 
+    from engine.views.promote import describe_promotion
     from engine.views.promote import promote as promote_variant
     from engine.views.queries import resolve_run
 
     with open_log(store) as log:
         written = promote_variant(log, resolve_run(log, run_id), variant, to, force)
-    sys.stdout.buffer.write(msgspec.json.encode(written) + b"\n")
+    if as_json:
+        sys.stdout.buffer.write(msgspec.json.encode(written) + b"\n")
+    else:
+        typer.echo(describe_promotion(written))
 
 
 @app.command()

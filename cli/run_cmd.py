@@ -16,6 +16,14 @@ from engine.events.spec import ExperimentSpec
 from engine.input.narrow import Narrowing, narrow
 
 NOTE_RUN = "stopping; partial results are kept"
+# the project's default experiment when `engine run` names none, in this order
+DEFAULT_FILES = ("engine.toml", "engine.yaml", ".engine/config.toml")
+
+
+def default_experiment(cwd: Path) -> Path | None:
+    return next((cwd / name for name in DEFAULT_FILES if (cwd / name).is_file()), None)
+
+
 NOTE_SCHEDULE = "stopping after the current session's partial results"
 
 
@@ -36,7 +44,10 @@ def run_command(
     spec: ExperimentSpec | None = None
     if resume is None:
         if file is None:
-            raise InputError("engine run", "FILE", "expected an experiment file (or --resume RUN_ID)")
+            defaults = " or ".join(DEFAULT_FILES)
+            raise InputError(
+                "engine run", "FILE", f"expected an experiment file (or --resume RUN_ID): no {defaults} here"
+            )
         spec = load_experiment(file)  # bad input stops here, before the store is touched
         if narrowing is not None:
             spec = narrow(spec, narrowing, str(file))
@@ -158,13 +169,17 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool) ->
                     bar.advance(task)
 
 
-def schedule_command(file: Path | None, store: Path, cron: str | None) -> int:
+def schedule_command(
+    file: Path | None, store: Path, cron: str | None, narrowing: Narrowing | None = None
+) -> int:
     from engine.input.loader import load_experiment
     from engine.input.validate import check_cron
 
     if file is None:
         raise InputError("engine run", "FILE", "expected an experiment file to run on a schedule")
     spec = load_experiment(file)  # the file's own cron is checked as it loads
+    if narrowing is not None:  # --case/--variant/--seed hold for every session
+        spec = narrow(spec, narrowing, str(file))
     if cron is not None:
         check_cron(cron, "engine run", "--schedule")
     cron = cron or (spec.schedule.cron if spec.schedule else None)

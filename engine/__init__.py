@@ -31,6 +31,9 @@ _EXPORTS = {
     "spec_from_dict": "engine.api",
     "load_experiment": "engine.api",
     "new_run_id": "engine.api",
+    # hosts that are not Trio programs: a blocking call, and a Trio guest inside asyncio
+    "run_experiment": "engine.hosts",
+    "open_engine_asyncio": "engine.hosts",
     "InputError": "engine.errors",
     "UserError": "engine.errors",
     "TargetRequest": "engine.actors.targets.base",
@@ -64,6 +67,8 @@ __all__ = [
     "load_experiment",
     "new_run_id",
     "open_engine",
+    "open_engine_asyncio",
+    "run_experiment",
     "serve_app",
     "spec_from_dict",
 ]
@@ -75,6 +80,7 @@ if TYPE_CHECKING:
     from engine.events.kinds import Event, RunCompleted, TrialCompleted, TrialFailed, TrialGraded
     from engine.events.report import RunReport
     from engine.events.spec import ExperimentSpec
+    from engine.hosts import open_engine_asyncio, run_experiment
     from engine.web.app import serve_app
 
 

@@ -89,8 +89,10 @@ class JudgeGraderSpec(BaseGrader, tag="judge"):
     """LLM-as-judge: a rubric of weighted criteria scored 1-10, mapped to [0, 1]."""
 
     rubric: list[RubricCriterion] = []
-    judge: dict[str, Any] = {}  # target fields over the experiment's target, and `params`
+    judge: dict[str, Any] = {}  # target fields over the experiment's target, `params`, and `repeats`
     threshold: Fraction | None = None
+    # score each output this many times (also `judge.repeats`): the report gives the judges' agreement
+    repeats: Annotated[int, Meta(ge=1, le=10)] = 1
 
     def __post_init__(self) -> None:
         if self.rubric and sum(c.weight for c in self.rubric) <= 0:

@@ -113,6 +113,12 @@ class GraderResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True
     tokens: int = 0
     error: str = ""  # a grading error class (judge_unparseable...): the grader could not judge
     veto: bool = False  # a failed veto (a forbidden rule) sinks the trial's score to 0
+    # a judge's: its model, a fingerprint of the prompt it was given, its raw answer (the first
+    # repeat's, cut short), and with judge repeats the spread (max - min) of the repeats' scores
+    judge_model: str = ""
+    prompt_hash: str = ""
+    raw: str = ""
+    spread: float | None = None
 
 
 class TrialGraded(Event, tag="trial.graded"):

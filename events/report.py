@@ -137,6 +137,17 @@ class StoppingReport(Report):
     trials_saved: int
 
 
+class JudgeAgreement(Report):
+    """How far one judge grader can be trusted: its unreadable answers, and with `repeats` > 1 how
+    much its scores of one output spread (max - min on the 0-1 scale; 0 = the same every time)."""
+
+    judged: int
+    unparseable: int
+    unparseable_rate: float
+    mean_spread: float | None = None
+    max_spread: float | None = None
+
+
 class RunReport(Report):
     run_id: str
     experiment: str
@@ -175,3 +186,4 @@ class RunReport(Report):
     # tuning: at most this chance that some accepted change does nothing (decisions x alpha)
     session_error_bound: float | None = None
     stopping: StoppingReport | None = None  # [stopping] rule = "sequential" only
+    judge_agreement: dict[str, JudgeAgreement] = {}  # by judge grader

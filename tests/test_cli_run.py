@@ -169,7 +169,22 @@ def test_bad_narrowing_exits_2_naming_the_option(tmp_path: Path, write_experimen
     ]:
         done = run_engine("run", str(file), *args, "-q", "--store", "st", cwd=tmp_path)
         assert done.returncode == 2 and expected in done.stderr and b"Traceback" not in done.stderr
+        # a schedule narrows every session the same way: checked before the process settles in
+        done = run_engine("run", str(file), "--schedule", "0 3 * * *", *args, "--store", "st", cwd=tmp_path)
+        assert done.returncode == 2 and expected in done.stderr, done.stderr
     assert not (tmp_path / "st").exists()  # refused before the store was touched
+
+
+def test_run_without_a_file_takes_the_projects_default_experiment(tmp_path: Path) -> None:
+    missing = run_engine("run", "-q", "--store", "st", cwd=tmp_path)
+    assert (
+        missing.returncode == 2
+        and b"no engine.toml or engine.yaml or .engine/config.toml here" in missing.stderr
+    )
+    (tmp_path / "engine.toml").write_text(experiment(cases=2, repeats=1))
+    done = run_engine("run", "-q", "--json", "--run-id", "d", "--store", "st", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["experiment"] == "capitals"
 
 
 def test_promote_writes_the_variant_into_a_config_file(tmp_path: Path, write_experiment) -> None:
@@ -179,26 +194,26 @@ def test_promote_writes_the_variant_into_a_config_file(tmp_path: Path, write_exp
     config.write_text(
         '# my agent\nname = "bot"\n\n[params]\ntemperature = 0.9  # was tuned by hand\nmax_tokens = 64\n'
     )
-    done = run_engine("promote", report["run_id"], "cold", "--to", str(config), "--store", "st", cwd=tmp_path)
+    args = ("promote", report["run_id"], "cold", "--to", str(config), "--store", "st")
+    done = run_engine(*args, "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["params"] == {"temperature": 0.1}
     text = config.read_text()
+    assert text.startswith('# my agent\nname = "bot"') and text.endswith("\n") and "max_tokens = 64" in text
+    assert "temperature = 0.1  # was tuned by hand\n" in text  # the inline comment survives
+    said = run_engine(*args, cwd=tmp_path).stdout.decode()  # a person reads a summary, not JSON
     assert (
-        text.startswith('# my agent\nname = "bot"')
-        and "temperature = 0.1\n" in text
-        and "max_tokens = 64" in text
+        said.startswith(f"promoted variant cold of run {report['run_id']} to ")
+        and "[params] temperature = 0.1" in said
     )
+    fresh = tmp_path / "fresh.toml"
+    run_engine("promote", report["run_id"], "cold", "--to", str(fresh), "--store", "st", cwd=tmp_path)
+    assert fresh.read_text() == "[params]\ntemperature = 0.1\n"  # no leading blank line
     # the default is the winner; a name the run does not have is refused
     winner = run_engine(
-        "promote",
-        report["run_id"],
-        "--force",
-        "--to",
-        str(tmp_path / "w.json"),
-        "--store",
-        "st",
+        "promote", report["run_id"], "--force", "--to", str(tmp_path / "w.json"), "--store", "st", "--json",
         cwd=tmp_path,
-    )
+    )  # fmt: skip
     assert json.loads(winner.stdout)["variant"] == report["winner"]
     missing = run_engine(
         "promote", report["run_id"], "warm", "--to", str(config), "--store", "st", cwd=tmp_path

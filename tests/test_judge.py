@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.actors.graders.judge import DEFAULT_RUBRIC, judge_prompt, parse_verdict
+import pytest
+
+from engine.actors.graders.judge_prompt import DEFAULT_RUBRIC, judge_prompt, parse_verdict
 from engine.actors.targets.base import TargetRequest, TargetResponse
 from engine.api import open_engine, spec_from_dict
+from engine.errors import InputError
+from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.events.spec import CaseSpec
+from engine.store.projection import run_events
 
 CASE = CaseSpec(id="c", prompt="What is 2+2?", reference="4 <exactly>")
 
@@ -140,3 +145,45 @@ def _raw(spec: object) -> dict:
     import msgspec
 
     return msgspec.to_builtins(spec)
+
+
+async def test_judge_repeats_report_the_judges_agreement_and_record_the_verdict(tmp_path: Path) -> None:
+    calls: dict[str, int] = {}
+
+    def drifting_judge(request: TargetRequest) -> TargetResponse:
+        """The same call, scored 7, 9, 8 in turn on case c0; steady elsewhere (a judge that drifts)."""
+        n = calls[request.prompt] = calls.get(request.prompt, 0) + 1
+        score = (7, 9, 8)[(n - 1) % 3] if "c0-marker" in request.prompt else 10
+        return TargetResponse(text=json.dumps({"score": score, "reason": "r"}), tokens_in=5, tokens_out=5)
+
+    def marked(request: TargetRequest) -> str:
+        return "4 c0-marker" if request.case.id == "c0" else "4"
+
+    spec = spec_from_dict({
+        "name": "drift", "target": {"kind": "python", "callable": "marked"},
+        "cases": [{"id": f"c{i}", "prompt": "2+2?"} for i in range(4)],
+        "graders": [
+            {"kind": "judge", "name": "j", "judge": {"kind": "python", "callable": "judge", "repeats": 3}}
+        ],
+    })  # fmt: skip
+    async with open_engine(tmp_path, callables={"marked": marked, "judge": drifting_judge}) as eng:
+        report = await eng.run(spec)
+        graded = [
+            e for e in run_events(eng.log, report.run_id, {"trial.graded"}) if isinstance(e, k.TrialGraded)
+        ]
+    agreement = report.judge_agreement["j"]
+    assert agreement.judged == 4 and agreement.unparseable == 0
+    assert agreement.max_spread == pytest.approx(2 / 9, abs=1e-6)  # scores 7 and 9 of the same output
+    assert agreement.mean_spread == pytest.approx(2 / 9 / 4, abs=1e-6)
+    first = next(g for e in graded if e.case == "c0" for g in e.grades)
+    assert first.score == pytest.approx((8 - 1) / 9, abs=1e-6)  # the mean of 7, 9, 8
+    assert first.judge_model == "python" and len(first.prompt_hash) == 16 and '"score": 7' in first.raw
+    assert sum(calls.values()) == 12  # 4 outputs x 3 repeats
+
+
+def test_judge_repeats_out_of_range_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"graders\[0\]\.judge\.repeats"):
+        spec_from_dict({
+            "name": "x", "cases": [{"id": "a", "prompt": "p"}],
+            "graders": [{"kind": "judge", "judge": {"repeats": 50}}],
+        })  # fmt: skip

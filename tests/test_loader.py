@@ -357,6 +357,23 @@ def test_prompt_overrides_by_tag_fill_the_variant(tmp_path: Path) -> None:
     }  # the variant wins
 
 
+def test_prompt_overrides_reach_matrix_variants(tmp_path: Path) -> None:
+    folder = tmp_path / "ov"
+    folder.mkdir()
+    (folder / "v2.json").write_text('{"system": "Be terse."}')
+    (folder / "latest.json").write_text('{"system": "Be helpful."}')
+    path = write(
+        tmp_path,
+        'name = "o"\noverrides_dir = "ov"\n[[variants]]\nname = "baseline"\n'
+        '[matrix]\noverrides_tag = ["latest", "v2"]\ntemperature = [0.1]\n'
+        '[[cases]]\nid = "a"\nprompt = "p"\nexpected = "x"\n',
+    )
+    spec = load_experiment(path)
+    assert spec.matrix is None  # expanded at load: the log records what each variant ran
+    assert [v.system for v in spec.variants] == ["Be helpful.", "Be helpful.", "Be terse."]
+    assert all(v.params == {"temperature": 0.1} for v in spec.variants[1:])
+
+
 def test_a_missing_or_bad_override_file(tmp_path: Path) -> None:
     (tmp_path / "ov").mkdir()
     (tmp_path / "ov" / "bad.json").write_text('{"sytem": "typo"}')

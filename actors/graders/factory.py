@@ -39,7 +39,16 @@ def judge_target(default: TargetSpec, spec: JudgeGraderSpec) -> tuple[TargetSpec
     """The judge's target (the experiment's, with the grader's `judge` table over it) and its params."""
     settings: dict[str, Any] = dict(spec.judge)
     params = settings.pop("params", {})
+    settings.pop("repeats", None)  # the grader's, not the target's (see judge_repeats)
     return override_target(default, settings), params
+
+
+def judge_repeats(spec: JudgeGraderSpec) -> int:
+    """`repeats` on the grader, or `judge.repeats` in its judge table (1 to 10)."""
+    found = spec.judge.get("repeats", spec.repeats)
+    if isinstance(found, bool) or not isinstance(found, int) or not 1 <= found <= 10:
+        raise ValueError(f"judge.repeats: expected an integer from 1 to 10, got {found!r}")
+    return found
 
 
 def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, Spec, VariantSpec
 from engine.input.parsing import parse_file, split_validation_error
@@ -33,7 +34,13 @@ def apply_overrides(spec: ExperimentSpec, base_dir: Path, name: str) -> Experime
         return spec
     folder = base_dir / spec.overrides_dir
     variants = [_resolve(v, folder, name, f"variants[{i}]") for i, v in enumerate(spec.variants)]
-    return msgspec.structs.replace(spec, variants=variants)
+    if spec.matrix is None:
+        return msgspec.structs.replace(spec, variants=variants)
+    # matrix variants take their overrides too: the matrix is expanded here, so the spec the log
+    # records lists each variant with the prompt it ran
+    matrix = expand_variants(msgspec.structs.replace(spec, variants=[]))
+    resolved = [_resolve(v, folder, name, f"matrix[{i}]") for i, v in enumerate(matrix)]
+    return msgspec.structs.replace(spec, variants=variants + resolved, matrix=None)
 
 
 def _resolve(variant: VariantSpec, folder: Path, name: str, field: str) -> VariantSpec:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from engine.actors.graders.factory import judge_target
+from engine.actors.graders.factory import judge_repeats, judge_target
 from engine.actors.targets.base import resolve_target
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
@@ -120,6 +120,10 @@ def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
         except msgspec.ValidationError as exc:
             where, expected = split_validation_error(str(exc))
             fail(f"graders[{i}].judge.{where}" if where != "(top level)" else f"graders[{i}].judge", expected)
+        try:
+            judge_repeats(grader)
+        except ValueError as exc:
+            fail(f"graders[{i}].judge.repeats", str(exc).split(": ", 1)[1])
 
 
 def _check_case_text(spec: ExperimentSpec, fail: Fail) -> None:

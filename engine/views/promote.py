@@ -38,7 +38,19 @@ def promote(log: EventStore, run_id: str, variant: str | None, path: Path, force
         raise InputError(WHERE, "VARIANT", f"variant {name!r} sets no params, flags, model or system")
     for table, values in written.items():
         apply_params(path, values, table)
-    return {"run_id": run_id, "variant": name, "file": str(path), **written}
+    # the [variant] table's settings go under their own key: "variant" is the promoted variant's name
+    settings = {("variant_settings" if t == "variant" else t): values for t, values in written.items()}
+    return {"run_id": run_id, "variant": name, "file": str(path), **settings}
+
+
+def describe_promotion(written: dict[str, Any]) -> str:
+    """'promoted variant cold of run r1 to agent.toml' and one line per table written."""
+    lines = [f"promoted variant {written['variant']} of run {written['run_id']} to {written['file']}"]
+    for table, key in (("params", "params"), ("flags", "flags"), ("variant", "variant_settings")):
+        if key in written:
+            values = ", ".join(f"{name} = {value!r}" for name, value in written[key].items())
+            lines.append(f"  [{table}] {values}")
+    return "\n".join(lines)
 
 
 def _winner(state: Any, run_id: str, force: bool) -> str:

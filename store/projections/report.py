@@ -7,7 +7,7 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 
 from __future__ import annotations
 
-from engine.events.report import DataError, RunReport, StoppingReport
+from engine.events.report import DataError, JudgeAgreement, RunReport, StoppingReport
 from engine.events.spec import ExperimentSpec
 from engine.store import stats
 from engine.store.projections.cases import case_values
@@ -74,6 +74,7 @@ def build_report(state: RunState) -> RunReport:
         tied_best=tied,
         session_error_bound=error_bound,
         stopping=stopping_report(state, done),
+        judge_agreement=judge_agreement(state),
         runner_up_p_value=runner_up_p,
         variants=variants,
         comparisons=comparisons,
@@ -113,6 +114,17 @@ def stopping_report(state: RunState, done: int) -> StoppingReport | None:
         rule=state.spec.stopping.rule, looks_done=last.look, max_looks=last.looks, stopped=last.stop,
         level=rnd(last.level) or 0.0, fixed_design_trials=fixed, trials_saved=max(0, fixed - done),
     )  # fmt: skip
+
+
+def judge_agreement(state: RunState) -> dict[str, JudgeAgreement]:
+    out = {}
+    for name, t in sorted(state.judges.items()):
+        mean = rnd(t.spread_sum / t.spread_count) if t.spread_count else None
+        out[name] = JudgeAgreement(
+            judged=t.judged, unparseable=t.unparseable, unparseable_rate=rnd(t.unparseable / t.judged) or 0.0,
+            mean_spread=mean, max_spread=rnd(t.spread_max) if t.spread_count else None,
+        )  # fmt: skip
+    return out
 
 
 def stopped_early(state: RunState) -> bool:

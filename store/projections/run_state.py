@@ -51,6 +51,25 @@ class Cell:
 
 
 @dataclass(slots=True)
+class JudgeTally:
+    """One judge grader's outputs: how many it judged, could not read, and how far its repeats spread."""
+
+    judged: int = 0
+    unparseable: int = 0
+    spread_count: int = 0
+    spread_sum: float = 0.0
+    spread_max: float = 0.0
+
+    def add(self, spread: float | None, unparseable: bool) -> None:
+        self.judged += 1
+        self.unparseable += unparseable
+        if spread is not None:
+            self.spread_count += 1
+            self.spread_sum += spread
+            self.spread_max = max(self.spread_max, spread)
+
+
+@dataclass(slots=True)
 class ErrorTally:
     """Errors of one (stage, class): order-independent, so the sample is the smallest message."""
 
@@ -92,6 +111,7 @@ class RunState:
     cancel_requested: bool = False
     variations: list[k.VariationAccepted | k.VariationRejected] = field(default_factory=list)
     looks: list[k.LookDecided] = field(default_factory=list)  # a sequential run's interim looks
+    judges: dict[str, JudgeTally] = field(default_factory=dict)  # by judge grader name
     grading: int = 0
     started_ts: float = 0.0
     finished_ts: float = 0.0
@@ -122,6 +142,12 @@ class RunState:
         if found is None:
             found = self.errors[key] = ErrorTally()
         found.add(variant, message)
+
+    def judge_tally(self, name: str) -> JudgeTally:
+        found = self.judges.get(name)
+        if found is None:
+            found = self.judges[name] = JudgeTally()
+        return found
 
     def cell(self, variant: str, case: str) -> Cell:
         key = (variant, case)
@@ -257,6 +283,8 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
     for grade in e.grades:
         if grade.error:
             s.tally("grading", grade.error, e.variant, f"{grade.name}: {grade.reason}"[:300])
+        if grade.judge_model:
+            s.judge_tally(grade.name).add(grade.spread, grade.error == "judge_unparseable")
 
 
 def _skipped(s: RunState, e: k.TrialSkipped) -> None:
