@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import fnmatch
+import hashlib
 import io
 import json
 import tomllib
@@ -27,7 +28,11 @@ def load_suite(
 ) -> list[CaseSpec]:
     """The selected cases of the suite file(s) `suite.path` names (a glob: every match, sorted)."""
     paths = _suite_files(base_dir, suite.path, experiment_file, field)
-    cases = [_to_case(record, str(path), where) for path in paths for where, record in _read_records(path)]
+    records = [(path, where, record) for path in paths for where, record in _read_records(path)]
+    named = with_stable_ids([record for _, _, record in records])
+    cases = [
+        _to_case(record, str(path), where) for (path, where, _), record in zip(records, named, strict=True)
+    ]
     return [case for case in cases if _selected(case, suite)]
 
 
@@ -97,9 +102,26 @@ def _csv(text: str) -> list[tuple[str, Any]]:
     return out
 
 
+def with_stable_ids(records: list[Any]) -> list[Any]:
+    """Cases without an id (a benchmark file of bare prompts) get one from their prompt's hash: the
+    same case keeps its id when others are added or reordered, so runs still pair it. A repeated
+    prompt gets -2, -3... in file order."""
+    taken = {r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    out = []
+    for record in records:
+        if isinstance(record, dict) and "id" not in record and isinstance(record.get("prompt"), str):
+            base = "case-" + hashlib.sha256(record["prompt"].encode()).hexdigest()[:10]
+            name, n = base, 1
+            while name in taken:
+                n += 1
+                name = f"{base}-{n}"
+            taken.add(name)
+            record = {"id": name, **record}
+        out.append(record)
+    return out
+
+
 def _to_case(record: Any, file: str, where: str) -> CaseSpec:
-    if isinstance(record, dict) and "id" not in record and "prompt" in record:
-        record = {**record, "id": where.replace(" ", "-").replace("[", "-").rstrip("]")}
     try:
         return msgspec.convert(record, CaseSpec, strict=True)
     except msgspec.ValidationError as exc:
