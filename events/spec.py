@@ -247,6 +247,7 @@ class ExperimentSpec(Spec):
     suite: SuiteSpec | None = None
     suites: list[SuiteSpec] = []
     overrides_dir: str | None = None  # prompt overrides by variant overrides_tag
+    overrides_strict: bool = False  # a tag with no override file is refused, not a warning
     graders: list[GraderSpec] = []
     repeat: RepeatSpec = RepeatSpec()
     budget: BudgetSpec = BudgetSpec()

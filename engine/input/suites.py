@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import fnmatch
-import hashlib
 import io
 import json
 import tomllib
@@ -20,6 +19,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, SuiteSpec
+from engine.input.compat.records import case_record, with_stable_ids
 from engine.input.parsing import read_text, split_validation_error
 
 
@@ -29,7 +29,7 @@ def load_suite(
     """The selected cases of the suite file(s) `suite.path` names (a glob: every match, sorted)."""
     paths = _suite_files(base_dir, suite.path, experiment_file, field)
     records = [(path, where, record) for path in paths for where, record in _read_records(path)]
-    named = with_stable_ids([record for _, _, record in records])
+    named = with_stable_ids([case_record(record) for _, _, record in records])
     cases = [
         _to_case(record, str(path), where) for (path, where, _), record in zip(records, named, strict=True)
     ]
@@ -99,25 +99,6 @@ def _csv(text: str) -> list[tuple[str, Any]]:
         if "tags" in record:
             record["tags"] = [t.strip() for t in record["tags"].split(";") if t.strip()]
         out.append((f"line {number}", record))
-    return out
-
-
-def with_stable_ids(records: list[Any]) -> list[Any]:
-    """Cases without an id (a benchmark file of bare prompts) get one from their prompt's hash: the
-    same case keeps its id when others are added or reordered, so runs still pair it. A repeated
-    prompt gets -2, -3... in file order."""
-    taken = {r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str)}
-    out = []
-    for record in records:
-        if isinstance(record, dict) and "id" not in record and isinstance(record.get("prompt"), str):
-            base = "case-" + hashlib.sha256(record["prompt"].encode()).hexdigest()[:10]
-            name, n = base, 1
-            while name in taken:
-                n += 1
-                name = f"{base}-{n}"
-            taken.add(name)
-            record = {"id": name, **record}
-        out.append(record)
     return out
 
 

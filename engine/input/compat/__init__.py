@@ -12,8 +12,9 @@ from typing import Any
 
 from engine.input.compat.agentv import normalize_agentv
 from engine.input.compat.keystone import normalize_keystone
+from engine.input.compat.records import case_record, with_stable_ids
+from engine.input.compat.weakincentives import normalize_weakincentives
 from engine.input.compat.zeph import normalize_zeph
-from engine.input.suites import with_stable_ids
 
 
 def normalize(raw: dict[str, Any], file: str, base_dir: Path | None = None) -> dict[str, Any]:
@@ -21,8 +22,9 @@ def normalize(raw: dict[str, Any], file: str, base_dir: Path | None = None) -> d
     against it)."""
     out = dict(raw)
     out = normalize_zeph(out, file, base_dir)
+    out = normalize_weakincentives(out, file, base_dir)
     for step in (normalize_keystone, normalize_agentv):
         out = step(out, file)
     if isinstance(out.get("cases"), list):  # inline cases without ids, as in a Zeph benchmark
-        out["cases"] = with_stable_ids(out["cases"])
+        out["cases"] = with_stable_ids([case_record(case) for case in out["cases"]])
     return out

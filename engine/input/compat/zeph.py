@@ -38,7 +38,7 @@ JUDGE_SCALE = 10.0  # Zeph's judge scores 1-10; engine's scores run 0-1
 
 
 def normalize_zeph(out: dict[str, Any], file: str, base_dir: Path | None = None) -> dict[str, Any]:
-    if "experiments" not in out:
+    if not isinstance(out.get("experiments"), dict):  # a list is weakincentives' experiments
         return out
     block = dict(table_of(out.pop("experiments"), file, "experiments"))
     block.pop("enabled", None)  # `engine run` is the explicit ask: no master switch
@@ -52,8 +52,8 @@ def normalize_zeph(out: dict[str, Any], file: str, base_dir: Path | None = None)
     if "min_improvement" in block:
         move(out, ("tune", "min_improvement"), _delta(block.pop("min_improvement"), file), file,
              "experiments.min_improvement")  # fmt: skip
-    tune = out.get("tune", {})
-    if tune.get("auto_apply") and "apply_to" not in tune:
+    tune = out.get("tune")
+    if isinstance(tune, dict) and tune.get("auto_apply") and "apply_to" not in tune:
         tune["apply_to"] = Path(file).name  # Zeph writes accepted values back into its live config
     if "benchmark_file" in block:
         path = _inside(block.pop("benchmark_file"), file, base_dir)
