@@ -116,6 +116,9 @@ class BudgetSpec(Spec):
     max_tokens: PositiveInt | None = None
     max_cost_usd: Positive | None = None
     judge_max_tokens: PositiveInt | None = None
+    # refused before launch (exit 2) when the plan is larger: no run cut short to a partial result
+    max_trials_per_run: PositiveInt | None = None
+    max_variants: PositiveInt | None = None
 
 
 class ExecutionSpec(Spec):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.input.compat.agentv import normalize_agentv
+from engine.input.compat.fleet import normalize_fleet
 from engine.input.compat.keystone import normalize_keystone
 from engine.input.compat.records import case_record, with_stable_ids
 from engine.input.compat.weakincentives import normalize_weakincentives
@@ -23,6 +24,7 @@ def normalize(raw: dict[str, Any], file: str, base_dir: Path | None = None) -> d
     out = dict(raw)
     out = normalize_zeph(out, file, base_dir)
     out = normalize_weakincentives(out, file, base_dir)
+    out = normalize_fleet(out, file, base_dir)
     for step in (normalize_keystone, normalize_agentv):
         out = step(out, file)
     if isinstance(out.get("cases"), list):  # inline cases without ids, as in a Zeph benchmark
