@@ -32,6 +32,8 @@ class Limits:
     max_trials: int | None = None
     max_tokens: int | None = None
     max_cost_usd: float | None = None
+    # a tuning session's eval_budget_tokens: judge tokens only (the subject's answers are not the evaluation)
+    max_judge_tokens: int | None = None
     # the first N finished trials all failed to connect: the target is unreachable (0: never stop)
     unreachable_after: int = 0
 
@@ -98,6 +100,10 @@ class Book:
             return ("max_trials", lim.max_trials, self.executed)
         if lim.max_tokens is not None and s.tokens_used >= lim.max_tokens:
             return ("max_tokens", lim.max_tokens, s.tokens_used)
+        if lim.max_judge_tokens is not None:
+            judged = sum(t.judge_tokens for t in s.totals.values())
+            if judged >= lim.max_judge_tokens:
+                return ("eval_budget_tokens", lim.max_judge_tokens, judged)
         if lim.max_cost_usd is not None and self.cost_room() == "exhausted":
             return ("max_cost_usd", lim.max_cost_usd, s.cost_spent())
         return None

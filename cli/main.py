@@ -250,8 +250,16 @@ def compare(
         float | None, typer.Option(help="Relative p95 increase allowed.")
     ] = None,
     max_cost_increase: Annotated[float | None, typer.Option(help="Relative cost increase allowed.")] = None,
+    base_variant: Annotated[
+        str | None, typer.Option("--base-variant", help="Compare this variant of BASE (with --variant).")
+    ] = None,
+    variant: Annotated[
+        str | None, typer.Option("--variant", help="...against this variant of CAND; BASE may equal CAND.")
+    ] = None,
 ) -> None:
-    """Compare two runs metric by metric; with --gate, exit 1 on a regression."""
+    """Compare two runs metric by metric; with --gate, exit 1 on a regression.
+
+    `engine compare RUN RUN --base-variant A --variant B` compares two experiments of one run."""
     import msgspec
 
     from engine.cli.compare_cmd import print_comparison
@@ -272,7 +280,8 @@ def compare(
         gate_spec = msgspec.structs.replace(
             spec.gate, **{k: v for k, v in overrides.items() if v is not None}
         )
-        result = compare_runs(log, base_id, cand_id, gate_spec, require_same_cases=same_cases)
+        pair = _variant_pair(base_variant, variant)
+        result = compare_runs(log, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair)
     print_comparison(result, as_json)
     if gate and result.regressed:
         raise typer.Exit(1)
@@ -482,6 +491,8 @@ def main() -> None:
     """Console entry point: user errors exit 2 with one line and no traceback."""
     from engine.errors import exit_for
 
+    _plain_input_warnings()
+
     try:
         app()  # standalone mode: usage errors already exit 2
     except Exception as exc:
@@ -491,6 +502,30 @@ def main() -> None:
         code, line = found
         print(f"error: {line}", file=sys.stderr)
         sys.exit(code)
+
+
+def _variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | None:
+    if base is None and candidate is None:
+        return None
+    if base is None or candidate is None:
+        raise typer.BadParameter("--base-variant and --variant go together")
+    return base, candidate
+
+
+def _plain_input_warnings() -> None:
+    """An InputWarning is one `warning: FILE: FIELD: ...` line on stderr, not Python's source excerpt."""
+    import warnings
+
+    from engine.errors import InputWarning
+
+    python_format = warnings.formatwarning
+
+    def format_warning(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> str:
+        if issubclass(category, InputWarning):
+            return f"warning: {message}\n"
+        return python_format(message, category, *rest, **kw)
+
+    warnings.formatwarning = format_warning  # type: ignore[assignment]
 
 
 if __name__ == "__main__":

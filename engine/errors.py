@@ -18,6 +18,17 @@ class InputError(UserError):
         super().__init__(f"{where}: {expected}")
 
 
+class InputWarning(UserWarning):
+    """A setting engine can run with but the user should hear about (`engine` prints `warning: ...`)."""
+
+
+def warn_input(file: str, field: str, message: str) -> None:
+    import warnings
+
+    where = f"{file}: {field}" if field else file
+    warnings.warn(InputWarning(f"{where}: {message}"), stacklevel=2)
+
+
 class NotFoundError(UserError):
     """A run id or other name that the store does not hold (exit code 2)."""
 

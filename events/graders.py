@@ -106,6 +106,15 @@ class ExitCodeGraderSpec(BaseGrader, tag="exit_code"):
     exit_codes: list[Annotated[int, Meta(ge=-(2**31), le=2**31)]] = []
 
 
+class PythonGraderSpec(BaseGrader, tag="python", kw_only=True):
+    """An evaluator in Python: 'module:function' (looked up on sys.path, then beside the experiment
+    file) or a name registered through the embedding API. It is called as fn(case, output, context),
+    context holding the variant (name, flags, params, overrides_tag), the repeat and the agent's metrics;
+    it returns a bool, a score in [0, 1], or {score, passed, reason}."""
+
+    callable: Name
+
+
 GraderSpec = (
     ExactGraderSpec
     | ContainsGraderSpec
@@ -115,6 +124,7 @@ GraderSpec = (
     | CommandGraderSpec
     | JudgeGraderSpec
     | ExitCodeGraderSpec
+    | PythonGraderSpec
 )
 GRADER_KINDS = {str(g.__struct_config__.tag): g for g in GraderSpec.__args__}  # type: ignore[attr-defined]
 

@@ -86,6 +86,15 @@ class TagSummary(Report):
     pass_rate: float | None
 
 
+class IdenticalRepeats(Report):
+    """Every repeat of a case gave the same output: a sign of caching or temperature 0, so the
+    repeats measured nothing about variability."""
+
+    variant: str
+    case: str
+    repeats: int
+
+
 class FlakyCase(Report):
     variant: str
     case: str
@@ -187,3 +196,4 @@ class RunReport(Report):
     session_error_bound: float | None = None
     stopping: StoppingReport | None = None  # [stopping] rule = "sequential" only
     judge_agreement: dict[str, JudgeAgreement] = {}  # by judge grader
+    identical_repeats: list[IdenticalRepeats] = []  # cells whose 2+ repeats all gave one output

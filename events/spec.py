@@ -116,6 +116,9 @@ class BudgetSpec(Spec):
     max_tokens: PositiveInt | None = None
     max_cost_usd: Positive | None = None
     judge_max_tokens: PositiveInt | None = None
+    # refused before launch (exit 2) when the plan is larger: no run cut short to a partial result
+    max_trials_per_run: PositiveInt | None = None
+    max_variants: PositiveInt | None = None
 
 
 class ExecutionSpec(Spec):
@@ -247,6 +250,7 @@ class ExperimentSpec(Spec):
     suite: SuiteSpec | None = None
     suites: list[SuiteSpec] = []
     overrides_dir: str | None = None  # prompt overrides by variant overrides_tag
+    overrides_strict: bool = False  # a tag with no override file is refused, not a warning
     graders: list[GraderSpec] = []
     repeat: RepeatSpec = RepeatSpec()
     budget: BudgetSpec = BudgetSpec()

@@ -378,7 +378,8 @@ def test_a_missing_or_bad_override_file(tmp_path: Path) -> None:
     (tmp_path / "ov").mkdir()
     (tmp_path / "ov" / "bad.json").write_text('{"sytem": "typo"}')
     base = 'name = "o"\noverrides_dir = "ov"\n[[cases]]\nid = "a"\nprompt = "p"\nexpected = "x"\n'
-    missing = load_error(write(tmp_path, base + '[[variants]]\nname = "v"\noverrides_tag = "v9"\n'))
+    strict = base.replace("overrides_dir", "overrides_strict = true\noverrides_dir")
+    missing = load_error(write(tmp_path, strict + '[[variants]]\nname = "v"\noverrides_tag = "v9"\n'))
     assert missing.field == "variants[0].overrides_tag" and "no override file v9" in missing.expected
     bad = load_error(write(tmp_path, base + '[[variants]]\nname = "v"\noverrides_tag = "bad"\n'))
     assert bad.file.endswith("bad.json") and "sytem" in bad.expected

@@ -17,5 +17,6 @@ GRADERS: Registry[type] = Registry(
         "exit_code": "engine.actors.graders.deterministic:ExitCodeGrader",
         "command": "engine.actors.graders.command:CommandGrader",
         "judge": "engine.actors.graders.judge:JudgeGrader",
+        "python": "engine.actors.graders.python:PythonGrader",
     },
 )

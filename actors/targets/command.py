@@ -31,7 +31,7 @@ __all__ = ["CommandTarget", "build_argv", "trial_env", "run_setup"]
 class CommandTarget:
     @classmethod
     def from_spec(cls, spec: CommandTargetSpec, context: TargetContext) -> CommandTarget:
-        return cls(spec)
+        return cls(anchor_paths(spec, context.base_dir))
 
     def __init__(self, spec: CommandTargetSpec) -> None:
         self.spec = spec
@@ -76,6 +76,30 @@ class CommandTarget:
 
     async def aclose(self) -> None:
         return None
+
+
+def anchor_paths(spec: CommandTargetSpec, base_dir: Path | None) -> CommandTargetSpec:
+    """A relative agent binary (`./agent.sh`, `bin/agent`) and workdir resolve against the experiment
+    file's folder: a trial runs in its own temp directory, where `./agent.sh` does not exist. A bare
+    name (`python`) is still looked up on PATH."""
+    if base_dir is None:
+        return spec
+    command: list[str] | str = spec.command
+    if isinstance(command, list) and command and _relative_path(command[0]):
+        command = [str(base_dir / command[0]), *command[1:]]
+    elif isinstance(command, str):
+        head, sep, rest = command.lstrip().partition(" ")
+        if _relative_path(head):
+            command = shlex.quote(str(base_dir / head)) + sep + rest
+    workdir = spec.workdir
+    if workdir is not None and not Path(workdir).is_absolute():
+        workdir = str(base_dir / workdir)
+    return msgspec.structs.replace(spec, command=command, workdir=workdir)
+
+
+def _relative_path(word: str) -> bool:
+    """`./x`, `../x`, `bin/x`: a path, not a name for PATH; and no shell syntax or placeholder."""
+    return "/" in word and not word.startswith(("/", "~", "$", "{")) and not any(c in word for c in "'\"`;|&")
 
 
 STDERR_KEEP = 64 << 10  # the tail of an agent's stderr kept per trial

@@ -30,7 +30,7 @@ def spec_from_raw(raw: dict[str, Any], name: str, base_dir: Path) -> ExperimentS
     """Parsed data -> a checked spec: other tools' shapes rewritten, suite files and prompt overrides
     (paths relative to base_dir) resolved. Files and embedding callers share this one path."""
     check_shape(raw, name)
-    spec = convert_spec(default_target_kind(normalize(raw, name)), name)
+    spec = convert_spec(default_target_kind(normalize(raw, name, base_dir)), name)
     spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
 
     check_spec(spec, name)

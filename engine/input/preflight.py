@@ -46,6 +46,9 @@ def check_environment(
                 raise InputError(file, where, expected)
         if isinstance(target, PythonTargetSpec):
             _check_callable(target.callable, f"{field}.callable", file, base_dir, callables or {})
+    for i, grader in enumerate(spec.graders):
+        if grader.kind == "python":  # an evaluator module beside the experiment file, like a target's
+            _check_callable(grader.callable, f"graders[{i}].callable", file, base_dir, callables or {})
 
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:

@@ -19,6 +19,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, SuiteSpec
+from engine.input.compat.records import case_record, with_stable_ids
 from engine.input.parsing import read_text, split_validation_error
 
 
@@ -27,7 +28,11 @@ def load_suite(
 ) -> list[CaseSpec]:
     """The selected cases of the suite file(s) `suite.path` names (a glob: every match, sorted)."""
     paths = _suite_files(base_dir, suite.path, experiment_file, field)
-    cases = [_to_case(record, str(path), where) for path in paths for where, record in _read_records(path)]
+    records = [(path, where, record) for path in paths for where, record in _read_records(path)]
+    named = with_stable_ids([case_record(record) for _, _, record in records])
+    cases = [
+        _to_case(record, str(path), where) for (path, where, _), record in zip(records, named, strict=True)
+    ]
     return [case for case in cases if _selected(case, suite)]
 
 
@@ -98,8 +103,6 @@ def _csv(text: str) -> list[tuple[str, Any]]:
 
 
 def _to_case(record: Any, file: str, where: str) -> CaseSpec:
-    if isinstance(record, dict) and "id" not in record and "prompt" in record:
-        record = {**record, "id": where.replace(" ", "-").replace("[", "-").rstrip("]")}
     try:
         return msgspec.convert(record, CaseSpec, strict=True)
     except msgspec.ValidationError as exc:

@@ -48,6 +48,20 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     if spec.schedule is not None:
         check_cron(spec.schedule.cron, file)
     _check_stopping(spec, fail)
+    _check_caps(spec, len(variants), fail)
+
+
+def _check_caps(spec: ExperimentSpec, variants: int, fail: Fail) -> None:
+    """maxVariants / maxTrialsPerRun: a plan beyond them is refused before launch, with its count."""
+    budget = spec.budget
+    if budget.max_variants is not None and variants > budget.max_variants:
+        expected = f"expected at most {budget.max_variants} variants; the run has {variants}"
+        fail("budget.max_variants", expected)
+    cases, repeats = max(1, len(spec.cases)), spec.repeat.count
+    trials = variants * cases * repeats
+    if budget.max_trials_per_run is not None and trials > budget.max_trials_per_run:
+        counted = f"{variants} variants x {cases} cases x {repeats} repeats = {trials}"
+        fail("budget.max_trials_per_run", f"expected at most {budget.max_trials_per_run} trials; {counted}")
 
 
 def _check_stopping(spec: ExperimentSpec, fail: Fail) -> None:

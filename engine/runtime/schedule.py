@@ -20,6 +20,9 @@ from engine.api import Engine
 from engine.events.spec import ExperimentSpec
 from engine.input.validate import check_cron
 from engine.runtime.runner import RunControl
+from engine.store.contract import EventStore
+from engine.store.projection import run_events
+from engine.store.projections.best import BestVariation, evolve_best
 from engine.views.queries import list_runs
 
 Log = Callable[[str], None]
@@ -55,6 +58,24 @@ def scheduled_spec(spec: ExperimentSpec) -> ExperimentSpec:
     return spec
 
 
+def from_current_best(spec: ExperimentSpec, log: EventStore) -> ExperimentSpec:
+    """A scheduled tuning session starts from the best accepted values of this experiment's earlier
+    sessions (the best-variation projection), not from the file's [params]: otherwise every night
+    would repeat the same search. Neighbourhood search then centres on that best. Each session also
+    gets its own seed (the file's plus the sessions before it), so random search samples anew."""
+    if spec.tune is None:
+        return spec
+    mine = [r.run_id for r in list_runs(log) if r.experiment == spec.name]
+    best: dict[str, BestVariation] = {}
+    for run_id in mine:
+        for event in run_events(log, run_id, {"variation.accepted"}):
+            evolve_best(best, event)
+    tuned = {p.name for p in spec.tune.parameters}
+    values = {name: b.value for name, b in best.items() if name in tuned}
+    seed = (spec.seed + len(mine)) % 2**63
+    return msgspec.structs.replace(spec, params={**spec.params, **values}, seed=seed)
+
+
 async def run_on_schedule(
     engine: Engine,
     spec: ExperimentSpec,
@@ -73,8 +94,9 @@ async def run_on_schedule(
         nonlocal running, sessions
         running, control.session = True, RunControl()
         try:
+            start = None if resume else from_current_best(spec, engine.log)
             report = await engine.run(
-                None if resume else spec, run_id=run_id, resume=resume, origin="scheduled",
+                start, run_id=run_id, resume=resume, origin="scheduled",
                 control=control.session, source=source,
             )  # fmt: skip
             sessions += 1

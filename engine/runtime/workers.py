@@ -28,14 +28,12 @@ from engine.store.projections.run_state import RunState
 
 def limits_for(spec: ExperimentSpec) -> Limits:
     budget = spec.budget
-    max_tokens = budget.max_tokens
-    if spec.tune is not None and spec.tune.eval_budget_tokens is not None:
-        max_tokens = min(max_tokens or spec.tune.eval_budget_tokens, spec.tune.eval_budget_tokens)
     costs = [c for c in (budget.max_cost_usd, spec.repeat.cost_limit_usd) if c is not None]
     return Limits(
         in_flight=max(2, spec.execution.concurrency * 2),
         max_trials=budget.max_trials,
-        max_tokens=max_tokens,
+        max_tokens=budget.max_tokens,
+        max_judge_tokens=spec.tune.eval_budget_tokens if spec.tune is not None else None,
         max_cost_usd=min(costs) if costs else None,
         unreachable_after=spec.execution.unreachable_after,
     )

@@ -45,12 +45,21 @@ def compare_runs(
     cand_id: str,
     gate: GateSpec | None = None,
     require_same_cases: bool = False,
+    variants: tuple[str, str] | None = None,
 ) -> RunComparison:
-    return compare_states(run_state(log, base_id), run_state(log, cand_id), gate, require_same_cases)
+    """`variants` = (baseline's, candidate's) compares those two only: any two experiments of one run
+    (the same run id twice) or of two runs."""
+    base = run_state(log, base_id)
+    cand = base if cand_id == base_id else run_state(log, cand_id)
+    return compare_states(base, cand, gate, require_same_cases, variants)
 
 
 def compare_states(
-    base: RunState, cand: RunState, gate: GateSpec | None = None, require_same_cases: bool = False
+    base: RunState,
+    cand: RunState,
+    gate: GateSpec | None = None,
+    require_same_cases: bool = False,
+    variants: tuple[str, str] | None = None,
 ) -> RunComparison:
     """compare_runs on run states already folded (the web view keeps them folded)."""
     base_id, cand_id = base.run_id, cand.run_id
@@ -60,7 +69,7 @@ def compare_states(
     if warnings and require_same_cases:
         raise InputError(cand_id, "cases", "expected the same case set as the baseline run; " + warnings[0])
     warnings += _spec_warnings(base, cand)
-    pairs = _matched_variants(base, cand)
+    pairs = _chosen_variants(base, cand, variants) if variants else _matched_variants(base, cand)
     if not pairs:
         raise InputError(
             cand_id, "variants", "expected at least one variant name shared with the baseline run"
@@ -126,6 +135,14 @@ def _matched_variants(base: RunState, cand: RunState) -> list[tuple[str, str]]:
     if len(base.variants) == 1 and len(cand.variants) == 1:
         return [(next(iter(base.variants)), next(iter(cand.variants)))]
     return []
+
+
+def _chosen_variants(base: RunState, cand: RunState, names: tuple[str, str]) -> list[tuple[str, str]]:
+    for state, name, field in ((base, names[0], "--base-variant"), (cand, names[1], "--variant")):
+        if name not in state.variants:
+            known = ", ".join(state.variants)
+            raise InputError(state.run_id, field, f"expected one of its variants ({known}), got {name!r}")
+    return [names]
 
 
 def _variant_metrics(

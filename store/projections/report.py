@@ -7,7 +7,7 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 
 from __future__ import annotations
 
-from engine.events.report import DataError, JudgeAgreement, RunReport, StoppingReport
+from engine.events.report import DataError, IdenticalRepeats, JudgeAgreement, RunReport, StoppingReport
 from engine.events.spec import ExperimentSpec
 from engine.store import stats
 from engine.store.projections.cases import case_values
@@ -94,7 +94,17 @@ def build_report(state: RunState) -> RunReport:
         data_errors=[DataError(seq=seq, message=message) for seq, message in state.unusable],
         data_error_count=state.unusable_count,
         warnings=integrity_warnings(state),
+        identical_repeats=identical_repeats(state),
     )
+
+
+def identical_repeats(state: RunState) -> list[IdenticalRepeats]:
+    """(variant, case) cells whose two or more completed repeats all produced the same output."""
+    return [
+        IdenticalRepeats(variant=variant, case=case, repeats=cell.completed.bit_count())
+        for (variant, case), cell in sorted(state.cells.items())
+        if cell.completed.bit_count() >= 2 and not cell.outputs_vary
+    ]
 
 
 def session_error_bound(spec: ExperimentSpec, decisions: int) -> float | None:

@@ -41,6 +41,9 @@ class Cell:
     skipped: int = 0  # bit r: not run (pass_at_k early exit)
     score_sum: int = 0  # fixed point, over scored repeats
     cost: int = 0  # fixed point dollars spent on this case's trials (the cost gate resamples cases)
+    # the first repeat's output hash; repeats that never vary hint at caching or temperature 0
+    first_output: str = ""
+    outputs_vary: bool = False
 
     def done(self) -> int:
         return self.graded | self.failed | self.skipped
@@ -230,6 +233,10 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
     # figures first: a poison one (NaN, inf) raises before the state changes, and the event is skipped
     cost, latency_us = to_fixed(e.cost_usd), min(max(1, round(e.latency_ms * 1000)), LATENCY_MAX_US)
     cell.completed |= bit
+    if not cell.first_output:
+        cell.first_output = e.output_hash
+    elif e.output_hash != cell.first_output:
+        cell.outputs_vary = True
     if not cell.graded & bit:
         s.awaiting_grade[(e.variant, e.case, e.repeat)] = e
     t = s.totals_for(e.variant)

@@ -11,9 +11,6 @@ Accepted, so an AgentV experiment file loads as it is:
 A `kind = "tune"` session without `tune.parameters` gets the default search space
 (temperature, top_p, top_k and the two penalties).
 
-And the Keystone agent-eval shapes: `parallelism: {replicas, matrix, isolation}` (repeats and matrix variants;
-every trial is its own request or process, so isolation is always per run) and
-`resources: {concurrency_limit}` (the executor pool's size).
 """
 
 from __future__ import annotations
@@ -22,17 +19,16 @@ from typing import Any
 
 from engine.errors import InputError
 from engine.events.spec import DEFAULT_SEARCH_SPACE
+from engine.input.compat.common import list_of, table_of
 
 
-def normalize(raw: dict[str, Any], file: str) -> dict[str, Any]:
-    """A copy of `raw` with the AgentV spellings replaced by engine's; engine's own pass through."""
-    out = dict(raw)
+def normalize_agentv(out: dict[str, Any], file: str) -> dict[str, Any]:
+    """`out` with the AgentV spellings replaced by engine's; engine's own pass through."""
     _default_search_space(out, file)
-    _keystone(out, file)
     _runs_shorthand(out, file)
     _repeat_aliases(out)
     if "timeout_seconds" in out:
-        execution = dict(_table(out.get("execution", {}), file, "execution"))
+        execution = dict(table_of(out.get("execution", {}), file, "execution"))
         execution.setdefault("trial_timeout_s", out.pop("timeout_seconds"))
         out["execution"] = execution
     if "setup" in out:
@@ -42,7 +38,7 @@ def normalize(raw: dict[str, Any], file: str) -> dict[str, Any]:
     if "suite" in out:
         out["suite"] = _suite(out["suite"], file, "suite")
     if "suites" in out:
-        suites = _list(out, "suites", file)
+        suites = list_of(out["suites"], file, "suites")
         out["suites"] = [_suite(item, file, f"suites[{i}]") for i, item in enumerate(suites)]
     return out
 
@@ -51,46 +47,10 @@ def _default_search_space(out: dict[str, Any], file: str) -> None:
     """Seed 000: a tuning session that names no parameters searches the five sampling parameters."""
     if out.get("kind") != "tune":
         return
-    tune = dict(_table(out.get("tune", {}), file, "tune"))
+    tune = dict(table_of(out.get("tune", {}), file, "tune"))
     if "parameters" not in tune:
         tune["parameters"] = [dict(p) for p in DEFAULT_SEARCH_SPACE]
     out["tune"] = tune
-
-
-def _keystone(out: dict[str, Any], file: str) -> None:
-    if "parallelism" in out:
-        parallelism = dict(_table(out.pop("parallelism"), file, "parallelism"))
-        isolation = parallelism.pop("isolation", "per_run")
-        if isolation not in ("per_run", "shared"):
-            raise InputError(file, "parallelism.isolation", "expected 'per_run' or 'shared'")
-        if "replicas" in parallelism:
-            _move(out, ("repeat", "count"), parallelism.pop("replicas"), file, "parallelism.replicas")
-        if "matrix" in parallelism:
-            _move(out, ("matrix",), parallelism.pop("matrix"), file, "parallelism.matrix")
-        if parallelism:
-            raise InputError(
-                file, f"parallelism.{next(iter(parallelism))}", "expected replicas, matrix or isolation"
-            )
-    if "resources" in out:
-        resources = dict(_table(out.pop("resources"), file, "resources"))
-        if "concurrency_limit" in resources:
-            limit = resources.pop("concurrency_limit")
-            _move(out, ("execution", "concurrency"), limit, file, "resources.concurrency_limit")
-        if resources:
-            raise InputError(file, f"resources.{next(iter(resources))}", "expected concurrency_limit")
-
-
-def _move(out: dict[str, Any], path: tuple[str, ...], value: Any, file: str, field: str) -> None:
-    """Set out[path...] = value, refusing when the file also sets it the engine way."""
-    *tables, key = path
-    target = out
-    for name in tables:
-        table = dict(_table(target.get(name, {}), file, name))
-        target[name] = table
-        target = table
-    if key in target:
-        raise InputError(file, field, f"not together with `{'.'.join(path)}`: use one of them")
-    target[key] = value
 
 
 def _runs_shorthand(out: dict[str, Any], file: str) -> None:
@@ -152,16 +112,3 @@ def _suite(item: Any, file: str, field: str) -> Any:
             raise InputError(file, f"{field}.select", "expected a list of id globs or {test_ids = [...]}")
         suite["select"] = select.get("test_ids", [])
     return suite
-
-
-def _list(out: dict[str, Any], key: str, file: str) -> list[Any]:
-    value = out[key]
-    if not isinstance(value, list):
-        raise InputError(file, key, "expected a list")
-    return value
-
-
-def _table(value: Any, file: str, field: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise InputError(file, field, "expected a table")
-    return value

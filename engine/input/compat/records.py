@@ -1,0 +1,41 @@
+"""Case records in other tools' shapes: bare prompts without ids (Zeph's benchmark files) and
+weakincentives datasets (`{id, input, expected}`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def case_record(record: Any) -> Any:
+    """A weakincentives dataset row `{id, input, expected}`: `input` is the prompt (a structured input
+    is sent as its JSON and kept whole under metadata.input, for evaluators)."""
+    if not isinstance(record, dict) or "input" not in record or "prompt" in record:
+        return record
+    out = dict(record)
+    given = out.pop("input")
+    out["prompt"] = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False)
+    metadata = out.get("metadata", {})
+    if not isinstance(given, str) and isinstance(metadata, dict):
+        out["metadata"] = {**metadata, "input": given}
+    return out
+
+
+def with_stable_ids(records: list[Any]) -> list[Any]:
+    """Cases without an id (a benchmark file of bare prompts) get one from their prompt's hash: the
+    same case keeps its id when others are added or reordered, so runs still pair it. A repeated
+    prompt gets -2, -3... in file order."""
+    taken = {r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    out = []
+    for record in records:
+        if isinstance(record, dict) and "id" not in record and isinstance(record.get("prompt"), str):
+            base = "case-" + hashlib.sha256(record["prompt"].encode()).hexdigest()[:10]
+            name, n = base, 1
+            while name in taken:
+                n += 1
+                name = f"{base}-{n}"
+            taken.add(name)
+            record = {"id": name, **record}
+        out.append(record)
+    return out
