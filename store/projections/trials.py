@@ -67,6 +67,8 @@ class TrialRecord:
 class RunTrials:
     run_id: str
     experiment: str = ""
+    source: str = ""  # the experiment file, for reproducer commands
+    seed: int = 0
     grading: int = 0
     variant_order: dict[str, int] = field(default_factory=dict)
     case_order: dict[str, int] = field(default_factory=dict)
@@ -88,7 +90,7 @@ class RunTrials:
 
 
 def _defined(run: RunTrials, e: k.ExperimentDefined) -> None:
-    run.experiment = e.spec.name
+    run.experiment, run.source, run.seed = e.spec.name, e.source, e.spec.seed
     run.case_order = {c.id: i for i, c in enumerate(e.spec.cases)}
 
 

@@ -33,8 +33,10 @@ def variant_report(
     mean_score = stats.mean(means)
     ci = within_unit(stats.mean_ci95(means))
     pass_k = _mean_over_cells(cells, lambda n, c: stats.pass_at_k(n, c, k_value))
-    pass_hat = None if _stops_at_first_pass(state) else _mean_over_cells(
-        cells, lambda n, c: stats.pass_hat_k(n, c, k_value)
+    pass_hat = (
+        None
+        if _stops_at_first_pass(state)
+        else _mean_over_cells(cells, lambda n, c: stats.pass_hat_k(n, c, k_value))
     )
     strategy_score = {"mean": mean_score, "pass_at_k": pass_k, "confidence_interval": ci[0] if ci else None}
     totals = state.totals.get(name) or VariantTotals()
@@ -63,6 +65,8 @@ def variant_report(
         by_tag=tag_summaries(state, name, case_means),
         cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
         errors_by_class=errors_by_class(state, name),
+        mean_tool_calls=rnd(totals.tool_calls / SCALE / totals.tool_trials) if totals.tool_trials else None,
+        tool_success_rate=rnd(totals.tool_ok / totals.tool_known) if totals.tool_known else None,
     )
 
 

@@ -17,7 +17,7 @@ import msgspec
 from engine.errors import InputError
 from engine.store.contract import EventStore
 from engine.store.projections.trials import RunTrials, TrialRecord
-from engine.views.export import output_of, stderr_of, trial_fields
+from engine.views.export import output_of, reproducer_of, stderr_of, trial_fields
 
 
 def safe_name(name: str) -> str:
@@ -69,6 +69,7 @@ def _write_attempt(log: EventStore, run: RunTrials, rec: TrialRecord, run_dir: P
     metrics |= rec.agent_metrics
     timing = {"duration_ms": rec.latency_ms, "started_ts": rec.started_ts, "finished_ts": rec.finished_ts}
     result = {"run_id": run.run_id, "experiment": run.experiment, **trial_fields(rec), "run": rec.repeat + 1}
+    result["reproducer"] = reproducer_of(run, rec)
     result |= {
         "grading_path": "grading.json", "metrics_path": "metrics.json", "timing_path": "timing.json",
         "output_path": "outputs/answer.md" if output is not None else None,
