@@ -70,7 +70,10 @@ def run(
     every cron fire, never two at once; SIGINT/SIGTERM stop it gracefully.
     """
     from engine.cli.run_cmd import run_command, schedule_command
+    from engine.input.compat.agentv_project import default_experiment
 
+    if file is None and resume is None:  # an AgentV project names its default in .agentv/config.yaml
+        file = default_experiment(Path.cwd())
     if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
         raise typer.Exit(schedule_command(file, store_path(store), schedule))
     from engine.input.narrow import Narrowing
