@@ -96,3 +96,9 @@ def test_the_reproducer_reruns_the_failing_scenario_alone(tmp_path: Path) -> Non
     rerun = json.loads(again.stdout)
     assert rerun["trials_total"] == 3 and [v["name"] for v in rerun["variants"]] == ["gpt"]
     assert [(s["case"], s["verdict"]) for s in rerun["scenarios"]] == [("scenario-001", "fail")]
+    shown = run_engine(
+        "compare", "ks", "ks", "--base-variant", "sonnet", "--variant", "gpt", "--store", "st", cwd=tmp_path
+    )
+    assert (
+        shown.returncode == 0 and b"tool_success_rate" in shown.stdout and b"mean_tool_calls" in shown.stdout
+    )
