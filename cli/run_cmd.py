@@ -21,7 +21,11 @@ DEFAULT_FILES = ("engine.toml", "engine.yaml", ".engine/config.toml")
 
 
 def default_experiment(cwd: Path) -> Path | None:
-    return next((cwd / name for name in DEFAULT_FILES if (cwd / name).is_file()), None)
+    """engine's own default file, else an AgentV project's `experiments.default`."""
+    from engine.input.compat.agentv_project import default_experiment as agentv_default
+
+    own = next((cwd / name for name in DEFAULT_FILES if (cwd / name).is_file()), None)
+    return own if own is not None else agentv_default(cwd)
 
 
 NOTE_SCHEDULE = "stopping after the current session's partial results"

@@ -61,6 +61,9 @@ class VariantReport(Report):
     errors_by_class: dict[str, int] = {}  # trial errors and grading errors, by class
     # per trial (Wilson): these very cases rerun, trials independent; narrower than pass_rate_ci95
     pass_rate_trial_ci95: list[float] | None = None
+    # agents that report tool_calls (and tool_errors/tool_successes) in their metrics file
+    mean_tool_calls: float | None = None
+    tool_success_rate: float | None = None
 
 
 class Comparison(Report):
@@ -93,6 +96,26 @@ class IdenticalRepeats(Report):
     variant: str
     case: str
     repeats: int
+
+
+class ScenarioVerdict(Report):
+    """One (variant, case): its verdict over its repeats (pass, fail, flaky, error, ungraded)."""
+
+    variant: str
+    case: str
+    verdict: str
+    passes: int
+    runs: int
+
+
+class Reproducer(Report):
+    """A failing (or errored) trial and the command that reruns it alone (repeat counts from 1)."""
+
+    variant: str
+    case: str
+    repeat: int
+    seed: int
+    command: str
 
 
 class FlakyCase(Report):
@@ -197,3 +220,5 @@ class RunReport(Report):
     stopping: StoppingReport | None = None  # [stopping] rule = "sequential" only
     judge_agreement: dict[str, JudgeAgreement] = {}  # by judge grader
     identical_repeats: list[IdenticalRepeats] = []  # cells whose 2+ repeats all gave one output
+    scenarios: list[ScenarioVerdict] = []  # every (variant, case) with its verdict
+    reproducers: list[Reproducer] = []  # failing trials (the first 1000), each with its rerun command

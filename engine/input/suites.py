@@ -74,7 +74,8 @@ def _read_records(path: Path) -> list[tuple[str, Any]]:
             raise InputError(name, "", f"invalid YAML: {exc}".replace("\n", " ")) from None
     else:
         raise InputError(name, "", "expected a suite file ending in .jsonl, .toml, .yaml, .yml or .csv")
-    items = data.get("cases") if isinstance(data, dict) else data
+    # AgentV's .eval.yaml keeps its cases under tests[]
+    items = data.get("cases", data.get("tests")) if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise InputError(name, "cases", "expected a list of cases")
     return [(f"cases[{i}]", item) for i, item in enumerate(items)]

@@ -23,7 +23,14 @@ from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
 from engine.views.case_changes import CaseChange, case_changes
-from engine.views.compare_gates import MetricDelta, cost_ratio, direction, latency_ratio, relative
+from engine.views.compare_gates import (
+    MetricDelta,
+    cost_ratio,
+    direction,
+    informational,
+    latency_ratio,
+    relative,
+)
 from engine.views.queries import run_state
 
 
@@ -164,6 +171,10 @@ def _variant_metrics(
             gate.min_cost_increase_usd, cost_ratio(base, cand, b_name, c_name, level),
         ),
     ]  # fmt: skip
+    for metric, higher_is_better in (("tool_success_rate", True), ("mean_tool_calls", False)):
+        b_value, c_value = getattr(b_report, metric), getattr(c_report, metric)
+        if b_value is not None or c_value is not None:  # agents that report their tool calls
+            out.append(informational(label, metric, b_value, c_value, higher_is_better))
     return out
 
 

@@ -67,6 +67,18 @@ def relative(
     )  # fmt: skip
 
 
+def informational(
+    label: str, metric: str, base: float | None, cand: float | None, higher_is_better: bool
+) -> MetricDelta:
+    """A figure shown with its direction that gates nothing: an agent's own tool counts carry no
+    noise model to test a change against."""
+    delta = None if base is None or cand is None else round(cand - base, 6)
+    return MetricDelta(
+        variant=label, metric=metric, baseline=base, candidate=cand, delta=delta, threshold=0.0,
+        direction="unknown" if delta is None else direction(delta, higher_is_better), regressed=False,
+    )  # fmt: skip
+
+
 def direction(delta: float, higher_is_better: bool) -> str:
     if delta == 0:
         return "same"

@@ -8,6 +8,7 @@ never called again; a new report is written. Replay of the log reproduces it.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import trio
 
@@ -41,7 +42,9 @@ async def regrade_run(
     assert state.spec is not None
     threshold = state.spec.scoring.pass_threshold if pass_threshold is None else pass_threshold
     grading = state.grading + 1
-    context = grader_context(state.spec, state, make_target or target_maker())
+    # python evaluators import from the experiment file's folder, as in the run itself
+    folder = Path(state.source).parent if state.source else None
+    context = grader_context(state.spec, state, make_target or target_maker(base_dir=folder))
     async with open_pipeline(log, state) as pipe:
         started = k.RegradeStarted(
             run_id=run_id, ts=time.time(), grading=grading, graders=graders, pass_threshold=threshold,

@@ -20,6 +20,7 @@ from engine.store.projections.outcome import (
     variation_record,
 )
 from engine.store.projections.run_state import RunState
+from engine.store.projections.scenarios import reproducers, scenario_verdicts
 from engine.store.projections.variant_report import flaky_cases, variant_report
 
 __all__ = ["build_report", "is_partial"]
@@ -95,6 +96,8 @@ def build_report(state: RunState) -> RunReport:
         data_error_count=state.unusable_count,
         warnings=integrity_warnings(state),
         identical_repeats=identical_repeats(state),
+        scenarios=scenario_verdicts(state, names, case_ids),
+        reproducers=reproducers(state, names, case_ids),
     )
 
 

@@ -95,6 +95,12 @@ class VariantTotals:
     tokens_out: int = 0
     cost: int = 0  # fixed point dollars
     judge_tokens: int = 0
+    # from agents' metrics files (fixed point): trials that reported tool_calls, their calls, and the
+    # calls whose success is known (tool_errors / tool_successes / tool_success_rate) and succeeded
+    tool_trials: int = 0
+    tool_calls: int = 0
+    tool_known: int = 0
+    tool_ok: int = 0
 
 
 @dataclass(slots=True)
@@ -244,6 +250,25 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
     t.latency_sum_us += latency_us
     cell.cost += cost
     _spend(s, t, e.tokens_in, e.tokens_out, cost)
+    if e.agent is not None and "tool_calls" in e.agent.metrics:
+        _tools(t, e.agent.metrics)
+
+
+def _tools(t: VariantTotals, metrics: dict[str, float]) -> None:
+    """An agent's tool figures: the calls, and how many of them succeeded when it says so."""
+    calls = max(0.0, metrics["tool_calls"])
+    t.tool_trials += 1
+    t.tool_calls += to_fixed(calls)
+    if "tool_errors" in metrics:
+        ok = calls - metrics["tool_errors"]
+    elif "tool_successes" in metrics:
+        ok = metrics["tool_successes"]
+    elif "tool_success_rate" in metrics:
+        ok = metrics["tool_success_rate"] * calls
+    else:
+        return
+    t.tool_known += to_fixed(calls)
+    t.tool_ok += to_fixed(min(max(ok, 0.0), calls))
 
 
 def _spend(s: RunState, t: VariantTotals, tokens_in: int, tokens_out: int, cost: int) -> None:

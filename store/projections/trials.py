@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.events import kinds as k
+from engine.events.spec import CaseSpec, VariantSpec
 from engine.store.contract import EventStore
 from engine.store.projection import Projection
 
@@ -67,10 +68,15 @@ class TrialRecord:
 class RunTrials:
     run_id: str
     experiment: str = ""
+    source: str = ""  # the experiment file, for reproducer commands
+    seed: int = 0
     grading: int = 0
     variant_order: dict[str, int] = field(default_factory=dict)
     case_order: dict[str, int] = field(default_factory=dict)
     records: dict[Key, TrialRecord] = field(default_factory=dict)
+    # what each trial was asked (transcripts): the variants' specs and the cases
+    variants: dict[str, VariantSpec] = field(default_factory=dict)
+    cases: dict[str, CaseSpec] = field(default_factory=dict)
 
     def record(self, key: Key) -> TrialRecord:
         found = self.records.get(key)
@@ -88,12 +94,14 @@ class RunTrials:
 
 
 def _defined(run: RunTrials, e: k.ExperimentDefined) -> None:
-    run.experiment = e.spec.name
+    run.experiment, run.source, run.seed = e.spec.name, e.source, e.spec.seed
     run.case_order = {c.id: i for i, c in enumerate(e.spec.cases)}
+    run.cases = {c.id: c for c in e.spec.cases}
 
 
 def _proposed(run: RunTrials, e: k.VariantProposed) -> None:
     run.variant_order.setdefault(e.variant.name, len(run.variant_order))
+    run.variants[e.variant.name] = e.variant
 
 
 def _regrade(run: RunTrials, e: k.RegradeStarted) -> None:

@@ -64,6 +64,8 @@ def variant_report(
         by_tag=tag_summaries(state, name, case_means),
         cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
         errors_by_class=errors_by_class(state, name),
+        mean_tool_calls=rnd(totals.tool_calls / SCALE / totals.tool_trials) if totals.tool_trials else None,
+        tool_success_rate=rnd(totals.tool_ok / totals.tool_known) if totals.tool_known else None,
     )
 
 

@@ -6,6 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from engine.errors import InputError
+from engine.input.loader import load_experiment
+from engine.input.preflight import check_environment
 from tests.compat.helpers import run_file, write_script
 
 EXPERIMENT = """
@@ -46,3 +51,18 @@ async def test_a_python_target_imports_from_the_experiment_folder(tmp_path: Path
     (tmp_path / "exp.toml").write_text(text.replace('"x"', '"beside_agent:answer"'))
     report = await run_file(tmp_path / "exp.toml")
     assert report.variants[0].pass_rate == 1.0
+
+
+async def test_a_python_evaluator_imports_from_the_experiment_folder_or_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "beside_eval.py").write_text(
+        "def grade(case, output, context):\n    return 'hello' in output\n"
+    )
+    text = EXPERIMENT.format(command='"echo hello from the agent"').replace(
+        'kind = "contains"', 'kind = "python"\ncallable = "beside_eval:grade"'
+    )
+    (tmp_path / "exp.toml").write_text(text)
+    report = await run_file(tmp_path / "exp.toml")
+    assert report.variants[0].pass_rate == 1.0
+    (tmp_path / "bad.toml").write_text(text.replace("beside_eval:grade", "no_such_eval:grade"))
+    with pytest.raises(InputError, match=r"graders\[0\].callable: cannot import 'no_such_eval:grade'"):
+        check_environment(load_experiment(tmp_path / "bad.toml"), "bad.toml", tmp_path)

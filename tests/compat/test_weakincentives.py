@@ -50,6 +50,7 @@ def grade(case, output, context):
 
 
 def project(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     rows = [{"id": f"q{i}", "input": f"What is {i} + {i}?", "expected": str(2 * i)} for i in range(8)]
     rows.append({"id": "structured", "input": {"diff": "- a\n+ b", "lang": "py"}, "expected": "LGTM"})
     (folder / "qa.jsonl").write_text("\n".join(json.dumps(row) for row in rows) + "\n")
@@ -115,3 +116,20 @@ def test_compare_two_experiments_of_one_run_from_the_cli(tmp_path: Path) -> None
     compared = json.loads(run_engine(*args, "--store", "st", cwd=tmp_path).stdout)
     (pass_rate,) = [m for m in compared["metrics"] if m["metric"] == "pass_rate"]
     assert (pass_rate["baseline"], pass_rate["candidate"]) == (0.0, 1.0)
+
+
+def test_a_regrade_finds_the_evaluator_beside_the_experiment(tmp_path: Path) -> None:
+    file = project(tmp_path / "project")
+    elsewhere = tmp_path / "ci"
+    elsewhere.mkdir()
+    store = str(tmp_path / "st")
+    assert (
+        run_engine("run", str(file), "-q", "--run-id", "r", "--store", store, cwd=elsewhere).returncode == 0
+    )
+    (elsewhere / "graders.yaml").write_text('graders:\n  - {kind: python, callable: "evaluator:grade"}\n')
+    regraded = run_engine(
+        "regrade", "r", "--graders", "graders.yaml", "--json", "--store", store, cwd=elsewhere
+    )
+    assert regraded.returncode == 0, regraded.stderr.decode()
+    rates = {v["name"]: v["pass_rate"] for v in json.loads(regraded.stdout)["variants"]}
+    assert rates == {"baseline": 0.0, "concise-prompts": 1.0, "v3-prompts": 0.0}

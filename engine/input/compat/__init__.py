@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.input.compat.agentv import normalize_agentv
+from engine.input.compat.agentv_project import normalize_agentv_project
 from engine.input.compat.fleet import normalize_fleet
 from engine.input.compat.keystone import normalize_keystone
 from engine.input.compat.records import case_record, with_stable_ids
@@ -25,6 +26,7 @@ def normalize(raw: dict[str, Any], file: str, base_dir: Path | None = None) -> d
     out = normalize_zeph(out, file, base_dir)
     out = normalize_weakincentives(out, file, base_dir)
     out = normalize_fleet(out, file, base_dir)
+    out = normalize_agentv_project(out, file, base_dir)
     for step in (normalize_keystone, normalize_agentv):
         out = step(out, file)
     if isinstance(out.get("cases"), list):  # inline cases without ids, as in a Zeph benchmark

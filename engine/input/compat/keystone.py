@@ -1,5 +1,6 @@
-"""Keystone agent-eval shapes: `parallelism: {replicas, matrix, isolation}` (repeats and matrix variants)
-and `resources: {concurrency_limit}` (the executor pool's size)."""
+"""Keystone agent-eval shapes: `agent: {type: cli, binary, args}` (a command target),
+`parallelism: {replicas, matrix, isolation}` (repeats and matrix variants) and
+`resources: {concurrency_limit}` (the executor pool's size)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,34 @@ from typing import Any
 from engine.errors import InputError
 from engine.input.compat.common import move, table_of
 
+AGENT_FIELDS = ("type", "binary", "args", "env", "timeout_seconds", "workdir")
+
 
 def normalize_keystone(out: dict[str, Any], file: str) -> dict[str, Any]:
+    if "agent" in out:
+        move(out, ("target",), _agent(table_of(out.pop("agent"), file, "agent"), file), file, "agent")
     _parallelism(out, file)
     return out
+
+
+def _agent(agent: dict[str, Any], file: str) -> dict[str, Any]:
+    """{type: cli, binary, args}: the binary runs once per trial with args ({{ matrix.x }} filled in);
+    a relative binary resolves against the spec's folder, a bare name on PATH."""
+    unknown = [key for key in agent if key not in AGENT_FIELDS]
+    if unknown:
+        raise InputError(file, f"agent.{unknown[0]}", f"expected one of {', '.join(AGENT_FIELDS)}")
+    if agent.get("type", "cli") != "cli":
+        raise InputError(file, "agent.type", f"expected 'cli' (a local agent binary), got {agent['type']!r}")
+    binary, args = agent.get("binary"), agent.get("args", [])
+    if not isinstance(binary, str) or not binary:
+        raise InputError(file, "agent.binary", "expected the agent's executable (a name on PATH or a path)")
+    if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+        raise InputError(file, "agent.args", "expected a list of arguments")
+    target: dict[str, Any] = {"kind": "command", "command": [binary, *map(str, args)]}
+    for key, field in (("env", "env"), ("timeout_seconds", "timeout_s"), ("workdir", "workdir")):
+        if key in agent:
+            target[field] = agent[key]
+    return target
 
 
 def _parallelism(out: dict[str, Any], file: str) -> None:

@@ -9,8 +9,11 @@ from typing import Any
 
 
 def case_record(record: Any) -> Any:
-    """A weakincentives dataset row `{id, input, expected}`: `input` is the prompt (a structured input
-    is sent as its JSON and kept whole under metadata.input, for evaluators)."""
+    """A weakincentives dataset row `{id, input, expected}` or an AgentV test `{id, input,
+    expected_output, criteria}`: `input` is the prompt (a structured input is sent as its JSON and
+    kept whole under metadata.input, for evaluators); a criteria text is the judge's reference."""
+    if isinstance(record, dict):
+        record = _agentv_test(record)
     if not isinstance(record, dict) or "input" not in record or "prompt" in record:
         return record
     out = dict(record)
@@ -19,6 +22,15 @@ def case_record(record: Any) -> Any:
     metadata = out.get("metadata", {})
     if not isinstance(given, str) and isinstance(metadata, dict):
         out["metadata"] = {**metadata, "input": given}
+    return out
+
+
+def _agentv_test(record: dict[str, Any]) -> dict[str, Any]:
+    out = dict(record)
+    if "expected_output" in out and "expected" not in out:
+        out["expected"] = out.pop("expected_output")
+    if isinstance(out.get("criteria"), str):
+        out.setdefault("reference", out.pop("criteria"))
     return out
 
 

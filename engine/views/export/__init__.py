@@ -15,6 +15,7 @@ from engine.errors import InputError
 from engine.events.registry import Registry
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
+from engine.store.projections.scenarios import reproducer_command
 from engine.store.projections.trials import RunTrials, TrialRecord, load_trials
 
 Write = Callable[[str], object]
@@ -62,6 +63,13 @@ def trial_fields(rec: TrialRecord) -> dict[str, object]:
     }  # fmt: skip
 
 
+def reproducer_of(run: RunTrials, rec: TrialRecord) -> str | None:
+    """`engine run FILE --case C --variant V --seed S` for a failing or errored trial."""
+    if rec.status not in ("fail", "error"):
+        return None
+    return reproducer_command(run.source, rec.case, rec.variant, run.seed)
+
+
 def output_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.output_hash) if rec.completed and rec.output_hash else None
 
@@ -70,4 +78,4 @@ def stderr_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
 
 
-__all__ = ["FORMATS", "RunTrials", "export_run", "output_of", "stderr_of", "trial_fields"]
+__all__ = ["FORMATS", "RunTrials", "export_run", "output_of", "reproducer_of", "stderr_of", "trial_fields"]

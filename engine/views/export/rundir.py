@@ -15,9 +15,10 @@ from pathlib import Path
 import msgspec
 
 from engine.errors import InputError
+from engine.runtime.plan import render_prompt
 from engine.store.contract import EventStore
 from engine.store.projections.trials import RunTrials, TrialRecord
-from engine.views.export import output_of, stderr_of, trial_fields
+from engine.views.export import output_of, reproducer_of, stderr_of, trial_fields
 
 
 def safe_name(name: str) -> str:
@@ -46,9 +47,13 @@ def write(log: EventStore, run: RunTrials, out: Path) -> int:
         for (variant, case), recs in by_cell(trials):
             case_dir = out / safe_name(variant) / safe_name(case)
             for rec in recs:
-                run_dir = case_dir / f"run-{rec.repeat + 1}"
-                result = _write_attempt(log, run, rec, run_dir)
-                result["result_path"] = (run_dir / "result.json").relative_to(out).as_posix()
+                if rec.status == "skipped":  # never attempted (early exit): listed, with no run-N folder
+                    result = {"run_id": run.run_id, "experiment": run.experiment, **trial_fields(rec)}
+                    result |= {"run": rec.repeat + 1, "result_path": None}
+                else:
+                    run_dir = case_dir / f"run-{rec.repeat + 1}"
+                    result = _write_attempt(log, run, rec, run_dir)
+                    result["result_path"] = (run_dir / "result.json").relative_to(out).as_posix()
                 index.write(msgspec.json.encode(result).decode() + "\n")
             _dump(case_dir / "summary.json", case_summary(variant, case, recs))
     return len(trials)
@@ -69,15 +74,37 @@ def _write_attempt(log: EventStore, run: RunTrials, rec: TrialRecord, run_dir: P
     metrics |= rec.agent_metrics
     timing = {"duration_ms": rec.latency_ms, "started_ts": rec.started_ts, "finished_ts": rec.finished_ts}
     result = {"run_id": run.run_id, "experiment": run.experiment, **trial_fields(rec), "run": rec.repeat + 1}
+    result["reproducer"] = reproducer_of(run, rec)
     result |= {
         "grading_path": "grading.json", "metrics_path": "metrics.json", "timing_path": "timing.json",
         "output_path": "outputs/answer.md" if output is not None else None,
         "stderr_path": "outputs/stderr.txt" if stderr is not None else None,
         "timing": timing, "metrics": metrics,
     }  # fmt: skip
+    messages = transcript(run, rec, output)
+    _dump(run_dir / "transcript.json", {"messages": messages})
+    raw = "".join(msgspec.json.encode(m).decode() + "\n" for m in messages)
+    (run_dir / "transcript-raw.jsonl").write_text(raw, encoding="utf-8")
+    result |= {"transcript_path": "transcript.json", "transcript_raw_path": "transcript-raw.jsonl"}
     for name, doc in (("grading", grading), ("metrics", metrics), ("timing", timing), ("result", result)):
         _dump(run_dir / f"{name}.json", doc)
     return result
+
+
+def transcript(run: RunTrials, rec: TrialRecord, output: str | None) -> list[dict[str, object]]:
+    """The conversation of one attempt: the system text, the prompt as sent, the answer or the error."""
+    variant, case = run.variants.get(rec.variant), run.cases.get(rec.case)
+    messages: list[dict[str, object]] = []
+    if variant is not None and variant.system:
+        messages.append({"role": "system", "content": variant.system})
+    if case is not None:
+        prompt = render_prompt(variant, case) if variant is not None else case.prompt
+        messages.append({"role": "user", "content": prompt})
+    if output is not None:
+        messages.append({"role": "assistant", "content": output})
+    elif rec.failed:
+        messages.append({"role": "error", "content": rec.message, "error_class": rec.error_class or None})
+    return messages
 
 
 def case_summary(variant: str, case: str, recs: list[TrialRecord]) -> dict[str, object]:
@@ -86,13 +113,14 @@ def case_summary(variant: str, case: str, recs: list[TrialRecord]) -> dict[str, 
     durations = [r.latency_ms for r in recs if r.completed or r.failed]
     passes = sum(r.passed for r in graded)
     return {
-        "variant": variant, "case": case, "run_count": len(recs), "graded_count": len(graded),
+        "variant": variant, "case": case, "run_count": sum(r.status != "skipped" for r in recs),
+        "graded_count": len(graded),
         "pass_count": passes, "pass_rate": passes / len(graded) if graded else None,
         "error_count": sum(r.status == "error" for r in recs),
         "skipped_count": sum(r.status == "skipped" for r in recs),
         "mean_score": sum(scores) / len(scores) if scores else None,
         "mean_duration_ms": round(sum(durations) / len(durations), 6) if durations else None,
-        "runs": [f"run-{r.repeat + 1}" for r in recs],
+        "runs": [f"run-{r.repeat + 1}" for r in recs if r.status != "skipped"],
     }  # fmt: skip
 
 
