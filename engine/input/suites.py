@@ -78,7 +78,22 @@ def _read_records(path: Path) -> list[tuple[str, Any]]:
     items = data.get("cases", data.get("tests")) if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise InputError(name, "cases", "expected a list of cases")
+    if isinstance(data, dict) and "tests" in data and "cases" not in data:
+        items = [_in_suite(item, suite_name(path, data)) for item in items]
     return [(f"cases[{i}]", item) for i, item in enumerate(items)]
+
+
+def suite_name(path: Path, data: dict[str, Any]) -> str:
+    """An eval file's `name`, else its file name without `.eval.yaml`: the rundir export's suite folder."""
+    given = data.get("name")
+    return given if isinstance(given, str) and given else path.name.split(".")[0]
+
+
+def _in_suite(item: Any, suite: str) -> Any:
+    if not isinstance(item, dict):
+        return item
+    metadata = item.get("metadata", {})
+    return {**item, "metadata": {"suite": suite, **metadata}} if isinstance(metadata, dict) else item
 
 
 def _jsonl(text: str, name: str) -> list[tuple[str, Any]]:

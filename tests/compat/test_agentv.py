@@ -118,7 +118,7 @@ def test_the_default_experiment_and_the_run_directory(tmp_path: Path) -> None:
         "export", "av", "--format", "rundir", "--out", str(out), "--store", "st", cwd=tmp_path
     )
     assert exported.returncode == 0, exported.stderr.decode()
-    case = out / "copilot" / "refund-eligibility"
+    case = out / "copilot" / "support-regression" / "refund-eligibility"  # a folder per eval suite
     assert sorted(p.name for p in case.iterdir()) == ["run-1", "summary.json"]  # runs 2-3 early-exited
     assert json.loads((case / "summary.json").read_text())["runs"] == ["run-1"]
     messages = json.loads((case / "run-1" / "transcript.json").read_text())["messages"]

@@ -1,6 +1,8 @@
 """Export as a run directory: index.jsonl, summary.json (the report), <variant>/<case>/run-N/...
 
-The layout other evaluation tools write, so their viewers and scripts read engine's runs.
+The layout other evaluation tools write, so their viewers and scripts read engine's runs. A case
+from an eval suite file (`tests[]`, whose cases carry `metadata.suite`) sits in a folder per suite:
+<variant>/<suite>/<case>/run-N/.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def write(log: EventStore, run: RunTrials, out: Path) -> int:
     )
     with (out / "index.jsonl").open("w", encoding="utf-8") as index:
         for (variant, case), recs in by_cell(trials):
-            case_dir = out / safe_name(variant) / safe_name(case)
+            case_dir = out / safe_name(variant) / _suite_folder(run, case) / safe_name(case)
             for rec in recs:
                 if rec.status == "skipped":  # never attempted (early exit): listed, with no run-N folder
                     result = {"run_id": run.run_id, "experiment": run.experiment, **trial_fields(rec)}
@@ -57,6 +59,12 @@ def write(log: EventStore, run: RunTrials, out: Path) -> int:
                 index.write(msgspec.json.encode(result).decode() + "\n")
             _dump(case_dir / "summary.json", case_summary(variant, case, recs))
     return len(trials)
+
+
+def _suite_folder(run: RunTrials, case: str) -> str:
+    spec = run.cases.get(case)
+    suite = spec.metadata.get("suite") if spec is not None else None
+    return safe_name(suite) if isinstance(suite, str) and suite else ""
 
 
 def _write_attempt(log: EventStore, run: RunTrials, rec: TrialRecord, run_dir: Path) -> dict[str, object]:
