@@ -56,6 +56,8 @@ class CommandTargetSpec(BaseTarget, tag="command", kw_only=True):
     prompt_via: Literal["stdin", "arg", "template"] = "stdin"
     env: dict[str, str] = {}
     workdir: str | None = None
+    # "shared": every trial of a variant works in one folder set up once (faster; state can leak)
+    workspace: Literal["per_trial", "shared"] = "per_trial"
 
 
 class PythonTargetSpec(BaseTarget, tag="python", kw_only=True):

@@ -23,6 +23,7 @@ import trio
 
 from engine.actors.process import run_group, run_setup
 from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.workspace import SHARED, Key
 from engine.events.spec import CommandTargetSpec
 
 __all__ = ["CommandTarget", "build_argv", "trial_env", "run_setup"]
@@ -35,16 +36,17 @@ class CommandTarget:
 
     def __init__(self, spec: CommandTargetSpec) -> None:
         self.spec = spec
+        self._shared: dict[Key, Path] = {}  # the shared workspaces this target holds until it closes
 
     async def call(self, request: TargetRequest) -> TargetResponse:
         argv, stdin = build_argv(self.spec, request)
         env = trial_env(self.spec, request)
-        fresh = self.spec.workdir is None
+        fresh = self.spec.workdir is None and self.spec.workspace == "per_trial"
         scratch = Path(tempfile.mkdtemp(prefix="engine-trial-"))
-        workdir = scratch if fresh else Path(self.spec.workdir or ".")
         env["ENGINE_METRICS_FILE"] = str(scratch / "engine-metrics.json")
         try:
-            if fresh:  # a shared workdir would see every trial's setup at once
+            workdir = await self._workdir(request, env, scratch)
+            if fresh:  # a fixed workdir would see every trial's setup at once
                 await run_setup(request.variant.setup, workdir, env, request.timeout_s)
             done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
             reported = read_metrics(scratch / "engine-metrics.json")
@@ -74,8 +76,25 @@ class CommandTarget:
             metrics=reported,
         )
 
+    async def _workdir(self, request: TargetRequest, env: dict[str, str], scratch: Path) -> Path:
+        if self.spec.workdir is not None:
+            return Path(self.spec.workdir)
+        if self.spec.workspace == "per_trial":
+            return scratch
+        key = (request.run_id, request.variant.name)
+        if key not in self._shared:
+
+            async def setup(folder: Path) -> None:
+                await run_setup(request.variant.setup, folder, env, request.timeout_s)
+
+            self._shared[key] = await SHARED.acquire(key, setup)
+        return self._shared[key]
+
     async def aclose(self) -> None:
-        return None
+        with trio.CancelScope(shield=True):
+            for key in list(self._shared):
+                del self._shared[key]
+                await SHARED.release(key)
 
 
 def anchor_paths(spec: CommandTargetSpec, base_dir: Path | None) -> CommandTargetSpec:

@@ -102,3 +102,45 @@ def test_the_reproducer_reruns_the_failing_scenario_alone(tmp_path: Path) -> Non
     assert (
         shown.returncode == 0 and b"tool_success_rate" in shown.stdout and b"mean_tool_calls" in shown.stdout
     )
+
+
+# each replica leaves a mark in its working folder and reports how many it sees
+MARKING_AGENT = """echo "$2" >> marks
+printf 'seen %s' "$(wc -l < marks | tr -d ' ')"
+"""
+
+
+async def test_isolation_shared_really_shares_one_workspace_across_replicas(tmp_path: Path) -> None:
+    write_script(tmp_path / "bin" / "my-agent", MARKING_AGENT)
+    # one trial at a time: two replicas marking at once could both count the same marks
+    spec_text = SPEC.replace("isolation: per_run", "isolation: shared").replace(
+        "concurrency_limit: 2", "concurrency_limit: 1"
+    )
+    (tmp_path / "spec.yaml").write_text(spec_text)
+    spec = load_experiment(tmp_path / "spec.yaml")
+    assert spec.target.workspace == "shared"  # type: ignore[union-attr]
+    store = MemoryStore()
+    async with open_engine(store) as eng:
+        await eng.run(spec, source=str(tmp_path / "spec.yaml"), run_id="shared")
+    lines: list[str] = []
+    export_run(store, "shared", "jsonl", None, lines.append)
+    seen = {}
+    for t in map(json.loads, lines):
+        seen.setdefault(t["variant"], []).append(t["output"])
+    # one folder per variant: its 2 cases x 3 replicas saw 1..6 marks, whatever the order
+    assert {v: sorted(outs) for v, outs in seen.items()} == {
+        v: [f"seen {n}" for n in range(1, 7)] for v in ("sonnet", "gpt")
+    }
+
+
+async def test_isolation_per_run_gives_every_replica_a_fresh_workspace(tmp_path: Path) -> None:
+    write_script(tmp_path / "bin" / "my-agent", MARKING_AGENT)
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    store = MemoryStore()
+    async with open_engine(store) as eng:
+        await eng.run(
+            load_experiment(tmp_path / "spec.yaml"), source=str(tmp_path / "spec.yaml"), run_id="fresh"
+        )
+    lines: list[str] = []
+    export_run(store, "fresh", "jsonl", None, lines.append)
+    assert {json.loads(line)["output"] for line in lines} == {"seen 1"}

@@ -39,12 +39,22 @@ def _agent(agent: dict[str, Any], file: str) -> dict[str, Any]:
     return target
 
 
+def _share_workspace(out: dict[str, Any], file: str) -> None:
+    target = out.get("target")
+    if not isinstance(target, dict) or target.get("kind") != "command":
+        expected = "'shared' shares a cli agent's workspace: expected an agent block"
+        raise InputError(file, "parallelism.isolation", expected)
+    out["target"] = {**target, "workspace": "shared"}
+
+
 def _parallelism(out: dict[str, Any], file: str) -> None:
     if "parallelism" in out:
         parallelism = dict(table_of(out.pop("parallelism"), file, "parallelism"))
         isolation = parallelism.pop("isolation", "per_run")
         if isolation not in ("per_run", "shared"):
             raise InputError(file, "parallelism.isolation", "expected 'per_run' or 'shared'")
+        if isolation == "shared":  # the replicas reuse one workspace: faster, and state can leak
+            _share_workspace(out, file)
         if "replicas" in parallelism:
             move(out, ("repeat", "count"), parallelism.pop("replicas"), file, "parallelism.replicas")
         if "matrix" in parallelism:
