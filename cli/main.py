@@ -219,6 +219,22 @@ def cancel(
 
 
 @app.command()
+def create(
+    file: Annotated[Path, typer.Argument(help="Experiment file.")],
+    store: StoreOpt = None,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="The new run's id.")] = None,
+    as_json: JsonListOpt = False,
+    allow_large: Annotated[
+        bool, typer.Option("--allow-large", help="Confirm a run of more than 1,000,000 trials.")
+    ] = False,
+) -> None:
+    """Register an experiment without running it: a pending run, started by `engine run --resume`."""
+    from engine.cli.create_cmd import create_command
+
+    create_command(file, store_path(store), run_id, as_json, allow_large)
+
+
+@app.command()
 def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
     """Check an experiment file without running it."""
     from engine.input.loader import load_experiment

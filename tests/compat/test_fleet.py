@@ -98,3 +98,25 @@ def test_a_patch_that_does_not_apply_is_refused(tmp_path: Path) -> None:
     (tmp_path / "variants" / "terse-v1.md").write_text(TERSE.replace(" Write the fix.", " Write a fix."))
     with pytest.raises(InputError, match="terse-v1.md: patch: expected the patch to apply: line 2"):
         load_experiment(file)
+
+
+def test_create_registers_the_experiment_and_resume_runs_what_was_registered(tmp_path: Path) -> None:
+    file = project(tmp_path)
+    created = run_engine("create", str(file), "--run-id", "fleet-1", "--json", "--store", "st", cwd=tmp_path)
+    assert created.returncode == 0, created.stderr.decode()
+    assert json.loads(created.stdout) == {
+        "run_id": "fleet-1",
+        "experiment": "tighten-coder-skill",
+        "status": "pending",
+    }
+    listed = json.loads(run_engine("list", "--json", "--store", "st", cwd=tmp_path).stdout)
+    assert [(r["run_id"], r["status"]) for r in listed] == [("fleet-1", "pending")]
+    again = run_engine("create", str(file), "--run-id", "fleet-1", "--store", "st", cwd=tmp_path)
+    assert (
+        again.returncode == 2 and b"already in the store" in again.stderr and b"Traceback" not in again.stderr
+    )
+    file.write_text("not front matter any more")  # the registered definition runs, not today's file
+    ran = run_engine("run", "--resume", "fleet-1", "--json", "--store", "st", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr.decode()
+    report = json.loads(ran.stdout)
+    assert report["status"] == "completed" and report["trials_total"] == 3 * 4 * 3
