@@ -57,13 +57,13 @@ def on_a_lattice(diffs: Sequence[Fraction]) -> list[int]:
 
 def sign_flip_test(diffs: Sequence[Fraction]) -> TestResult:
     """Two-sided p-value of "the candidate and the baseline do not differ", from paired differences."""
+    if sum(1 for d in diffs if d) >= EXACT_BELOW:  # decided before the (costly) common lattice
+        return TestResult(_studentized_p([float(d) for d in diffs]), STUDENTIZED)
     ints = on_a_lattice(diffs)
     if not ints:
         return TestResult(1.0, EXACT)  # nothing changed: no evidence either way
     magnitudes = [abs(i) for i in ints]
     span = sum(magnitudes)
-    if len(ints) >= EXACT_BELOW:
-        return TestResult(_studentized_p([float(d) for d in diffs]), STUDENTIZED)
     if len(ints) * (2 * span + 1) <= EXACT_WORK:
         return TestResult(_exact_p(magnitudes, abs(sum(ints))), EXACT)
     if len(ints) <= ENUMERATED_MAX:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import msgspec
 
 from engine.errors import InputError
+from engine.events.report import VariantReport
 from engine.events.spec import GateSpec
 from engine.store import stats
 from engine.store.contract import EventStore
@@ -82,7 +83,13 @@ def compare_states(
             cand_id, "variants", "expected at least one variant name shared with the baseline run"
         )
     level = 1 - gate.alpha / len(pairs)  # the ratio intervals, Bonferroni across the compared variants
-    metrics = [m for b, c in pairs for m in _variant_metrics(base, cand, b, c, gate, level)]
+    # each run's report once: building one folds every case's statistics
+    b_reports = {v.name: v for v in build_report(base).variants}
+    c_reports = b_reports if cand is base else {v.name: v for v in build_report(cand).variants}
+    metrics = [
+        m for b, c in pairs
+        for m in _variant_metrics(base, cand, (b_reports[b], c_reports[c]), gate, level)
+    ]  # fmt: skip
     _adjust_across_variants(metrics, gate)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
     failing, passing = case_changes(base, cand, pairs, gate.alpha)
@@ -153,10 +160,10 @@ def _chosen_variants(base: RunState, cand: RunState, names: tuple[str, str]) -> 
 
 
 def _variant_metrics(
-    base: RunState, cand: RunState, b_name: str, c_name: str, gate: GateSpec, level: float
+    base: RunState, cand: RunState, reports: tuple[VariantReport, VariantReport], gate: GateSpec, level: float
 ) -> list[MetricDelta]:
-    b_report = {v.name: v for v in build_report(base).variants}[b_name]
-    c_report = {v.name: v for v in build_report(cand).variants}[c_name]
+    b_report, c_report = reports
+    b_name, c_name = b_report.name, c_report.name
     label = c_name if b_name == c_name else f"{b_name}->{c_name}"
     out = [
         _paired(base, cand, b_name, c_name, label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
