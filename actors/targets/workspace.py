@@ -42,7 +42,8 @@ class SharedWorkspaces:
                     await setup(shared.path)
                     shared.ready = True
         except BaseException:
-            await self.release(key)
+            with trio.CancelScope(shield=True):  # a cancelled trial still gives its place back
+                await self.release(key)
             raise
         return shared.path
 
