@@ -67,6 +67,9 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
     out.append(table("latency and spend", view.SPEND_HEADER, view.spend_rows(r)))
     if r["comparisons"]:
         out.append(table(view.comparison_title(r), view.COMPARISON_HEADER, view.comparison_rows(r)))
+    if r.get("pairwise"):
+        title = f"pairwise judge: side by side against {r['pairwise'][0]['baseline']}"
+        out.append(table(title, view.PAIRWISE_HEADER, view.pairwise_rows(r), left=2))
     if r.get("variations"):
         title = "tuning: variations tried, in order"
         bound = r.get("session_error_bound")

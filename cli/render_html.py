@@ -153,6 +153,9 @@ def _sections(r: dict[str, Any]) -> list[str]:
         marks = ["winner" if c["candidate"] == r["winner"] else "" for c in r["comparisons"]]
         out += [f"<h2>{e(view.comparison_title(r))}</h2>"]
         out.append(_table(view.COMPARISON_HEADER, view.comparison_rows(r), marks))
+    if r.get("pairwise"):
+        out += ["<h2>Pairwise judge (side by side against the baseline)</h2>"]
+        out.append(_table(view.PAIRWISE_HEADER, view.pairwise_rows(r), [""] * len(r["pairwise"])))
     out.append(f'<p class="winner-line">{e(view.winner_line(r))}</p>')
     errors = view.error_lines(r)
     if errors:

@@ -41,6 +41,9 @@ def report_markdown(report: dict[str, Any]) -> str:
     if r["comparisons"]:
         lines += [f"### {md_escape(view.comparison_title(r))}", ""]
         lines += _table(view.COMPARISON_HEADER, view.comparison_rows(r))
+    if r.get("pairwise"):
+        lines += ["### Pairwise judge (side by side against the baseline)", ""]
+        lines += _table(view.PAIRWISE_HEADER, view.pairwise_rows(r), left=2)
     label, _, rest = view.winner_line(r).partition(": ")
     lines += [f"**{label}:** {md_escape(rest)}", ""]
     lines += errors_section(r)

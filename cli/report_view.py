@@ -19,6 +19,9 @@ RESULT_HEADER = [
 SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens out", "judge tokens", "cost $"]
 COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
 VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"]
+PAIRWISE_HEADER = [
+    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "p (sign)", "A picked", "lean p",
+]  # fmt: skip
 MAX_FLAKY_ROWS = 50
 
 
@@ -87,6 +90,19 @@ def comparison_rows(r: Report) -> list[list[str]]:
             p_value(c["p_value_adjusted"]), c["test"], "yes" if c["significant"] else "no",
         ]
         for c in r["comparisons"]
+    ]  # fmt: skip
+
+
+def pairwise_rows(r: Report) -> list[list[str]]:
+    """Side-by-side verdicts against the baseline: wins, ties, losses; "A picked" is how often the
+    judge chose the response shown first, "lean p" the test of "it does not lean to A or B"."""
+    return [
+        [
+            p["variant"], p["grader"], str(p["wins"]), str(p["ties"]),
+            str(p["losses"]), str(p["undecided"]), fmt(p["win_rate"]), p_value(p["p_value"]),
+            fmt(p["position_a_rate"]), p_value(p["position_p_value"]),
+        ]
+        for p in r.get("pairwise") or []
     ]  # fmt: skip
 
 

@@ -99,6 +99,16 @@ class JudgeGraderSpec(BaseGrader, tag="judge"):
             raise ValueError("rubric: expected weights that add up to more than 0")
 
 
+class PairwiseGraderSpec(BaseGrader, tag="pairwise"):
+    """An LLM judge that sees a candidate's and the baseline's outputs of one case and repeat side by
+    side and names the better one. Judged once every trial has run; reported as wins, ties and
+    losses (a sign test) per candidate, apart from the per-trial score."""
+
+    question: str = "Which response answers the user's request better: more correct, complete and clear?"
+    judge: dict[str, Any] = {}  # target fields over the experiment's target, and `params`
+    baseline: str | None = None  # the variant every other one is judged against (default: the first)
+
+
 class ExitCodeGraderSpec(BaseGrader, tag="exit_code"):
     """The agent's exit code must be one of `exit_codes` (default [0]); with this grader a non-zero
     exit is graded instead of being recorded as an agent_exit error."""
@@ -123,6 +133,7 @@ GraderSpec = (
     | JsonGraderSpec
     | CommandGraderSpec
     | JudgeGraderSpec
+    | PairwiseGraderSpec
     | ExitCodeGraderSpec
     | PythonGraderSpec
 )

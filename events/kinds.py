@@ -175,6 +175,28 @@ class LookDecided(Event, tag="look.decided"):
     stop: Literal["", "efficacy", "futility", "max"] = ""
 
 
+class PairwiseJudged(Event, tag="pairwise.judged"):
+    """A pairwise judge's verdict on a candidate's and the baseline's outputs of one case and repeat.
+    The candidate was shown as `candidate_position` ("A" or "B", drawn from the trial's seed), so
+    the judge's lean to a position can be measured and averages out. `winner` is from the
+    candidate's side: "candidate", "baseline", "tie", or "" when the judge gave no usable answer
+    (`error` says why)."""
+
+    grader: str
+    variant: str
+    baseline: str
+    case: str
+    repeat: int
+    candidate_position: Literal["A", "B"]
+    winner: Literal["candidate", "baseline", "tie", ""]
+    reason: str = ""
+    judge_model: str = ""
+    prompt_hash: str = ""
+    raw: str = ""
+    tokens: int = 0
+    error: str = ""
+
+
 class RunMarked(Event, tag="run.marked"):
     """`engine mark RUN green|red`: a person's word on a run, above the automatic green rule."""
 
@@ -242,6 +264,7 @@ AnyEvent = (
     | VariationAccepted
     | VariationRejected
     | LookDecided
+    | PairwiseJudged
     | RunMarked
     | ConfigApplied
     | BudgetExhausted

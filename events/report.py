@@ -180,6 +180,34 @@ class JudgeAgreement(Report):
     max_spread: float | None = None
 
 
+class PairwiseReport(Report):
+    """A pairwise judge's verdicts on one candidate against the baseline, case and repeat paired.
+
+    `p_value`: the exact two-sided sign test of wins against losses (ties set aside). Position:
+    how often the judge chose the response shown first (A) among its non-tie answers, the exact
+    two-sided test of "no lean" (`position_p_value`), and the candidate's win rate when shown as A
+    and as B; the order is drawn per trial, so a lean inflates neither side."""
+
+    grader: str
+    variant: str
+    baseline: str
+    judged: int
+    wins: int
+    ties: int
+    losses: int
+    undecided: int  # no usable answer (unparseable, failed call, judge budget)
+    win_rate: float | None  # wins / (wins + losses)
+    p_value: float | None
+    significant: bool
+    picked_a: int
+    picked_b: int
+    position_a_rate: float | None
+    position_p_value: float | None
+    win_rate_as_a: float | None
+    win_rate_as_b: float | None
+    judge_tokens: int = 0
+
+
 class RunReport(Report):
     run_id: str
     experiment: str
@@ -222,3 +250,4 @@ class RunReport(Report):
     identical_repeats: list[IdenticalRepeats] = []  # cells whose 2+ repeats all gave one output
     scenarios: list[ScenarioVerdict] = []  # every (variant, case) with its verdict
     reproducers: list[Reproducer] = []  # failing trials (the first 1000), each with its rerun command
+    pairwise: list[PairwiseReport] = []  # kind = "pairwise" graders: each candidate against the baseline

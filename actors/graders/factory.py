@@ -11,6 +11,7 @@ from engine.actors.graders.base import Grader
 from engine.actors.graders.judge import JudgeBudget
 from engine.actors.graders.registry import GRADERS
 from engine.actors.targets.base import Target
+from engine.events.graders import PairwiseGraderSpec
 from engine.events.spec import (
     ContainsGraderSpec,
     GraderSpec,
@@ -35,7 +36,9 @@ def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grade
     return GRADERS.get(spec.kind).from_spec(spec, context or GraderContext())  # type: ignore[attr-defined,no-any-return]
 
 
-def judge_target(default: TargetSpec, spec: JudgeGraderSpec) -> tuple[TargetSpec, dict[str, Any]]:
+def judge_target(
+    default: TargetSpec, spec: JudgeGraderSpec | PairwiseGraderSpec
+) -> tuple[TargetSpec, dict[str, Any]]:
     """The judge's target (the experiment's, with the grader's `judge` table over it) and its params."""
     settings: dict[str, Any] = dict(spec.judge)
     params = settings.pop("params", {})
@@ -52,6 +55,8 @@ def judge_repeats(spec: JudgeGraderSpec) -> int:
 
 
 def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:
+    # a pairwise judge needs two trials' outputs: it runs after the trials (engine.runtime.pairwise)
+    specs = [s for s in specs if s.kind != "pairwise"]
     # forbidden rules only veto; with nothing else to score, the default check scores the output
     if all(s.kind == "forbidden" for s in specs):
         specs = [*DEFAULT_GRADERS, *specs]

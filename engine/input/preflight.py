@@ -28,7 +28,7 @@ def run_targets(spec: ExperimentSpec) -> Iterator[tuple[str, TargetSpec]]:
         if variant.target or variant.model is not None:
             yield f"{variant_field(spec, i, variant.name)}.target", resolve_target(spec.target, variant)
     for i, grader in enumerate(spec.graders):
-        if grader.kind == "judge":
+        if grader.kind in ("judge", "pairwise"):
             yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
 
 

@@ -127,7 +127,7 @@ def _check_matrix_size(spec: ExperimentSpec, fail: Fail) -> None:
 def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
     """A judge table overrides fields of the experiment's target, like a variant's `target` table."""
     for i, grader in enumerate(spec.graders):
-        if grader.kind != "judge":
+        if grader.kind not in ("judge", "pairwise"):
             continue
         try:
             judge_target(spec.target, grader)
@@ -135,7 +135,8 @@ def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
             where, expected = split_validation_error(str(exc))
             fail(f"graders[{i}].judge.{where}" if where != "(top level)" else f"graders[{i}].judge", expected)
         try:
-            judge_repeats(grader)
+            if grader.kind == "judge":
+                judge_repeats(grader)
         except ValueError as exc:
             fail(f"graders[{i}].judge.repeats", str(exc).split(": ", 1)[1])
 

@@ -32,6 +32,7 @@ from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec, fingerprint
 from engine.input.preflight import check_environment
 from engine.runtime.lease import run_lease
+from engine.runtime.pairwise import pairwise_unless_stopped
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.sequential import run_sequential
@@ -120,6 +121,10 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     async with open_pipeline(log, state, request.subscribers) as pipe:
         request.control._feedback = pipe.feedback_send
         reason = await _run_body(log, request, spec, pipe)
+        if reason in ("completed", "budget"):  # every pair that has both outputs, judged side by side
+            make_target = request.make_target()
+            if await pairwise_unless_stopped(log, spec, pipe, make_target, request.cancel_poll_s):
+                reason = "cancelled"
         return await _finish(request, reason, pipe)
     raise AssertionError("unreachable")
 

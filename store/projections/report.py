@@ -19,6 +19,7 @@ from engine.store.projections.outcome import (
     tuning_winner,
     variation_record,
 )
+from engine.store.projections.pairwise import pairwise_reports
 from engine.store.projections.run_state import RunState
 from engine.store.projections.scenarios import reproducers, scenario_verdicts
 from engine.store.projections.variant_report import flaky_cases, variant_report
@@ -98,6 +99,7 @@ def build_report(state: RunState) -> RunReport:
         identical_repeats=identical_repeats(state),
         scenarios=scenario_verdicts(state, names, case_ids),
         reproducers=reproducers(state, names, case_ids),
+        pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
     )
 
 

@@ -19,6 +19,7 @@ from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
 from engine.store.projection import Projection
+from engine.store.projections.pairwise import PairTally, add_verdict
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
 BUDGET_ERRORS = ("judge_budget",)  # unscored by a planned stop, not by a failure: no error
@@ -121,6 +122,7 @@ class RunState:
     variations: list[k.VariationAccepted | k.VariationRejected] = field(default_factory=list)
     looks: list[k.LookDecided] = field(default_factory=list)  # a sequential run's interim looks
     judges: dict[str, JudgeTally] = field(default_factory=dict)  # by judge grader name
+    pairwise: dict[tuple[str, str], PairTally] = field(default_factory=dict)  # (grader, candidate)
     grading: int = 0
     started_ts: float = 0.0
     finished_ts: float = 0.0
@@ -387,6 +389,7 @@ RUN_STATE = Projection[RunState]({
     k.VariationAccepted: _variation,
     k.VariationRejected: _variation,
     k.LookDecided: _look,
+    k.PairwiseJudged: lambda s, e: add_verdict(s.pairwise, e),
     k.RunCompleted: _run_completed,
     k.RunCancelled: _run_cancelled,
     k.ReportWritten: _report,

@@ -1,0 +1,106 @@
+"""The pairwise judge: one call sees a candidate's and the baseline's outputs of the same case and
+repeat, in an order drawn from the candidate trial's seed, and names the better one.
+
+Which output is shown first is recorded with the verdict, so a judge that leans to a position is
+measured (the report's position statistics) and, over many trials, cancelled out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from engine.actors.graders.judge import JUDGE_SEED, JudgeBudget
+from engine.actors.graders.pairwise_prompt import pairwise_prompt, parse_preference
+from engine.actors.targets.base import Target, TargetError, TargetRequest
+from engine.actors.targets.retry import call_with_retries
+from engine.events import kinds as k
+from engine.events.graders import PairwiseGraderSpec
+from engine.events.spec import CaseSpec, VariantSpec
+
+FROM_CANDIDATE = {"A": {"A": "candidate", "B": "baseline"}, "B": {"A": "baseline", "B": "candidate"}}
+
+
+@dataclass(frozen=True)
+class Pair:
+    run_id: str
+    variant: str
+    baseline: str
+    case: CaseSpec
+    repeat: int
+    seed: int  # the candidate trial's: it decides the order the two outputs are shown in
+    candidate_output: str
+    baseline_output: str
+
+
+def candidate_position(seed: int) -> str:
+    return "A" if seed % 2 == 0 else "B"
+
+
+class PairwiseJudge:
+    def __init__(
+        self,
+        spec: PairwiseGraderSpec,
+        target: Target,
+        budget: JudgeBudget,
+        params: dict[str, Any],
+        model: str,
+    ) -> None:
+        self.spec, self.name, self.model = spec, spec.name or "pairwise", model
+        self._target, self._budget = target, budget
+        self._params = {"temperature": 0.0, "seed": JUDGE_SEED, **params}
+
+    async def judge(self, pair: Pair) -> k.PairwiseJudged:
+        position = candidate_position(pair.seed)
+        first, second = (
+            (pair.candidate_output, pair.baseline_output)
+            if position == "A"
+            else (pair.baseline_output, pair.candidate_output)
+        )
+        system, prompt = pairwise_prompt(pair.case, first, second, self.spec.question)
+        fingerprint = hashlib.blake2b(f"{system}\x00{prompt}".encode(), digest_size=8).hexdigest()
+        verdict = k.PairwiseJudged(
+            run_id=pair.run_id, ts=time.time(), grader=self.name, variant=pair.variant,
+            baseline=pair.baseline, case=pair.case.id, repeat=pair.repeat,
+            candidate_position=position, winner="", judge_model=self.model, prompt_hash=fingerprint,
+        )  # type: ignore[arg-type]  # fmt: skip
+        answer = await self._ask(pair.case, system, prompt)
+        if isinstance(answer, str):  # no answer: why
+            return _replace(verdict, error=answer)
+        text, tokens = answer
+        parsed = parse_preference(text)
+        if parsed is None:
+            return _replace(verdict, raw=text[:500], tokens=tokens, error="judge_unparseable")
+        choice, reason = parsed
+        winner = "tie" if choice == "tie" else FROM_CANDIDATE[position][choice]
+        return _replace(verdict, winner=winner, reason=reason, raw=text[:500], tokens=tokens)
+
+    async def _ask(self, case: CaseSpec, system: str, prompt: str) -> tuple[str, int] | str:
+        if self._budget.exhausted():
+            return "judge_budget"
+        request = TargetRequest(
+            run_id="judge", variant=VariantSpec(name="judge"), case=case, repeat=0, prompt=prompt,
+            system=system, params=self._params, seed=int(self._params["seed"]),
+            timeout_s=float(self._params.get("timeout_s", 120)),
+        )  # fmt: skip
+        try:
+            response = await call_with_retries(
+                self._target, request, max_retries=3, rng=random.Random(case.id)
+            )
+        except TargetError:
+            return "judge_failed"
+        tokens = response.tokens_in + response.tokens_out
+        self._budget.used += tokens
+        return response.text, tokens
+
+    async def aclose(self) -> None:
+        await self._target.aclose()
+
+
+def _replace(event: k.PairwiseJudged, **fields: Any) -> k.PairwiseJudged:
+    return msgspec.structs.replace(event, **fields)
