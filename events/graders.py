@@ -8,7 +8,7 @@ at the grader's path.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
@@ -85,6 +85,14 @@ class CommandGraderSpec(BaseGrader, tag="command"):
     value: str | None = None  # ENGINE_EXPECTED for the commands; the case's `expected` when not set
 
 
+# how a judge is asked to shape its answer (OpenAI-compatible servers): "text" asks in words only;
+# "json" sends response_format {"type": "json_object"} (OpenAI, vLLM, Ollama, llama.cpp); "json_schema"
+# the answer's JSON Schema the OpenAI way (OpenAI, vLLM, llama.cpp's own server); "json_object_schema"
+# the schema inside json_object (llama-cpp-python's server, which then constrains the model by
+# grammar). A server that refuses the option (HTTP 4xx) is asked again in words.
+AnswerFormat = Literal["text", "json", "json_schema", "json_object_schema"]
+
+
 class JudgeGraderSpec(BaseGrader, tag="judge"):
     """LLM-as-judge: a rubric of weighted criteria scored 1-10, mapped to [0, 1]."""
 
@@ -93,6 +101,7 @@ class JudgeGraderSpec(BaseGrader, tag="judge"):
     threshold: Fraction | None = None
     # score each output this many times (also `judge.repeats`): the report gives the judges' agreement
     repeats: Annotated[int, Meta(ge=1, le=10)] = 1
+    answer_format: AnswerFormat = "text"
 
     def __post_init__(self) -> None:
         if self.rubric and sum(c.weight for c in self.rubric) <= 0:
@@ -107,6 +116,7 @@ class PairwiseGraderSpec(BaseGrader, tag="pairwise"):
     question: str = "Which response answers the user's request better: more correct, complete and clear?"
     judge: dict[str, Any] = {}  # target fields over the experiment's target, and `params`
     baseline: str | None = None  # the variant every other one is judged against (default: the first)
+    answer_format: AnswerFormat = "text"
 
 
 class ExitCodeGraderSpec(BaseGrader, tag="exit_code"):

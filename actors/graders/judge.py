@@ -11,32 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from engine.actors.graders.base import Submission, result
-from engine.actors.graders.judge_prompt import DEFAULT_RUBRIC, judge_prompt, parse_verdict
-from engine.actors.targets.base import Target, TargetError, TargetRequest
-from engine.actors.targets.retry import call_with_retries
+from engine.actors.graders.judge_call import (  # noqa: F401 - JUDGE_SEED, JudgeBudget: their old home
+    JUDGE_SEED,
+    JudgeBudget,
+    JudgeCaller,
+    response_format,
+    with_response_format,
+)
+from engine.actors.graders.judge_prompt import DEFAULT_RUBRIC, judge_prompt, parse_verdict, rubric_schema
 from engine.events.kinds import GraderResult
-from engine.events.spec import CaseSpec, JudgeGraderSpec, VariantSpec
-
-JUDGE_SEED = 1234
-
-
-@dataclass
-class JudgeBudget:
-    """Judge tokens shared by every judge worker of a run (budget.judge_max_tokens)."""
-
-    limit: int | None
-    used: int = 0
-    announced: bool = False
-
-    def exhausted(self) -> bool:
-        return self.limit is not None and self.used >= self.limit
+from engine.events.spec import JudgeGraderSpec
 
 
 class JudgeGrader:
@@ -48,18 +37,17 @@ class JudgeGrader:
         if context.make_target is None:
             raise ValueError("a judge grader needs a target factory")
         target, params = judge_target(context.default_target, spec)
-        grader = cls(spec, context.make_target(target), context.budget, params)
+        rubric = list(spec.rubric) or DEFAULT_RUBRIC
+        shape = response_format(spec.answer_format, rubric_schema(rubric))
+        made = context.make_target(with_response_format(target, spec.answer_format))
+        grader = cls(spec, JudgeCaller(made, context.budget, params, shape))
         grader.repeats, grader.model = judge_repeats(spec), getattr(target, "model", "") or target.kind
         return grader
 
-    def __init__(
-        self, spec: JudgeGraderSpec, target: Target, budget: JudgeBudget, params: dict[str, Any]
-    ) -> None:
+    def __init__(self, spec: JudgeGraderSpec, caller: JudgeCaller) -> None:
         self.spec = spec
-        self._target = target
-        self._budget = budget
+        self._caller = caller
         self._rubric = list(spec.rubric) or DEFAULT_RUBRIC
-        self._params = {"temperature": 0.0, "seed": JUDGE_SEED, **params}
         self.repeats, self.model = 1, ""
 
     async def grade(self, submission: Submission) -> GraderResult:
@@ -69,10 +57,11 @@ class JudgeGrader:
         scores: list[float] = []
         reason, raw, tokens = "", "", 0
         for _ in range(self.repeats):  # the same call again: how much does the judge drift?
-            answer = await self._ask(case, system, prompt)
-            if isinstance(answer, GraderResult):  # no answer at all: a budget or a failed call
+            answer = await self._caller.ask(case, system, prompt)
+            if isinstance(answer, str):  # no answer at all: a budget or a failed call
+                missing = _no_answer(self.spec, answer)
                 return msgspec.structs.replace(
-                    answer, judge_model=self.model, prompt_hash=fingerprint, tokens=tokens
+                    missing, judge_model=self.model, prompt_hash=fingerprint, tokens=tokens
                 )
             text, used = answer
             tokens += used
@@ -93,24 +82,11 @@ class JudgeGrader:
         graded = result(self.spec, round(score, 6), score >= threshold, reason, tokens)
         return msgspec.structs.replace(graded, spread=spread, **record)
 
-    async def _ask(self, case: CaseSpec, system: str, prompt: str) -> tuple[str, int] | GraderResult:
-        if self._budget.exhausted():
-            return result(self.spec, None, False, "judge token budget exhausted", error="judge_budget")
-        request = TargetRequest(
-            run_id="judge", variant=VariantSpec(name="judge"), case=case, repeat=0, prompt=prompt,
-            system=system, params=self._params, seed=int(self._params["seed"]),
-            timeout_s=float(self._params.get("timeout_s", 120)),
-        )  # fmt: skip
-        try:
-            response = await call_with_retries(
-                self._target, request, max_retries=3, rng=random.Random(case.id)
-            )
-        except TargetError as exc:
-            reason = f"judge call failed: {exc.message[:200]}"
-            return result(self.spec, None, False, reason, error="judge_failed")
-        tokens = response.tokens_in + response.tokens_out
-        self._budget.used += tokens
-        return response.text, tokens
-
     async def aclose(self) -> None:
-        await self._target.aclose()
+        await self._caller.aclose()
+
+
+def _no_answer(spec: JudgeGraderSpec, why: str) -> GraderResult:
+    if why == "judge_budget":
+        return result(spec, None, False, "judge token budget exhausted", error="judge_budget")
+    return result(spec, None, False, f"judge call failed: {why.partition(': ')[2]}", error="judge_failed")

@@ -37,6 +37,15 @@ def judge_prompt(case: CaseSpec, output: str, rubric: list[RubricCriterion]) -> 
     return system, "\n".join(parts)
 
 
+def rubric_schema(rubric: list[RubricCriterion]) -> dict[str, Any]:
+    """The answer judge_prompt asks for, as a JSON Schema (a server can hold the model to it)."""
+    score = {"type": "integer", "minimum": 1, "maximum": 10}
+    names = [c.name for c in rubric]
+    scores = {"type": "object", "properties": dict.fromkeys(names, score), "required": names}
+    return {"type": "object", "properties": {"scores": scores, "reason": {"type": "string"}},
+            "required": ["scores", "reason"]}  # fmt: skip
+
+
 def parse_verdict(text: str, rubric: list[RubricCriterion]) -> tuple[float, str] | None:
     """(score in [1, 10], reason), or None when the answer cannot be used."""
     value = extract_json(text)

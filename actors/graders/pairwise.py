@@ -8,20 +8,21 @@ measured (the report's position statistics) and, over many trials, cancelled out
 from __future__ import annotations
 
 import hashlib
-import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from engine.actors.graders.judge import JUDGE_SEED, JudgeBudget
-from engine.actors.graders.pairwise_prompt import pairwise_prompt, parse_preference
-from engine.actors.targets.base import Target, TargetError, TargetRequest
-from engine.actors.targets.retry import call_with_retries
+from engine.actors.graders.judge_call import JudgeBudget, JudgeCaller, response_format, with_response_format
+from engine.actors.graders.pairwise_prompt import PREFERENCE_SCHEMA, pairwise_prompt, parse_preference
+from engine.actors.targets.base import Target
 from engine.events import kinds as k
 from engine.events.graders import PairwiseGraderSpec
-from engine.events.spec import CaseSpec, VariantSpec
+from engine.events.spec import CaseSpec, TargetSpec
+
+MakeTarget = Callable[[TargetSpec], Target]
 
 FROM_CANDIDATE = {"A": {"A": "candidate", "B": "baseline"}, "B": {"A": "baseline", "B": "candidate"}}
 
@@ -43,17 +44,22 @@ def candidate_position(seed: int) -> str:
 
 
 class PairwiseJudge:
-    def __init__(
-        self,
-        spec: PairwiseGraderSpec,
-        target: Target,
-        budget: JudgeBudget,
-        params: dict[str, Any],
-        model: str,
-    ) -> None:
+    def __init__(self, spec: PairwiseGraderSpec, caller: JudgeCaller, model: str) -> None:
         self.spec, self.name, self.model = spec, spec.name or "pairwise", model
-        self._target, self._budget = target, budget
-        self._params = {"temperature": 0.0, "seed": JUDGE_SEED, **params}
+        self._caller = caller
+
+    @classmethod
+    def build(
+        cls, spec: PairwiseGraderSpec, default: TargetSpec, make_target: MakeTarget, budget: JudgeBudget
+    ) -> PairwiseJudge:
+        """The judge model is the experiment's target unless the grader's `judge` table says otherwise."""
+        from engine.actors.graders.factory import judge_target
+
+        target, params = judge_target(default, spec)
+        shape = response_format(spec.answer_format, PREFERENCE_SCHEMA)
+        made = make_target(with_response_format(target, spec.answer_format))
+        model = getattr(target, "model", "") or target.kind
+        return cls(spec, JudgeCaller(made, budget, params, shape), model)
 
     async def judge(self, pair: Pair) -> k.PairwiseJudged:
         position = candidate_position(pair.seed)
@@ -69,9 +75,9 @@ class PairwiseJudge:
             baseline=pair.baseline, case=pair.case.id, repeat=pair.repeat,
             candidate_position=position, winner="", judge_model=self.model, prompt_hash=fingerprint,
         )  # type: ignore[arg-type]  # fmt: skip
-        answer = await self._ask(pair.case, system, prompt)
+        answer = await self._caller.ask(pair.case, system, prompt)
         if isinstance(answer, str):  # no answer: why
-            return _replace(verdict, error=answer)
+            return _replace(verdict, error=answer.partition(":")[0], reason=answer.partition(": ")[2])
         text, tokens = answer
         parsed = parse_preference(text)
         if parsed is None:
@@ -80,26 +86,8 @@ class PairwiseJudge:
         winner = "tie" if choice == "tie" else FROM_CANDIDATE[position][choice]
         return _replace(verdict, winner=winner, reason=reason, raw=text[:500], tokens=tokens)
 
-    async def _ask(self, case: CaseSpec, system: str, prompt: str) -> tuple[str, int] | str:
-        if self._budget.exhausted():
-            return "judge_budget"
-        request = TargetRequest(
-            run_id="judge", variant=VariantSpec(name="judge"), case=case, repeat=0, prompt=prompt,
-            system=system, params=self._params, seed=int(self._params["seed"]),
-            timeout_s=float(self._params.get("timeout_s", 120)),
-        )  # fmt: skip
-        try:
-            response = await call_with_retries(
-                self._target, request, max_retries=3, rng=random.Random(case.id)
-            )
-        except TargetError:
-            return "judge_failed"
-        tokens = response.tokens_in + response.tokens_out
-        self._budget.used += tokens
-        return response.text, tokens
-
     async def aclose(self) -> None:
-        await self._target.aclose()
+        await self._caller.aclose()
 
 
 def _replace(event: k.PairwiseJudged, **fields: Any) -> k.PairwiseJudged:

@@ -15,6 +15,11 @@ from engine.actors.graders.judge_prompt import escape_xml
 from engine.events.spec import CaseSpec
 
 Preference = str  # "A", "B" or "tie"
+PREFERENCE_SCHEMA = {
+    "type": "object",
+    "properties": {"winner": {"type": "string", "enum": ["A", "B", "tie"]}, "reason": {"type": "string"}},
+    "required": ["winner", "reason"],
+}
 
 _TIE = re.compile(r"\b(tie|tied|equal(ly)?|same|neither|both (are )?(equally )?(good|bad))\b", re.I)
 _NAMED = re.compile(r"\b(?:response|output|answer|option|assistant)?\s*\(?\b([AB])\b\)?", re.I)

@@ -13,7 +13,6 @@ from functools import partial
 import trio
 
 from engine.actors.executor import MakeTarget
-from engine.actors.graders.factory import judge_target
 from engine.actors.graders.pairwise import Pair, PairwiseJudge
 from engine.actors.messages import StopRequested, WriteBatch
 from engine.actors.watcher import watch_for_cancel
@@ -70,9 +69,7 @@ async def pairwise_round(
     assert context.make_target is not None
     limiter = trio.CapacityLimiter(spec.execution.judge_concurrency)
     for grader in graders:
-        target, params = judge_target(spec.target, grader)
-        model = getattr(target, "model", "") or target.kind
-        judge = PairwiseJudge(grader, context.make_target(target), context.budget, params, model)
+        judge = PairwiseJudge.build(grader, spec.target, context.make_target, context.budget)
         round_ = _Round(log, spec, pipe, judge, grader.baseline or variants[0], outputs)
         try:
             async with trio.open_nursery() as nursery:
