@@ -51,8 +51,11 @@ def judge_repeats(spec: JudgeGraderSpec) -> int:
     return found
 
 
+def grader_specs(specs: list[GraderSpec]) -> list[GraderSpec]:
+    """The graders that run, in order: forbidden rules only veto, so with nothing else to score, the
+    default check scores the output."""
+    return [*DEFAULT_GRADERS, *specs] if all(s.kind == "forbidden" for s in specs) else list(specs)
+
+
 def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:
-    # forbidden rules only veto; with nothing else to score, the default check scores the output
-    if all(s.kind == "forbidden" for s in specs):
-        specs = [*DEFAULT_GRADERS, *specs]
-    return [make_grader(s, context) for s in specs]
+    return [make_grader(s, context) for s in grader_specs(specs)]

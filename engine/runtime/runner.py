@@ -34,6 +34,7 @@ from engine.input.preflight import check_environment
 from engine.runtime.lease import run_lease
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
+from engine.runtime.ray_session import ray_session
 from engine.runtime.sequential import run_sequential
 from engine.runtime.tune import TuneRun, tune_session
 from engine.runtime.workers import open_workers
@@ -117,10 +118,12 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
         raise ValueError(f"run {request.run_id} has no experiment definition in the log")
     # before the first event: a missing key or module is a clear error, not a crashed run
     check_environment(spec, request.source or f"run {request.run_id}", request.base_dir, request.callables)
-    async with open_pipeline(log, state, request.subscribers) as pipe:
-        request.control._feedback = pipe.feedback_send
-        reason = await _run_body(log, request, spec, pipe)
-        return await _finish(request, reason, pipe)
+    # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
+    async with ray_session(spec, request.source or f"run {request.run_id}"):
+        async with open_pipeline(log, state, request.subscribers) as pipe:
+            request.control._feedback = pipe.feedback_send
+            reason = await _run_body(log, request, spec, pipe)
+            return await _finish(request, reason, pipe)
     raise AssertionError("unreachable")
 
 

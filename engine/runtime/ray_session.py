@@ -1,0 +1,96 @@
+"""Connecting to Ray for a `backend = "ray"` run, before its first event; disconnecting after it.
+
+With no address, a local Ray instance is started (the example runs anywhere); `"auto"`, `"host:port"`
+or `"ray://host:port"` join an existing cluster. A connection that fails, or a runtime_env that
+cannot be set up on a worker (a missing package), is bad configuration: exit 2, nothing logged.
+Ray is connected once per process; concurrent runs in one process share the connection, and the
+last one to finish disconnects.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from engine.errors import InputError
+from engine.events.spec import ExperimentSpec, RaySpec
+from engine.input.ray_check import check_ray
+
+_lock = trio.Lock()
+_users = 0
+
+
+@asynccontextmanager
+async def ray_session(spec: ExperimentSpec, file: str) -> AsyncIterator[None]:
+    """Connected to Ray inside the block when the experiment runs on Ray; a no-op otherwise."""
+    if spec.execution.backend != "ray":
+        yield
+        return
+    global _users
+    async with _lock:
+        if _users == 0:
+            await trio.to_thread.run_sync(_connect, spec.execution.ray, file)
+        _users += 1
+    try:
+        yield
+    finally:
+        with trio.CancelScope(shield=True):
+            async with _lock:
+                _users -= 1
+                if _users == 0:
+                    await trio.to_thread.run_sync(_disconnect)
+
+
+def _connect(settings: RaySpec, file: str) -> None:
+    check_ray(settings, file)
+    import ray
+
+    options: dict[str, Any] = {
+        "include_dashboard": False, "log_to_driver": False, "configure_logging": False,
+        "runtime_env": dict(settings.runtime_env) or None, "logging_level": logging.ERROR,
+    }  # fmt: skip
+    if settings.address is None:
+        # a local instance, sized to this machine (or ENGINE_RAY_NUM_CPUS: CI's shared cores)
+        cpus = os.environ.get("ENGINE_RAY_NUM_CPUS")
+        options["num_cpus"] = int(cpus) if cpus else None
+    else:
+        options["address"] = settings.address
+    try:
+        ray.init(**options)
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... for a bad cluster
+        raise InputError(
+            file, "execution.ray.address", f"cannot connect to Ray: {_first_line(exc)}"
+        ) from None
+    if settings.runtime_env:
+        _probe_runtime_env(settings, file)
+
+
+def _probe_runtime_env(settings: RaySpec, file: str) -> None:
+    """One empty task: a runtime_env a worker cannot set up fails here, not on every trial."""
+    import ray
+
+    try:
+        ray.get(ray.remote(_nothing).options(num_cpus=0).remote())
+    except ray.exceptions.RuntimeEnvSetupError as exc:
+        _disconnect()
+        raise InputError(file, "execution.ray.runtime_env", f"cannot be set up: {_first_line(exc)}") from None
+
+
+def _nothing() -> None:
+    return None
+
+
+def _disconnect() -> None:
+    import ray
+
+    ray.shutdown()
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0][:300] if lines else type(exc).__name__
