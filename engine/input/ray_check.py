@@ -3,7 +3,6 @@ Python targets that can travel to a worker. `engine validate` and `engine run` b
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 from collections.abc import Callable, Mapping
@@ -26,7 +25,6 @@ def check_ray_experiment(
 ) -> None:
     if spec.execution.backend != "ray":
         return
-    check_ray(spec.execution.ray, file)
     for field, target in targets:
         if isinstance(target, PythonTargetSpec | PythonGraderSpec) and target.callable in callables:
             raise InputError(
@@ -34,11 +32,14 @@ def check_ray_experiment(
                 f"{target.callable!r} is a callable registered in this process, which cannot travel to a "
                 "Ray worker: name it by import path ('module:function') or use backend = \"local\"",
             )  # fmt: skip
+    check_ray(spec.execution.ray, file)
 
 
 def check_ray(settings: RaySpec, file: str) -> None:
-    if importlib.util.find_spec("ray") is None:
-        raise InputError(file, "execution.backend", INSTALL_HINT)
+    try:
+        import ray  # noqa: F401 - importable, with its dependencies (find_spec would not say)
+    except ImportError:
+        raise InputError(file, "execution.backend", INSTALL_HINT) from None
     address = settings.address
     if address is None:
         return
