@@ -60,6 +60,7 @@ def _connect(settings: RaySpec, file: str) -> None:
         options["num_cpus"] = int(cpus) if cpus else None
     else:
         options["address"] = settings.address
+    _diagnostics_to_stderr()
     try:
         ray.init(**options)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... for a bad cluster
@@ -68,6 +69,22 @@ def _connect(settings: RaySpec, file: str) -> None:
         ) from None
     if settings.runtime_env:
         _probe_runtime_env(settings, file)
+
+
+def _diagnostics_to_stderr() -> None:
+    """Ray's driver prints the cluster's messages ("a worker died...") on stdout, where they would
+    corrupt `engine run --json`: they go to stderr, with every other diagnostic."""
+    from ray._private import worker
+
+    original = worker.print_to_stdstream
+    if getattr(original, "engine_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.engine_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
 
 
 def _probe_runtime_env(settings: RaySpec, file: str) -> None:

@@ -1,0 +1,160 @@
+"""`backend = "ray"` against a real local Ray cluster (marker `ray`: `.ci/run` runs them, joining the
+cluster it starts; `pytest -m ray` starts one itself). The engine runs in a real subprocess; agents
+report to FIFOs and wait on FIFOs, so the test decides when a trial may end (no sleeps, no polls)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from engine.events import kinds as k
+from tests.conftest import SAFETY_S, gone, run_engine
+from tests.ray_cluster import local_cluster
+from tests.test_cli_lifecycle import Engine, events_of, strip_volatile
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.ray
+
+CASES = 4
+
+
+@pytest.fixture(scope="module")
+def ray_address() -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", os.environ.get("RAY_AUTH_MODE", "disabled"))  # the engines it runs
+        with local_cluster(num_cpus=2) as address:
+            yield address
+
+
+def backend(address: str | None, concurrency: int = 2) -> str:
+    if address is None:
+        return f"[execution]\nconcurrency = {concurrency}\n"
+    return f'[execution]\nconcurrency = {concurrency}\nbackend = "ray"\nray = {{ address = "{address}" }}\n'
+
+
+def cases(count: int = CASES) -> str:
+    return "".join(
+        f'[[cases]]\nid = "c{i}"\nprompt = "What is the capital of country {i}?"\nexpected = "C{i % 3}"\n'
+        for i in range(count)
+    )
+
+
+LOCAL = 'name = "same"\nseed = 3\n[target]\nkind = "local"\n[params]\nmax_tokens = 24\n'
+LOCAL += '[[variants]]\nname = "base"\n[[variants]]\nname = "hot"\nparams = { temperature = 1.3 }\n'
+LOCAL += "[repeat]\ncount = 2\n"
+# the answer depends on the trial (case, repeat), so a mix-up between trials would show
+ANSWER = (
+    "import os; e=os.environ; print('C' + str((int(e['ENGINE_CASE_ID'][1:]) + int(e['ENGINE_REPEAT'])) % 3))"
+)
+COMMAND = f'name = "same-cmd"\n[target]\nkind = "command"\ncommand = ["{sys.executable}", "-c", "{ANSWER}"]\n'
+COMMAND += "[repeat]\ncount = 3\n"
+COMMAND += '[[graders]]\nkind = "command"\ncommands = [\'grep -q "$ENGINE_EXPECTED" output.txt\']\n'
+COMMAND += '[[graders]]\nkind = "contains"\n'
+
+
+def report_of(tmp_path: Path, text: str, name: str) -> object:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "exp.toml").write_text(text)
+    store = str(tmp_path / "st")
+    done = run_engine("run", "exp.toml", "--json", "--store", store, "--run-id", name, cwd=folder)
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stdout.decode().replace(str(folder), "DIR"))  # reproducers name the file
+    volatile = {
+        "latency",
+        "latency_ms",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "started_at",
+        "finished_at",
+        "spec_hash",
+    }
+    return strip_keys(strip_volatile(report), volatile)
+
+
+def strip_keys(value: object, keys: set[str]) -> object:
+    if isinstance(value, dict):
+        return {
+            key: strip_keys(v, keys) for key, v in value.items() if key not in keys and "latency" not in key
+        }
+    if isinstance(value, list):
+        return [strip_keys(v, keys) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("experiment", [LOCAL, COMMAND], ids=["local-model", "command-agent"])
+def test_a_deterministic_experiment_reports_the_same_on_ray_as_locally(
+    tmp_path: Path, ray_address: str, experiment: str
+) -> None:
+    local = report_of(tmp_path, experiment + backend(None) + cases(), "local")
+    on_ray = report_of(tmp_path, experiment + backend(ray_address) + cases(), "ray")
+    assert on_ray == local
+    assert completions(tmp_path, "ray") == completions(tmp_path, "local")
+
+
+def completions(tmp_path: Path, run_id: str) -> Counter[tuple[str, str, int]]:
+    return Counter(
+        (e.variant, e.case, e.repeat) for e in events_of(tmp_path / "st", run_id, k.TrialCompleted)
+    )
+
+
+# An agent that reports "its worker's pid, its own pid" on a FIFO, then waits for the gate FIFO.
+HELD = """
+import os, sys
+with open(sys.argv[1], "w") as report:
+    report.write(f"{os.getppid()} {os.getpid()}\\n")
+if not os.path.exists(sys.argv[3]):
+    open(sys.argv[3], "w").close()
+    open(sys.argv[2]).read()
+print("C" + os.environ["ENGINE_CASE_ID"][1:])
+"""
+
+
+def held_experiment(tmp_path: Path, address: str, count: int, concurrency: int) -> Path:
+    (tmp_path / "agent.py").write_text(HELD)
+    for name in ("report.fifo", "gate.fifo"):
+        os.mkfifo(tmp_path / name)
+    argv = [sys.executable, str(tmp_path / "agent.py")] + [
+        str(tmp_path / n) for n in ("report.fifo", "gate.fifo", "held.marker")
+    ]
+    cases_text = "".join(f'[[cases]]\nid = "c{i}"\nprompt = "p"\nexpected = "C{i}"\n' for i in range(count))
+    text = f'name = "held"\n[target]\nkind = "command"\ncommand = {json.dumps(argv)}\n'
+    text += backend(address, concurrency) + cases_text
+    (tmp_path / "exp.toml").write_text(text)
+    return tmp_path / "exp.toml"
+
+
+async def next_report(tmp_path: Path) -> tuple[int, int]:
+    """The next agent's (worker pid, agent pid): reading the FIFO waits for an agent to start."""
+    with trio.fail_after(SAFETY_S):
+        line = await trio.to_thread.run_sync((tmp_path / "report.fifo").read_text, abandon_on_cancel=True)
+    worker, agent = line.split()
+    return int(worker), int(agent)
+
+
+async def test_a_worker_killed_mid_trial_is_retried_and_logged_once(tmp_path: Path, ray_address: str) -> None:
+    held_experiment(tmp_path, ray_address, count=3, concurrency=1)
+    engine = await Engine(tmp_path, "run").start(
+        "run", "exp.toml", "--run-id", "w", "--json", "--store", "st"
+    )
+    worker, first_agent = await next_report(tmp_path)  # trial c0's first attempt holds on the gate
+    os.kill(worker, signal.SIGKILL)  # the Ray worker process running c0 dies mid-trial
+    for _ in range(3):  # the retried c0 (no longer held: the marker exists), then c1, c2
+        await next_report(tmp_path)
+    code, out, err = await engine.finish()
+    os.kill(first_agent, signal.SIGKILL)  # the orphaned first attempt, still waiting on its gate
+    assert await gone(first_agent)
+    assert code == 0, err
+    assert completions(tmp_path, "w") == Counter({("baseline", f"c{i}", 0): 1 for i in range(3)})
+    assert events_of(tmp_path / "st", "w", k.TrialFailed) == []
+    assert out.startswith("{"), out[:2000]
+    assert json.loads(out)["variants"][0]["pass_rate"] == 1.0
