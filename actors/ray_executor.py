@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ from engine.actors.messages import GradeJob, TrialJob, TrialKey, WriteBatch
 from engine.actors.ray_task import TrialOutcome, run_trial_on_worker
 from engine.events import kinds as k
 from engine.events.spec import GraderSpec, RaySpec
+
+CANCEL_GRACE_S = 10.0  # a bound only: a cancelled task normally ends as soon as its agent is killed
 
 
 @dataclass
@@ -101,9 +104,12 @@ async def _run_remote(
         )
         return result
     except trio.Cancelled:
-        # the run stopped (cancel, signal, budget): the task stops too; its agent's process group is
-        # killed by the worker's own cancellation (a KeyboardInterrupt in its Trio loop)
-        ray.cancel(ref, force=False)
+        # the run stopped (cancel, signal, budget): the task stops too. A KeyboardInterrupt in the
+        # worker's Trio loop kills its agent's process group; wait (bounded) until it has, as the
+        # coordinator's disconnecting would kill the worker and orphan the agent
+        with trio.CancelScope(shield=True):
+            ray.cancel(ref, force=False)
+            await trio.to_thread.run_sync(partial(ray.wait, [ref], timeout=CANCEL_GRACE_S))
         raise
     except ray.exceptions.RayError as exc:  # the worker died beyond max_retries, or the task could not run
         return TrialOutcome(WriteBatch([_lost(job, exc)]), None)

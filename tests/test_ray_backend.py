@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from engine.events import kinds as k
-from tests.conftest import SAFETY_S, gone, run_engine
+from tests.conftest import SAFETY_S, engine_cmd, engine_env, gone, run_engine
 from tests.ray_cluster import local_cluster
 from tests.test_cli_lifecycle import Engine, events_of, strip_volatile
 
@@ -112,20 +112,22 @@ HELD = """
 import os, sys
 with open(sys.argv[1], "w") as report:
     report.write(f"{os.getppid()} {os.getpid()}\\n")
-if not os.path.exists(sys.argv[3]):
+if sys.argv[4] == "always" or not os.path.exists(sys.argv[3]):
     open(sys.argv[3], "w").close()
     open(sys.argv[2]).read()
 print("C" + os.environ["ENGINE_CASE_ID"][1:])
 """
 
 
-def held_experiment(tmp_path: Path, address: str, count: int, concurrency: int) -> Path:
+def held_experiment(tmp_path: Path, address: str, count: int, concurrency: int, hold: str = "first") -> Path:
     (tmp_path / "agent.py").write_text(HELD)
     for name in ("report.fifo", "gate.fifo"):
         os.mkfifo(tmp_path / name)
-    argv = [sys.executable, str(tmp_path / "agent.py")] + [
-        str(tmp_path / n) for n in ("report.fifo", "gate.fifo", "held.marker")
-    ]
+    argv = (
+        [sys.executable, str(tmp_path / "agent.py")]
+        + [str(tmp_path / n) for n in ("report.fifo", "gate.fifo", "held.marker")]
+        + [hold]
+    )
     cases_text = "".join(f'[[cases]]\nid = "c{i}"\nprompt = "p"\nexpected = "C{i}"\n' for i in range(count))
     text = f'name = "held"\n[target]\nkind = "command"\ncommand = {json.dumps(argv)}\n'
     text += backend(address, concurrency) + cases_text
@@ -158,3 +160,24 @@ async def test_a_worker_killed_mid_trial_is_retried_and_logged_once(tmp_path: Pa
     assert events_of(tmp_path / "st", "w", k.TrialFailed) == []
     assert out.startswith("{"), out[:2000]
     assert json.loads(out)["variants"][0]["pass_rate"] == 1.0
+
+
+async def test_cancel_stops_the_ray_tasks_in_flight_and_keeps_a_partial_report(
+    tmp_path: Path, ray_address: str
+) -> None:
+    held_experiment(tmp_path, ray_address, count=4, concurrency=2, hold="always")
+    engine = await Engine(tmp_path, "run").start(
+        "run", "exp.toml", "--run-id", "c", "--json", "--store", "st"
+    )
+    agents = [(await next_report(tmp_path))[1] for _ in range(2)]  # two tasks in flight, both held
+    cancel = await trio.run_process(
+        [*engine_cmd("cancel", "c", "--store", "st")], cwd=tmp_path, env=engine_env(), capture_stderr=True
+    )
+    assert cancel.returncode == 0, cancel.stderr
+    code, out, err = await engine.finish()
+    assert code == 3, err
+    for agent in agents:  # the cancelled tasks killed their agents (nothing left running on the cluster)
+        assert await gone(agent)
+    report = json.loads(out)
+    assert report["status"] == "cancelled" and report["is_partial"]
+    assert completions(tmp_path, "c") == Counter()
