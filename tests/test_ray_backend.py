@@ -112,7 +112,8 @@ HELD = """
 import os, sys
 with open(sys.argv[1], "w") as report:
     report.write(f"{os.getppid()} {os.getpid()}\\n")
-if sys.argv[4] == "always" or not os.path.exists(sys.argv[3]):
+hold = sys.argv[4] in ("always", os.environ["ENGINE_CASE_ID"]) or sys.argv[4] == "first"
+if sys.argv[4] == "always" or hold and not os.path.exists(sys.argv[3]):
     open(sys.argv[3], "w").close()
     open(sys.argv[2]).read()
 print("C" + os.environ["ENGINE_CASE_ID"][1:])
@@ -181,3 +182,27 @@ async def test_cancel_stops_the_ray_tasks_in_flight_and_keeps_a_partial_report(
     report = json.loads(out)
     assert report["status"] == "cancelled" and report["is_partial"]
     assert completions(tmp_path, "c") == Counter()
+
+
+async def test_kill_9_of_the_coordinator_then_resume_reruns_only_unfinished_trials(
+    tmp_path: Path, ray_address: str
+) -> None:
+    held_experiment(tmp_path, ray_address, count=3, concurrency=1, hold="c1")
+    engine = await Engine(tmp_path, "run").start(
+        "run", "exp.toml", "--run-id", "k", "--json", "--store", "st"
+    )
+    await next_report(tmp_path)  # c0 answers at once
+    _, held_agent = await next_report(tmp_path)  # c1 holds
+    engine.signal(signal.SIGKILL)
+    await engine.finish()
+    os.kill(held_agent, signal.SIGKILL)  # its worker went with the driver; the agent is ours to end
+    assert await gone(held_agent)
+    durable = completions(tmp_path, "k")
+    assert set(durable) <= {("baseline", "c0", 0)}  # c1 never completed; c2 never started
+    resume = await Engine(tmp_path, "resume").start("run", "--resume", "k", "--json", "--store", "st")
+    rerun = [await next_report(tmp_path) for _ in range(3 - len(durable))]  # only what had no completion
+    code, out, err = await resume.finish()
+    assert code == 0, err
+    assert len(rerun) == 3 - len(durable)
+    assert completions(tmp_path, "k") == Counter({("baseline", f"c{i}", 0): 1 for i in range(3)})
+    assert json.loads(out)["variants"][0]["pass_rate"] == 1.0
