@@ -100,3 +100,10 @@ def test_the_backend_field_takes_local_or_ray(tmp_path: Path) -> None:
     (tmp_path / "exp.toml").write_text(text)
     done = run_engine("validate", "exp.toml", cwd=tmp_path)
     assert done.returncode == 2 and b"execution.backend" in done.stderr, done.stderr
+
+
+def test_the_cluster_example_validates() -> None:
+    pytest.importorskip("ray")
+    example = Path(__file__).resolve().parent.parent / "examples" / "cluster.toml"
+    done = run_engine("validate", str(example), cwd=example.parent)
+    assert done.returncode == 0, done.stderr.decode()
