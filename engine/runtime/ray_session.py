@@ -61,6 +61,8 @@ def _connect(settings: RaySpec, file: str) -> None:
     else:
         options["address"] = settings.address
     _diagnostics_to_stderr()
+    # engine handles SIGTERM itself (a graceful stop); Ray says it cannot from a thread: expected here
+    logging.getLogger("ray._private.worker").addFilter(_NotSigterm())
     try:
         ray.init(**options)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... for a bad cluster
@@ -69,6 +71,11 @@ def _connect(settings: RaySpec, file: str) -> None:
         ) from None
     if settings.runtime_env:
         _probe_runtime_env(settings, file)
+
+
+class _NotSigterm(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
 
 
 def _diagnostics_to_stderr() -> None:
