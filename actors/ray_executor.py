@@ -48,6 +48,8 @@ class RayWork:
         }
         if self.settings.resources:
             options["resources"] = dict(self.settings.resources)
+        if self.settings.runtime_env:
+            options["runtime_env"] = dict(self.settings.runtime_env)
         return ray.remote(run_trial_on_worker).options(**options)
 
 

@@ -163,20 +163,26 @@ async def test_a_worker_killed_mid_trial_is_retried_and_logged_once(tmp_path: Pa
     assert json.loads(out)["variants"][0]["pass_rate"] == 1.0
 
 
+@pytest.mark.parametrize("how", ["engine-cancel", "sigint"])
 async def test_cancel_stops_the_ray_tasks_in_flight_and_keeps_a_partial_report(
-    tmp_path: Path, ray_address: str
+    tmp_path: Path, ray_address: str, how: str
 ) -> None:
     held_experiment(tmp_path, ray_address, count=4, concurrency=2, hold="always")
     engine = await Engine(tmp_path, "run").start(
         "run", "exp.toml", "--run-id", "c", "--json", "--store", "st"
     )
     agents = [(await next_report(tmp_path))[1] for _ in range(2)]  # two tasks in flight, both held
-    cancel = await trio.run_process(
-        [*engine_cmd("cancel", "c", "--store", "st")], cwd=tmp_path, env=engine_env(), capture_stderr=True
-    )
-    assert cancel.returncode == 0, cancel.stderr
+    if how == "sigint":
+        engine.signal(signal.SIGINT)
+    else:
+        cancel = await trio.run_process(
+            [*engine_cmd("cancel", "c", "--store", "st")], cwd=tmp_path, env=engine_env(), capture_stderr=True
+        )
+        assert cancel.returncode == 0, cancel.stderr
     code, out, err = await engine.finish()
-    assert code == 3, err
+    assert code == (130 if how == "sigint" else 3), err
+    # backpressure: with concurrency 2, two tasks were sent, not the four trials the scheduler queued
+    assert len(events_of(tmp_path / "st", "c", k.TrialStarted)) == 2
     for agent in agents:  # the cancelled tasks killed their agents (nothing left running on the cluster)
         assert await gone(agent)
     report = json.loads(out)
@@ -206,3 +212,21 @@ async def test_kill_9_of_the_coordinator_then_resume_reruns_only_unfinished_tria
     assert len(rerun) == 3 - len(durable)
     assert completions(tmp_path, "k") == Counter({("baseline", f"c{i}", 0): 1 for i in range(3)})
     assert json.loads(out)["variants"][0]["pass_rate"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "runtime_env", ['{ conda = "no-such-conda-env" }', '{ working_dir = "/no/such/folder" }']
+)
+def test_a_runtime_env_the_workers_cannot_set_up_is_refused(
+    tmp_path: Path, ray_address: str, runtime_env: str
+) -> None:
+    text = held_experiment(tmp_path, ray_address, count=1, concurrency=1).read_text()
+    text = text.replace(
+        f'address = "{ray_address}"', f'address = "{ray_address}", runtime_env = {runtime_env}'
+    )
+    (tmp_path / "exp.toml").write_text(text)
+    done = run_engine("run", "exp.toml", "--store", "st", cwd=tmp_path)
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "exp.toml: execution.ray.runtime_env:" in err and "Traceback" not in err, err
+    assert run_engine("list", "--json", "--store", "st", cwd=tmp_path).stdout.strip() in (b"", b"[]")

@@ -52,7 +52,7 @@ def _connect(settings: RaySpec, file: str) -> None:
 
     options: dict[str, Any] = {
         "include_dashboard": False, "log_to_driver": False, "configure_logging": False,
-        "runtime_env": dict(settings.runtime_env) or None, "logging_level": logging.ERROR,
+        "logging_level": logging.ERROR,
     }  # fmt: skip
     if settings.address is None:
         # a local instance, sized to this machine (or ENGINE_RAY_NUM_CPUS: CI's shared cores)
@@ -98,9 +98,9 @@ def _probe_runtime_env(settings: RaySpec, file: str) -> None:
     """One empty task: a runtime_env a worker cannot set up fails here, not on every trial."""
     import ray
 
-    try:
-        ray.get(ray.remote(_nothing).options(num_cpus=0).remote())
-    except ray.exceptions.RuntimeEnvSetupError as exc:
+    try:  # (the runtime_env goes with each task, so a bad one is told apart from a bad address)
+        ray.get(ray.remote(_nothing).options(num_cpus=0, runtime_env=dict(settings.runtime_env)).remote())
+    except Exception as exc:  # RuntimeEnvSetupError on the worker; ValueError for a bad working_dir here
         _disconnect()
         raise InputError(file, "execution.ray.runtime_env", f"cannot be set up: {_first_line(exc)}") from None
 
