@@ -252,3 +252,24 @@ def test_the_cluster_example_runs_on_a_local_ray_instance(tmp_path: Path) -> Non
         "errors": 0,
         "ungraded": 0,
     }
+
+
+async def test_a_worker_dying_beyond_max_retries_is_a_worker_lost_error(
+    tmp_path: Path, ray_address: str
+) -> None:
+    text = held_experiment(tmp_path, ray_address, count=2, concurrency=1).read_text()
+    text = text.replace(f'address = "{ray_address}"', f'address = "{ray_address}", max_retries = 0')
+    (tmp_path / "exp.toml").write_text(text)
+    engine = await Engine(tmp_path, "run").start(
+        "run", "exp.toml", "--run-id", "l", "--json", "--store", "st"
+    )
+    worker, first_agent = await next_report(tmp_path)
+    os.kill(worker, signal.SIGKILL)
+    await next_report(tmp_path)  # c1 runs; c0 is not retried
+    code, out, err = await engine.finish()
+    os.kill(first_agent, signal.SIGKILL)
+    assert await gone(first_agent)
+    assert code == 1, err  # 1 of 2 trials without a result: above max_error_rate
+    failed = events_of(tmp_path / "st", "l", k.TrialFailed)
+    assert [(e.case, e.error_class) for e in failed] == [("c0", "worker_lost")]
+    assert completions(tmp_path, "l") == Counter({("baseline", "c1", 0): 1})
