@@ -273,3 +273,36 @@ async def test_a_worker_dying_beyond_max_retries_is_a_worker_lost_error(
     failed = events_of(tmp_path / "st", "l", k.TrialFailed)
     assert [(e.case, e.error_class) for e in failed] == [("c0", "worker_lost")]
     assert completions(tmp_path, "l") == Counter({("baseline", "c1", 0): 1})
+
+
+SUBJECT = """
+def subject(request):
+    return request.variant.params.get("answer", "4") + (" case-bad" if request.case.id == "bad" else "")
+"""
+
+
+async def test_llm_judges_stay_in_the_coordinator_under_its_judge_budget(
+    tmp_path: Path, ray_address: str
+) -> None:
+    from engine import open_engine, spec_from_dict
+    from engine.store.memory import MemoryStore
+    from tests.test_judge import judge_model
+
+    (tmp_path / "subject_mod.py").write_text(SUBJECT)  # the subject travels by import path
+    spec = spec_from_dict(
+        {
+            "name": "judged-on-ray",
+            "target": {"kind": "python", "callable": "subject_mod:subject"},
+            "variants": [{"name": "right"}, {"name": "wrong", "params": {"answer": "5"}}],
+            "cases": [{"id": f"c{i}", "prompt": "2+2?"} for i in range(6)]
+            + [{"id": "bad", "prompt": "2+2?"}],
+            # the judge is a callable of this process: it could not travel, and it need not
+            "graders": [{"kind": "judge", "judge": {"kind": "python", "callable": "judge"}}],
+            "execution": {"backend": "ray", "ray": {"address": ray_address}},
+        }
+    )
+    async with open_engine(MemoryStore(), callables={"judge": judge_model}) as eng:
+        report = await eng.run(spec, source=str(tmp_path / "exp.toml"))
+    right, wrong = report.variants
+    assert right.mean_score == 1.0 and wrong.mean_score == 0.0
+    assert right.unscored == 1 and right.scored == 6 and right.judge_tokens == 6 * 60 + 55
