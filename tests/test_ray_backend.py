@@ -306,3 +306,29 @@ async def test_llm_judges_stay_in_the_coordinator_under_its_judge_budget(
     right, wrong = report.variants
     assert right.mean_score == 1.0 and wrong.mean_score == 0.0
     assert right.unscored == 1 and right.scored == 6 and right.judge_tokens == 6 * 60 + 55
+
+
+async def test_a_host_applications_own_ray_connection_is_used_and_left_open(
+    tmp_path: Path, ray_address: str
+) -> None:
+    import ray
+
+    from engine import open_engine, spec_from_dict
+    from engine.store.memory import MemoryStore
+
+    await trio.to_thread.run_sync(lambda: ray.init(address=ray_address, log_to_driver=False))
+    try:
+        spec = spec_from_dict(
+            {
+                "name": "hosted",
+                "target": {"kind": "local"},
+                "cases": [{"id": "c", "prompt": "What is the capital of France?", "expected": "the"}],
+                "execution": {"backend": "ray"},
+            }
+        )
+        async with open_engine(MemoryStore()) as eng:
+            report = await eng.run(spec)
+        assert report.status == "completed" and report.trials_done == 1
+        assert ray.is_initialized()  # engine did not disconnect what it did not connect
+    finally:
+        await trio.to_thread.run_sync(ray.shutdown)

@@ -23,6 +23,7 @@ from engine.input.ray_check import check_ray
 
 _lock = trio.Lock()
 _users = 0
+_owned = False  # whether engine connected (a host application's own Ray connection is left alone)
 
 
 @asynccontextmanager
@@ -31,10 +32,10 @@ async def ray_session(spec: ExperimentSpec, file: str) -> AsyncIterator[None]:
     if spec.execution.backend != "ray":
         yield
         return
-    global _users
+    global _users, _owned
     async with _lock:
         if _users == 0:
-            await trio.to_thread.run_sync(_connect, spec.execution.ray, file)
+            _owned = await trio.to_thread.run_sync(_connect, spec.execution.ray, file)
         _users += 1
     try:
         yield
@@ -42,12 +43,24 @@ async def ray_session(spec: ExperimentSpec, file: str) -> AsyncIterator[None]:
         with trio.CancelScope(shield=True):
             async with _lock:
                 _users -= 1
-                if _users == 0:
+                if _users == 0 and _owned:
                     await trio.to_thread.run_sync(_disconnect)
 
 
-def _connect(settings: RaySpec, file: str) -> None:
+def _connect(settings: RaySpec, file: str) -> bool:
+    """Connect (True), or use the connection the embedding application already made (False)."""
     check_ray(settings, file)
+    import ray
+
+    owned = not ray.is_initialized()
+    if owned:
+        _init(settings, file)
+    if settings.runtime_env:
+        _probe_runtime_env(settings, file, owned)
+    return owned
+
+
+def _init(settings: RaySpec, file: str) -> None:
     import ray
 
     options: dict[str, Any] = {
@@ -62,15 +75,14 @@ def _connect(settings: RaySpec, file: str) -> None:
         options["address"] = settings.address
     _diagnostics_to_stderr()
     # engine handles SIGTERM itself (a graceful stop); Ray says it cannot from a thread: expected here
-    logging.getLogger("ray._private.worker").addFilter(_NotSigterm())
+    worker_log = logging.getLogger("ray._private.worker")
+    if not any(isinstance(f, _NotSigterm) for f in worker_log.filters):
+        worker_log.addFilter(_NotSigterm())
     try:
         ray.init(**options)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... for a bad cluster
-        raise InputError(
-            file, "execution.ray.address", f"cannot connect to Ray: {_first_line(exc)}"
-        ) from None
-    if settings.runtime_env:
-        _probe_runtime_env(settings, file)
+        message = f"cannot connect to Ray: {_first_line(exc)}"
+        raise InputError(file, "execution.ray.address", message) from None
 
 
 class _NotSigterm(logging.Filter):
@@ -94,14 +106,15 @@ def _diagnostics_to_stderr() -> None:
     worker.print_to_stdstream = to_stderr
 
 
-def _probe_runtime_env(settings: RaySpec, file: str) -> None:
+def _probe_runtime_env(settings: RaySpec, file: str, owned: bool) -> None:
     """One empty task: a runtime_env a worker cannot set up fails here, not on every trial."""
     import ray
 
     try:  # (the runtime_env goes with each task, so a bad one is told apart from a bad address)
         ray.get(ray.remote(_nothing).options(num_cpus=0, runtime_env=dict(settings.runtime_env)).remote())
     except Exception as exc:  # RuntimeEnvSetupError on the worker; ValueError for a bad working_dir here
-        _disconnect()
+        if owned:
+            _disconnect()
         raise InputError(file, "execution.ray.runtime_env", f"cannot be set up: {_first_line(exc)}") from None
 
 
