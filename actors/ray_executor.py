@@ -118,10 +118,16 @@ async def _run_remote(
 
 
 def _lost(job: TrialJob, exc: Exception) -> k.TrialFailed:
+    """worker_lost: the worker process (or its node) died more often than max_retries allows;
+    worker_error: the task raised on the worker (engine or a module missing there, say)."""
+    import ray
+
+    cause = getattr(exc, "cause", None) if isinstance(exc, ray.exceptions.RayTaskError) else None
+    shown = cause if isinstance(cause, BaseException) else exc
+    lines = [line.strip() for line in str(shown).splitlines() if line.strip()]
     variant, case, repeat = job.key
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return k.TrialFailed(
         run_id=job.request.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
-        error_kind="infra", message=f"ray: {type(exc).__name__}: {message}"[:2000], attempts=1,
-        latency_ms=0.0, error_class="worker_lost",
+        error_kind="infra", message=f"ray: {type(shown).__name__}: {lines[0] if lines else ''}"[:2000],
+        attempts=1, latency_ms=0.0, error_class="worker_error" if cause is not None else "worker_lost",
     )  # fmt: skip
