@@ -115,10 +115,26 @@ async def run_trial(
     graded: trio.MemorySendChannel[GradeJob],
     limit: AdaptiveLimit | None = None,
 ) -> None:
-    run_id, (variant, case, repeat) = job.request.run_id, job.key
-    await emit.send(
-        WriteBatch([k.TrialStarted(run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat)])
+    await emit.send(WriteBatch([started_event(job)]))
+    batch, grade_job = await call_trial(job, target, limit)
+    await emit.send(batch)
+    if grade_job is not None:
+        await graded.send(grade_job)
+
+
+def started_event(job: TrialJob) -> k.TrialStarted:
+    variant, case, repeat = job.key
+    return k.TrialStarted(
+        run_id=job.request.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat
     )
+
+
+async def call_trial(
+    job: TrialJob, target: Target, limit: AdaptiveLimit | None = None
+) -> tuple[WriteBatch, GradeJob | None]:
+    """Call the subject for one trial: its completion (with the output's blobs) or its failure, and the
+    output to grade. No channel: a Ray worker runs this too and hands the result back to the coordinator."""
+    run_id, (variant, case, repeat) = job.request.run_id, job.key
     started = trio.current_time()
     rng = random.Random(job.request.seed)
     try:
@@ -126,16 +142,11 @@ async def run_trial(
             target, job.request, max_retries=job.target.max_retries, rng=rng, limit=limit,
             retry_on=job.target.retry_on,
         )  # fmt: skip
-    except TargetError as exc:
-        await emit.send(WriteBatch([failure(job, exc, round((trio.current_time() - started) * 1000, 3))]))
-        return
-    if not response.cost_usd and job.target.price is not None:  # an agent may report its own cost
-        response.cost_usd = job.target.price.cost(response.tokens_in, response.tokens_out)
-    try:
+        if not response.cost_usd and job.target.price is not None:  # an agent may report its own cost
+            response.cost_usd = job.target.price.cost(response.tokens_in, response.tokens_out)
         check_response(response)
     except TargetError as exc:
-        await emit.send(WriteBatch([failure(job, exc, round((trio.current_time() - started) * 1000, 3))]))
-        return
+        return WriteBatch([failure(job, exc, round((trio.current_time() - started) * 1000, 3))]), None
     response.text, response.stderr = redact(response.text), redact(response.stderr)
     key, stored = pack_blob(response.text.encode())
     blobs = [(key, stored)]
@@ -151,5 +162,4 @@ async def run_trial(
         agent=k.AgentReport(stderr_hash=stderr_key, metrics=response.metrics)
         if stderr_key or response.metrics else None,
     )  # fmt: skip
-    await emit.send(WriteBatch([completed], blobs))
-    await graded.send(GradeJob(job.variant, job.case, repeat, response.text, completed))
+    return WriteBatch([completed], blobs), GradeJob(job.variant, job.case, repeat, response.text, completed)

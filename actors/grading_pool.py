@@ -73,7 +73,10 @@ async def grade_all(job: GradeJob, graders: list[Grader]) -> list[GraderResult]:
     """Cheap graders first: when one of their gates fails the trial has failed, so the LLM judges
     are not called; they score 0 with the reason, in the graders' declared order."""
     submission = submission_of(job)
-    cheap = {id(g): await g.grade(submission) for g in graders if g.spec.kind != "judge"}
+    if job.precomputed is not None and len(job.precomputed) == len(graders):
+        cheap = {id(g): found for g, found in zip(graders, job.precomputed, strict=True) if found is not None}
+    else:
+        cheap = {id(g): await g.grade(submission) for g in graders if g.spec.kind != "judge"}
     failed_gate = next((r.name for r in cheap.values() if r.gate and not r.passed), None)
     results = []
     for grader in graders:

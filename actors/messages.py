@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import trio
 
 from engine.actors.targets.base import TargetRequest
-from engine.events.kinds import Event, TrialCompleted
+from engine.events.kinds import Event, GraderResult, TrialCompleted
 from engine.events.spec import CaseSpec, TargetSpec, VariantSpec
 
 TrialKey = tuple[str, str, int]  # (variant, case, repeat)
@@ -49,6 +49,9 @@ class GradeJob:
     output: str
     completed: TrialCompleted
     grading: int = 0
+    # results of the cheap graders, already run where the output was made (a Ray worker), in the
+    # graders' order; None where a grader (an LLM judge) still has to run in the coordinator
+    precomputed: list[GraderResult | None] | None = None
 
 
 @dataclass(slots=True)

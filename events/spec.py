@@ -121,7 +121,22 @@ class BudgetSpec(Spec):
     max_variants: PositiveInt | None = None
 
 
+class RaySpec(Spec):
+    """Where a `backend = "ray"` run sends its trials. No address: a local Ray instance is started."""
+
+    # "auto" (the cluster this machine belongs to), "host:6379" (a head's GCS) or "ray://host:10001"
+    address: str | None = None
+    num_cpus: Annotated[float, Meta(gt=0, le=BIG)] = 1  # CPUs each trial's task reserves on a worker
+    resources: dict[str, Annotated[float, Meta(ge=0)]] = {}  # custom resources each task reserves
+    runtime_env: dict[str, Any] = {}  # Ray's runtime_env for the workers (pip, env_vars, working_dir)
+    # a task whose worker process died is retried this often (one completion is logged either way)
+    max_retries: Annotated[int, Meta(ge=0, le=100)] = 3
+
+
 class ExecutionSpec(Spec):
+    # where trials run: executor workers in this process, or Ray tasks on a cluster
+    backend: Literal["local", "ray"] = "local"
+    ray: RaySpec = RaySpec()
     concurrency: Annotated[int, Meta(ge=1, le=4096)] = 16  # executor workers
     judge_concurrency: Annotated[int, Meta(ge=1, le=1024)] = 3  # grading workers
     trial_timeout_s: Seconds | None = None

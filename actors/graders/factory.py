@@ -54,10 +54,13 @@ def judge_repeats(spec: JudgeGraderSpec) -> int:
     return found
 
 
-def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:
-    # a pairwise judge needs two trials' outputs: it runs after the trials (engine.runtime.pairwise)
+def grader_specs(specs: list[GraderSpec]) -> list[GraderSpec]:
+    """The graders that run per trial, in order: forbidden rules only veto, so with nothing else to
+    score, the default check scores the output. A pairwise judge needs two trials' outputs: it runs
+    after the trials (engine.runtime.pairwise)."""
     specs = [s for s in specs if s.kind != "pairwise"]
-    # forbidden rules only veto; with nothing else to score, the default check scores the output
-    if all(s.kind == "forbidden" for s in specs):
-        specs = [*DEFAULT_GRADERS, *specs]
-    return [make_grader(s, context) for s in specs]
+    return [*DEFAULT_GRADERS, *specs] if all(s.kind == "forbidden" for s in specs) else list(specs)
+
+
+def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:
+    return [make_grader(s, context) for s in grader_specs(specs)]

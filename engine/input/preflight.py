@@ -18,6 +18,7 @@ from engine.actors.targets.python import import_callable
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, PythonTargetSpec, TargetSpec
+from engine.input.ray_check import check_ray_experiment
 from engine.input.validate import variant_field
 
 
@@ -49,6 +50,10 @@ def check_environment(
     for i, grader in enumerate(spec.graders):
         if grader.kind == "python":  # an evaluator module beside the experiment file, like a target's
             _check_callable(grader.callable, f"graders[{i}].callable", file, base_dir, callables or {})
+    # the subject and the cheap graders run on Ray workers; the judges stay here
+    travelling = [(f, t) for f, t in run_targets(spec) if not f.startswith("graders")]
+    travelling += [(f"graders[{i}]", g) for i, g in enumerate(spec.graders) if g.kind == "python"]
+    check_ray_experiment(spec, file, callables or {}, travelling)
 
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:

@@ -35,6 +35,7 @@ from engine.runtime.lease import run_lease
 from engine.runtime.pairwise import pairwise_unless_stopped
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
+from engine.runtime.ray_session import ray_session
 from engine.runtime.sequential import run_sequential
 from engine.runtime.tune import TuneRun, tune_session
 from engine.runtime.workers import open_workers
@@ -118,14 +119,16 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
         raise ValueError(f"run {request.run_id} has no experiment definition in the log")
     # before the first event: a missing key or module is a clear error, not a crashed run
     check_environment(spec, request.source or f"run {request.run_id}", request.base_dir, request.callables)
-    async with open_pipeline(log, state, request.subscribers) as pipe:
-        request.control._feedback = pipe.feedback_send
-        reason = await _run_body(log, request, spec, pipe)
-        if reason in ("completed", "budget"):  # every pair that has both outputs, judged side by side
-            make_target = request.make_target()
-            if await pairwise_unless_stopped(log, spec, pipe, make_target, request.cancel_poll_s):
-                reason = "cancelled"
-        return await _finish(request, reason, pipe)
+    # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
+    async with ray_session(spec, request.source or f"run {request.run_id}"):
+        async with open_pipeline(log, state, request.subscribers) as pipe:
+            request.control._feedback = pipe.feedback_send
+            reason = await _run_body(log, request, spec, pipe)
+            if reason in ("completed", "budget"):  # every pair with both outputs, judged side by side
+                make_target = request.make_target()
+                if await pairwise_unless_stopped(log, spec, pipe, make_target, request.cancel_poll_s):
+                    reason = "cancelled"
+            return await _finish(request, reason, pipe)
     raise AssertionError("unreachable")
 
 

@@ -6,7 +6,7 @@ A plain experiment runs one plan; a tuning session runs one plan per variation
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -17,7 +17,8 @@ from engine.actors.executor import MakeTarget, executor_pool
 from engine.actors.graders.factory import GraderContext, make_graders
 from engine.actors.graders.judge import JudgeBudget
 from engine.actors.grading_pool import grading_pool
-from engine.actors.messages import GradeJob, TrialJob
+from engine.actors.messages import GradeJob, TrialJob, WriteBatch
+from engine.actors.ray_executor import RayWork, ray_executor_pool
 from engine.actors.scheduler import Limits, Plan, Scheduler
 from engine.actors.watcher import watch_for_cancel
 from engine.events.spec import ExperimentSpec
@@ -44,6 +45,22 @@ def grader_context(spec: ExperimentSpec, state: RunState, make_target: MakeTarge
     spent = sum(t.judge_tokens for t in state.totals.values())
     budget = JudgeBudget(spec.budget.judge_max_tokens, used=spent)
     return GraderContext(default_target=spec.target, make_target=make_target, budget=budget)
+
+
+def executor_for(
+    spec: ExperimentSpec,
+    make_target: MakeTarget,
+    jobs: trio.MemoryReceiveChannel[TrialJob],
+    emit: trio.MemorySendChannel[WriteBatch],
+    graded: trio.MemorySendChannel[GradeJob],
+) -> Callable[..., Awaitable[None]]:
+    """The executor pool of the experiment's backend: local workers, or Ray tasks (Ray connected)."""
+    size = spec.execution.concurrency
+    if spec.execution.backend == "ray":
+        context = getattr(make_target, "context", None)
+        work = RayWork(spec.execution.ray, spec.graders, getattr(context, "base_dir", None))
+        return partial(ray_executor_pool, size=size, jobs=jobs, emit=emit, graded=graded, work=work)
+    return partial(executor_pool, size=size, jobs=jobs, emit=emit, graded=graded, make_target=make_target)
 
 
 @dataclass
@@ -80,12 +97,7 @@ async def open_workers(
     emit, run_id = pipe.emit, pipe.state.run_id
     context = grader_context(spec, pipe.state, make_target)
     async with trio.open_nursery() as work:
-        await work.start(
-            partial(
-                executor_pool, size=spec.execution.concurrency, jobs=jobs, emit=emit.clone(),
-                graded=grade_send.clone(), make_target=make_target,
-            )
-        )  # fmt: skip
+        await work.start(executor_for(spec, make_target, jobs, emit.clone(), grade_send.clone()))
         await work.start(
             partial(
                 grading_pool, size=spec.execution.judge_concurrency, grade_jobs=grade_jobs, emit=emit.clone(),

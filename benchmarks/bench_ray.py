@@ -1,0 +1,124 @@
+"""The Ray backend against local: per-trial overhead, scaling of CPU-bound trials, projection to N nodes.
+
+    .venv/bin/python benchmarks/bench_ray.py [--quick] [--address HOST:PORT]
+
+Needs `pip install 'engine[ray]'`. Without --address it starts a 2-CPU local cluster (`ray start
+--head --block` in its own process group, stopped afterwards by its id) and joins it by address, as
+a real deployment does. The run is in-process (the embedding API, an in-memory store); the Ray
+connection is opened once, outside the timings, and reported on its own.
+
+1. Overhead: instant trials (the embedded local model) with backend local vs ray, same concurrency.
+2. Scaling: command trials that burn 1 s of CPU each, with 1 and 2 tasks in flight on the 2-CPU
+   cluster (1 and 2 worker CPUs busy). Efficiency = throughput / (CPUs x one CPU's throughput).
+3. Projection: N nodes of 2 CPUs. Each trial costs the coordinator `coordinator CPU per trial`
+   (measured in 1: its whole process, Ray's threads included); throughput is the smaller of what the
+   workers can do (N x 2 / (trial time + per-trial overhead)) and what the coordinator can feed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import trio
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine import open_engine, spec_from_dict  # noqa: E402
+from engine.runtime.ray_session import ray_session  # noqa: E402
+from engine.store.memory import MemoryStore  # noqa: E402
+from tests.ray_cluster import local_cluster  # noqa: E402
+
+BURN = "import time; end = time.process_time() + {s}\nwhile time.process_time() < end: pass\nprint('ok')"
+
+
+def instant_spec(trials: int, backend: dict[str, object]) -> dict[str, object]:
+    cases = [{"id": f"c{i}", "prompt": f"What is number {i}?", "expected": "number"} for i in range(trials)]
+    return {"name": "bench-instant", "target": {"kind": "local"}, "params": {"max_tokens": 8},
+            "execution": {"concurrency": 4, **backend}, "cases": cases}  # fmt: skip
+
+
+def burn_spec(trials: int, seconds: float, in_flight: int, address: str) -> dict[str, object]:
+    command = [sys.executable, "-c", BURN.format(s=seconds)]
+    cases = [{"id": f"c{i}", "prompt": "p", "expected": "ok"} for i in range(trials)]
+    execution = {"concurrency": in_flight, "backend": "ray", "ray": {"address": address, "num_cpus": 1}}
+    return {"name": "bench-burn", "target": {"kind": "command", "command": command},
+            "execution": execution, "cases": cases}  # fmt: skip
+
+
+async def timed_run(raw: dict[str, object]) -> tuple[float, float, int]:
+    """(wall s, this process's CPU s, trials done)."""
+    spec = spec_from_dict(raw)
+    async with open_engine(MemoryStore()) as eng:
+        wall, cpu = time.perf_counter(), time.process_time()
+        report = await eng.run(spec)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert report.status == "completed", report.status
+    return wall, cpu, report.trials_done
+
+
+async def bench(address: str, quick: bool) -> None:
+    trials, burns, seconds = (60, 4, 1.0) if quick else (300, 8, 1.0)
+    ray_backend = {"backend": "ray", "ray": {"address": address}}
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; cluster {address}")
+    started = time.perf_counter()
+    async with ray_session(spec_from_dict(instant_spec(1, ray_backend)), "bench"):
+        print(f"connect to the cluster (once per run): {time.perf_counter() - started:.2f} s")
+        await timed_run(instant_spec(8, ray_backend))  # warm the workers (first task imports engine)
+        local_wall, local_cpu, n = await timed_run(instant_spec(trials, {}))
+        ray_wall, ray_cpu, _ = await timed_run(instant_spec(trials, ray_backend))
+        per_local, per_ray = local_wall / n * 1000, ray_wall / n * 1000
+        print(f"\n1. instant trials ({n}, concurrency 4)")
+        print(f"   local: {n / local_wall:7.1f} trials/s  {per_local:6.2f} ms/trial  coordinator CPU "
+              f"{local_cpu / n * 1000:.2f} ms/trial")  # fmt: skip
+        print(f"   ray:   {n / ray_wall:7.1f} trials/s  {per_ray:6.2f} ms/trial  coordinator CPU "
+              f"{ray_cpu / n * 1000:.2f} ms/trial")  # fmt: skip
+        print(f"   overhead of ray: {per_ray - per_local:+.2f} ms per trial (wall, 4 in flight)")
+        results = {}
+        for in_flight in (1, 2):
+            wall, _, done = await timed_run(burn_spec(burns, seconds, in_flight, address))
+            results[in_flight] = done / wall
+        one, two = results[1], results[2]
+        print(f"\n2. CPU-bound command trials ({burns} x {seconds:.0f} s of CPU)")
+        print(
+            f"   1 worker CPU:  {one:.3f} trials/s (ideal {1 / seconds:.3f}): efficiency {one * seconds:.2f}"
+        )
+        print(f"   2 worker CPUs: {two:.3f} trials/s (ideal {2 / seconds:.3f}): efficiency "
+              f"{two * seconds / 2:.2f}; vs 1 CPU x2: {two / (2 * one):.2f}")  # fmt: skip
+    project(per_trial_s=1 / one, coordinator_cpu_s=ray_cpu / n)
+
+
+def project(per_trial_s: float, coordinator_cpu_s: float, cpus_per_node: int = 2) -> None:
+    """Throughput of N nodes: the workers' capacity, capped by what one coordinator can feed."""
+    print(f"\n3. projection: nodes of {cpus_per_node} CPUs, 1 s trials taking {per_trial_s:.3f} s each "
+          f"(measured, overhead included),")  # fmt: skip
+    print(f"   coordinator {coordinator_cpu_s * 1000:.2f} ms CPU per trial")
+    feed = 1 / coordinator_cpu_s
+    for nodes in (1, 2, 4, 8, 16, 64, 256, 1024):
+        workers = nodes * cpus_per_node / per_trial_s
+        throughput = min(workers, feed)
+        print(f"   {nodes:5d} nodes: {throughput:9.1f} trials/s = {throughput / (nodes * cpus_per_node):.2f} "
+              f"x N CPUs{'  (coordinator-bound)' if feed < workers else ''}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer trials (about a minute)")
+    parser.add_argument("--address", help="join this cluster instead of starting a 2-CPU local one")
+    args = parser.parse_args()
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a loopback cluster of our own
+    if args.address:
+        trio.run(bench, args.address, args.quick)
+        return
+    with local_cluster(num_cpus=2) as address:
+        trio.run(bench, address, args.quick)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Connecting to Ray for a `backend = "ray"` run, before its first event; disconnecting after it.
+
+With no address, a local Ray instance is started (the example runs anywhere); `"auto"`, `"host:port"`
+or `"ray://host:port"` join an existing cluster. A connection that fails, or a runtime_env that
+cannot be set up on a worker (a missing package), is bad configuration: exit 2, nothing logged.
+Ray is connected once per process; concurrent runs in one process share the connection, and the
+last one to finish disconnects.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from engine.errors import InputError
+from engine.events.spec import ExperimentSpec, RaySpec
+from engine.input.ray_check import check_ray
+
+_lock = trio.Lock()
+_users = 0
+_owned = False  # whether engine connected (a host application's own Ray connection is left alone)
+
+
+@asynccontextmanager
+async def ray_session(spec: ExperimentSpec, file: str) -> AsyncIterator[None]:
+    """Connected to Ray inside the block when the experiment runs on Ray; a no-op otherwise."""
+    if spec.execution.backend != "ray":
+        yield
+        return
+    global _users, _owned
+    async with _lock:
+        if _users == 0:
+            _owned = await trio.to_thread.run_sync(_connect, spec.execution.ray, file)
+        _users += 1
+    try:
+        yield
+    finally:
+        with trio.CancelScope(shield=True):
+            async with _lock:
+                _users -= 1
+                if _users == 0 and _owned:
+                    await trio.to_thread.run_sync(_disconnect)
+
+
+def _connect(settings: RaySpec, file: str) -> bool:
+    """Connect (True), or use the connection the embedding application already made (False)."""
+    check_ray(settings, file)
+    import ray
+
+    owned = not ray.is_initialized()
+    if owned:
+        _init(settings, file)
+    if settings.runtime_env:
+        _probe_runtime_env(settings, file, owned)
+    return owned
+
+
+def _init(settings: RaySpec, file: str) -> None:
+    import ray
+
+    options: dict[str, Any] = {
+        "include_dashboard": False, "log_to_driver": False, "configure_logging": False,
+        "logging_level": logging.ERROR,
+    }  # fmt: skip
+    if settings.address is None:
+        # a local instance, sized to this machine (or ENGINE_RAY_NUM_CPUS: CI's shared cores)
+        cpus = os.environ.get("ENGINE_RAY_NUM_CPUS")
+        options["num_cpus"] = int(cpus) if cpus else None
+    else:
+        options["address"] = settings.address
+    _diagnostics_to_stderr()
+    # engine handles SIGTERM itself (a graceful stop); Ray says it cannot from a thread: expected here
+    worker_log = logging.getLogger("ray._private.worker")
+    if not any(isinstance(f, _NotSigterm) for f in worker_log.filters):
+        worker_log.addFilter(_NotSigterm())
+    try:
+        ray.init(**options)
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... for a bad cluster
+        message = f"cannot connect to Ray: {_first_line(exc)}"
+        raise InputError(file, "execution.ray.address", message) from None
+
+
+class _NotSigterm(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+def _diagnostics_to_stderr() -> None:
+    """Ray's driver prints the cluster's messages ("a worker died...") on stdout, where they would
+    corrupt `engine run --json`: they go to stderr, with every other diagnostic."""
+    from ray._private import worker
+
+    original = worker.print_to_stdstream
+    if getattr(original, "engine_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.engine_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
+
+
+def _probe_runtime_env(settings: RaySpec, file: str, owned: bool) -> None:
+    """One empty task: a runtime_env a worker cannot set up fails here, not on every trial."""
+    import ray
+
+    try:  # (the runtime_env goes with each task, so a bad one is told apart from a bad address)
+        ray.get(ray.remote(_nothing).options(num_cpus=0, runtime_env=dict(settings.runtime_env)).remote())
+    except Exception as exc:  # RuntimeEnvSetupError on the worker; ValueError for a bad working_dir here
+        if owned:
+            _disconnect()
+        raise InputError(file, "execution.ray.runtime_env", f"cannot be set up: {_first_line(exc)}") from None
+
+
+def _nothing() -> None:
+    return None
+
+
+def _disconnect() -> None:
+    import ray
+
+    ray.shutdown()
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0][:300] if lines else type(exc).__name__
