@@ -103,17 +103,22 @@ def anchor_paths(spec: CommandTargetSpec, base_dir: Path | None) -> CommandTarge
     name (`python`) is still looked up on PATH."""
     if base_dir is None:
         return spec
-    command: list[str] | str = spec.command
-    if isinstance(command, list) and command and _relative_path(command[0]):
-        command = [str(base_dir / command[0]), *command[1:]]
-    elif isinstance(command, str):
-        head, sep, rest = command.lstrip().partition(" ")
-        if _relative_path(head):
-            command = shlex.quote(str(base_dir / head)) + sep + rest
+    command = anchor_command(spec.command, base_dir)
     workdir = spec.workdir
     if workdir is not None and not Path(workdir).is_absolute():
         workdir = str(base_dir / workdir)
     return msgspec.structs.replace(spec, command=command, workdir=workdir)
+
+
+def anchor_command(command: list[str] | str, base_dir: Path) -> list[str] | str:
+    """The command with a relative agent binary made absolute under base_dir (argv or shell string)."""
+    if isinstance(command, list) and command and _relative_path(command[0]):
+        return [str(base_dir / command[0]), *command[1:]]
+    if isinstance(command, str):
+        head, sep, rest = command.lstrip().partition(" ")
+        if _relative_path(head):
+            return shlex.quote(str(base_dir / head)) + sep + rest
+    return command
 
 
 def _relative_path(word: str) -> bool:

@@ -10,7 +10,7 @@ import pytest
 
 from engine.errors import InputError
 from engine.input.loader import load_experiment
-from tests.compat.helpers import run_file
+from tests.compat.helpers import run_file, write_script
 from tests.conftest import run_engine
 
 TARGETS = """
@@ -131,3 +131,46 @@ def test_the_default_experiment_and_the_run_directory(tmp_path: Path) -> None:
     index = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
     skipped = [e for e in index if e["status"] == "skipped"]
     assert len(skipped) == 8 and all(e["result_path"] is None for e in skipped)
+
+
+async def test_a_relative_agent_in_targets_yaml_is_the_projects(tmp_path: Path) -> None:
+    project(tmp_path)
+    write_script(tmp_path / "bin" / "agent.sh", 'echo "eligible via $0"\n')
+    targets = (tmp_path / ".agentv" / "targets.yaml").read_text()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(
+        targets.replace(
+            'command: "echo Yes, the order is eligible for a refund."', 'command: ["./bin/agent.sh"]'
+        )
+    )
+    report = await run_file(tmp_path / "experiments" / "default.yaml")
+    copilot = next(v for v in report.variants if v.name == "copilot")
+    assert copilot.errors == 0 and copilot.pass_rate == 1.0  # experiments/bin/agent.sh does not exist
+
+
+def test_eval_files_as_written_assertions_and_message_lists(tmp_path: Path) -> None:
+    file = project(tmp_path)
+    (tmp_path / "evals" / "support-regression.eval.yaml").write_text("""
+name: support
+tests:
+  - id: refund-eligibility
+    input:
+      - { role: system, content: You are a support agent. }
+      - { role: user, content: "Is my order 1234 refundable?" }
+    expected_output: eligible
+    assertions:
+      - { type: contains, value: eligible }
+""")
+    (case,) = load_experiment(file).cases
+    assert case.prompt == "Is my order 1234 refundable?" and case.context == "You are a support agent."
+    assert case.metadata["assertions"] == [{"type": "contains", "value": "eligible"}]
+    assert case.metadata["suite"] == "support"
+
+
+def test_an_agent_provider_name_is_explained(tmp_path: Path) -> None:
+    file = project(tmp_path)
+    targets = (tmp_path / ".agentv" / "targets.yaml").read_text()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(
+        targets.replace("provider: cli", "provider: copilot-cli", 1)
+    )
+    with pytest.raises(InputError, match=r"targets\[0\]\.provider: expected one of cli, .*'copilot-cli'"):
+        load_experiment(file)

@@ -10,7 +10,7 @@ import trio
 
 from engine.actors.targets.base import TargetRequest, TargetResponse
 from engine.api import open_engine
-from engine.errors import InputError
+from engine.errors import InputError, InputWarning
 from engine.events.report import RunReport
 from engine.input.loader import load_experiment
 from engine.runtime.schedule import ScheduleControl, from_current_best, run_on_schedule
@@ -175,3 +175,10 @@ async def test_scheduled_neighbourhood_search_centres_on_the_last_best(
     assert best != 0.7, first.variations  # the first night moved away from the file's default
     tried = [float(v.value) for v in second.variations]  # type: ignore[arg-type]
     assert tried and all(abs(value - float(best)) <= 0.2 + 1e-9 for value in tried), (best, tried)  # type: ignore[arg-type]
+
+
+def test_the_agents_own_sections_of_a_real_config_are_skipped_and_named(tmp_path: Path) -> None:
+    whole = CONFIG + '\n[llm]\nprovider = "ollama"\nmodel = "qwen3:8b"\n\n[memory]\nsqlite_path = "zeph.db"\n'
+    with pytest.warns(InputWarning, match=r"not read: \[llm\], \[memory\]"):
+        spec = load_experiment(write_config(tmp_path, whole))
+    assert spec.kind == "tune" and spec.target.kind == "python"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from engine.actors.targets.command import anchor_command
 from engine.errors import InputError
 from engine.input.compat.common import list_of, table_of
 from engine.input.parsing import parse_file
@@ -95,9 +96,32 @@ def _named_targets(base_dir: Path, file: str) -> dict[str, dict[str, Any]]:
             raise InputError(str(path), f"targets[{i}].name", "expected the target's name")
         if "provider" in item:
             provider = item.pop("provider")
-            item.setdefault("kind", PROVIDERS.get(provider, provider))
-        found[name] = item
+            item.setdefault("kind", _kind_of(provider, str(path), f"targets[{i}].provider"))
+        found[name] = _from_project(item, root or base_dir)
     return found
+
+
+def _kind_of(provider: Any, file: str, field: str) -> Any:
+    from engine.events.targets import TARGET_KINDS
+
+    kind = PROVIDERS.get(provider, provider)
+    if kind not in TARGET_KINDS:
+        known = ", ".join(["cli", *(k for k in TARGET_KINDS if k != "command")])
+        raise InputError(file, field, f"expected one of {known} (an agent CLI such as {provider!r} is "
+                         f"`provider: cli` with its `command`), got {provider!r}")  # fmt: skip
+    return kind
+
+
+def _from_project(item: dict[str, Any], root: Path) -> dict[str, Any]:
+    """targets.yaml sits in the project: its relative agent paths are the project's, wherever the
+    experiment file is."""
+    if item.get("kind") != "command":
+        return item
+    if isinstance(item.get("command"), list | str):
+        item["command"] = anchor_command(item["command"], root)
+    if isinstance(item.get("workdir"), str) and not Path(item["workdir"]).is_absolute():
+        item["workdir"] = str(root / item["workdir"])
+    return item
 
 
 def _lookup(targets: dict[str, dict[str, Any]], name: Any, file: str, field: str) -> dict[str, Any]:

@@ -19,14 +19,31 @@ def case_record(record: Any) -> Any:
     out = dict(record)
     given = out.pop("input")
     out["prompt"] = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False)
+    if _is_conversation(given):  # AgentV's message list: the user's turns are the prompt
+        out["prompt"] = "\n\n".join(str(m["content"]) for m in given if m.get("role") == "user")
+        system = [str(m["content"]) for m in given if m.get("role") == "system"]
+        if system and "context" not in out:
+            out["context"] = "\n\n".join(system)
     metadata = out.get("metadata", {})
     if not isinstance(given, str) and isinstance(metadata, dict):
         out["metadata"] = {**metadata, "input": given}
     return out
 
 
+def _is_conversation(given: Any) -> bool:
+    return (
+        isinstance(given, list) and bool(given)
+        and all(isinstance(m, dict) and "role" in m and "content" in m for m in given)
+        and any(m["role"] == "user" for m in given)
+    )  # fmt: skip
+
+
 def _agentv_test(record: dict[str, Any]) -> dict[str, Any]:
     out = dict(record)
+    if "assertions" in out:  # kept with the case, not run: engine's graders are [[graders]]
+        metadata = out.get("metadata", {})
+        if isinstance(metadata, dict):
+            out["metadata"] = {**metadata, "assertions": out.pop("assertions")}
     if "expected_output" in out and "expected" not in out:
         out["expected"] = out.pop("expected_output")
     if isinstance(out.get("criteria"), str):

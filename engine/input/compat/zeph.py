@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.errors import InputError
+from engine.errors import InputError, warn_input
 from engine.input.compat.common import move, table_of
 
 ZEPH_RUBRIC = [
@@ -41,6 +41,7 @@ def normalize_zeph(out: dict[str, Any], file: str, base_dir: Path | None = None)
     if not isinstance(out.get("experiments"), dict):  # a list is weakincentives' experiments
         return out
     block = dict(table_of(out.pop("experiments"), file, "experiments"))
+    _drop_agent_sections(out, file)
     block.pop("enabled", None)  # `engine run` is the explicit ask: no master switch
     out.setdefault("kind", "tune")
     out.setdefault("name", Path(file).stem)
@@ -64,6 +65,20 @@ def normalize_zeph(out: dict[str, Any], file: str, base_dir: Path | None = None)
     if "graders" not in out:
         out["graders"] = [{"kind": "judge", "name": "zeph_judge", "rubric": ZEPH_RUBRIC, "judge": judge}]
     return out
+
+
+def _drop_agent_sections(out: dict[str, Any], file: str) -> None:
+    """Zeph's config.toml also configures the agent itself ([llm], [memory], [tools]...): the tuning
+    block is what engine runs, so those tables are skipped, and named, not refused."""
+    from engine.events.spec import ExperimentSpec
+
+    known = set(ExperimentSpec.__struct_fields__)
+    skipped = [key for key in out if key not in known]
+    for key in skipped:
+        del out[key]
+    if skipped:
+        names = ", ".join(f"[{key}]" for key in skipped)
+        warn_input(file, "", f"not read: {names} (Zeph's agent settings; the model under test is [target])")
 
 
 def _schedule(value: Any, file: str) -> dict[str, Any]:
