@@ -120,3 +120,29 @@ def test_create_registers_the_experiment_and_resume_runs_what_was_registered(tmp
     assert ran.returncode == 0, ran.stderr.decode()
     report = json.loads(ran.stdout)
     assert report["status"] == "completed" and report["trials_total"] == 3 * 4 * 3
+
+
+def test_the_rfcs_case_and_variant_fields(tmp_path: Path) -> None:
+    file = project(tmp_path)
+    cases = [
+        {"caseId": f"bug-{i}", "prompt": f"fix bug {i}", "criteria": {"commands": ["true"]}} for i in range(2)
+    ]
+    (tmp_path / "core-coding-cases.jsonl").write_text("\n".join(json.dumps(c) for c in cases) + "\n")
+    file.write_text(
+        file.read_text().replace(
+            "  - id: checklist-v1\n",
+            "  - id: checklist-v1\n    roleName: reviewer\n    skills: [python, tests]\n",
+        )
+    )
+    spec = load_experiment(file)
+    assert [c.id for c in spec.cases] == ["bug-0", "bug-1"]
+    assert spec.variants[2].flags == {"roleName": "reviewer", "skills": ["python", "tests"]}
+
+
+def test_a_broken_diff_is_refused_not_taken_as_the_whole_prompt(tmp_path: Path) -> None:
+    file = project(tmp_path)
+    (tmp_path / "variants" / "terse-v1.md").write_text(
+        "--- a/skills/coder.md\n+++ b/skills/coder.md\n@@ garbage @@\n-x\n+y\n"
+    )
+    with pytest.raises(InputError, match="terse-v1.md: patch: expected unified diff hunks"):
+        load_experiment(file)

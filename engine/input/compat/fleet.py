@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.errors import InputError
 from engine.input.compat.common import list_of, move, table_of
-from engine.input.compat.patch import apply_patch, is_diff
+from engine.input.compat.patch import apply_patch, is_diff, looks_like_diff
 from engine.input.parsing import read_text
 
 KINDS = ("skill", "role", "crew")
@@ -104,6 +104,9 @@ def _variant(item: Any, index: int, skill: str | None, folder: Path, file: str) 
         move(variant, ("name",), variant.pop("id"), file, f"{field}.id")
     if "label" in variant:
         variant.setdefault("description", variant.pop("label"))
+    for key in ("roleName", "skills"):  # which role / skills the variant runs: the agent reads flags
+        if key in variant:
+            variant["flags"] = {**variant.get("flags", {}), key: variant.pop(key)}
     patch = variant.pop("patch", None)
     if patch is not None:
         variant.setdefault("system", _patched(patch, skill, folder, file, f"{field}.patch"))
@@ -117,6 +120,8 @@ def _patched(path: Any, skill: str | None, folder: Path, file: str, field: str) 
         raise InputError(file, field, f"expected a patch file beside the experiment, got {path!r}")
     text = read_text(folder / path)
     if not is_diff(text):
+        if looks_like_diff(text):  # a broken diff must not become the variant's whole prompt
+            raise InputError(str(folder / path), "patch", "expected unified diff hunks (`@@ -1,3 +1,3 @@`)")
         return text  # a whole skill/role text
     if skill is None:
         raise InputError(file, field, "expected `skill: FILE` (the text a diff patch applies to)")

@@ -13,6 +13,14 @@ def is_diff(text: str) -> bool:
     return any(_HUNK.match(line) for line in text.splitlines())
 
 
+def looks_like_diff(text: str) -> bool:
+    """Meant as a diff (file headers or hunk marks), even if its hunks do not parse."""
+    lines = text.splitlines()
+    pairs = zip(lines, lines[1:], strict=False)
+    headers = any(a.startswith("--- ") and b.startswith("+++ ") for a, b in pairs)
+    return headers or any(line.startswith("@@") for line in lines)
+
+
 def apply_patch(base: str, diff: str, file: str, field: str) -> str:
     """The unified diff applied to base; every context and removed line must match (no fuzz)."""
     lines, out, at = base.splitlines(), [], 0

@@ -14,6 +14,8 @@ def case_record(record: Any) -> Any:
     kept whole under metadata.input, for evaluators); a criteria text is the judge's reference."""
     if isinstance(record, dict):
         record = _agentv_test(record)
+        if "caseId" in record and "id" not in record:  # agents-fleet's case shape
+            record = {"id": record["caseId"], **{k: v for k, v in record.items() if k != "caseId"}}
     if not isinstance(record, dict) or "input" not in record or "prompt" in record:
         return record
     out = dict(record)
