@@ -122,7 +122,7 @@ def test_matrix_values_reach_the_agent_and_forbidden_rules_fail_trials(tmp_path:
     }
 
 
-def test_a_missing_matrix_value_is_a_config_error_of_the_trial(tmp_path: Path) -> None:
+def test_a_missing_matrix_value_is_refused_before_the_run(tmp_path: Path) -> None:
     yaml_text = KEYSTONE_YAML.replace("{python}", sys.executable).replace(
         "{{matrix.locale}}", "{{ matrix.region }}"
     )
@@ -132,8 +132,8 @@ def test_a_missing_matrix_value_is_a_config_error_of_the_trial(tmp_path: Path) -
         [*CLI, "run", str(path), "--json", "-q", "--store", str(tmp_path / "s")],
         capture_output=True, text=True, timeout=SAFETY_S,
     )  # fmt: skip
-    report = json.loads(done.stdout)
-    assert all(v["errors"] == 2 and v["cases"]["errors"] == 1 for v in report["variants"])
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    assert "target.command: expected every placeholder filled" in done.stderr and "'region'" in done.stderr
 
 
 async def test_forbidden_rule_by_pattern_is_a_weightless_gate() -> None:

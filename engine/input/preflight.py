@@ -18,6 +18,7 @@ from engine.actors.targets.python import import_callable
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, PythonTargetSpec, TargetSpec
+from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
 from engine.input.validate import variant_field
 
@@ -47,6 +48,7 @@ def check_environment(
                 raise InputError(file, where, expected)
         if isinstance(target, PythonTargetSpec):
             _check_callable(target.callable, f"{field}.callable", file, base_dir, callables or {})
+    check_commands(spec, file, base_dir)
     for i, grader in enumerate(spec.graders):
         if grader.kind == "python":  # an evaluator module beside the experiment file, like a target's
             _check_callable(grader.callable, f"graders[{i}].callable", file, base_dir, callables or {})

@@ -144,3 +144,16 @@ async def test_isolation_per_run_gives_every_replica_a_fresh_workspace(tmp_path:
     lines: list[str] = []
     export_run(store, "fresh", "jsonl", None, lines.append)
     assert {json.loads(line)["output"] for line in lines} == {"seen 1"}
+
+
+def test_an_agent_that_is_not_there_is_refused_before_the_run(tmp_path: Path) -> None:
+    missing = [
+        ("./bin/nope-agent", "expected an executable agent at"),
+        ("no-such-agent-xyz", "expected the agent 'no-such-agent-xyz' on PATH"),
+    ]
+    for binary, expected in missing:
+        (tmp_path / "spec.yaml").write_text(SPEC.replace("./bin/my-agent", binary))
+        refused = run_engine("validate", "spec.yaml", cwd=tmp_path)
+        err = refused.stderr.decode()
+        assert refused.returncode == 2 and "agent.binary" not in err and expected in err, err
+        assert len(err.strip().splitlines()) == 1

@@ -1,0 +1,73 @@
+"""Before the first event: an agent CLI a run could not start is a clear error (exit 2), not a run
+whose every trial fails with a config error.
+
+Each variant's command is built as its first trial would build it: a `{{ matrix.key }}` (or params,
+flags) placeholder the variant has no value for is named, and the agent binary must exist (a path:
+a file that may be executed; a bare name: on PATH). On a Ray cluster the binary lives on the
+workers, so only the placeholders are checked here.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+from engine.actors.targets.base import TargetError, TargetRequest, resolve_target
+from engine.actors.targets.command import anchor_paths, build_argv
+from engine.actors.variants import expand_variants
+from engine.errors import InputError
+from engine.events.spec import CommandTargetSpec, ExperimentSpec
+from engine.input.validate import variant_field
+
+
+def check_commands(spec: ExperimentSpec, file: str, base_dir: Path | None) -> None:
+    variants = expand_variants(spec) if spec.kind != "tune" and spec.cases else []
+    for i, variant in enumerate(variants):
+        target = resolve_target(spec.target, variant)
+        if not isinstance(target, CommandTargetSpec):
+            continue
+        own = variant.target and "command" in variant.target  # the variant names its own agent
+        field = f"{variant_field(spec, i, variant.name)}.target.command" if own else "target.command"
+        case = spec.cases[0]
+        request = TargetRequest(
+            run_id="preflight", variant=variant, case=case, repeat=0, prompt=case.prompt,
+            system=variant.system, model=target.model, params={**spec.params, **variant.params},
+            flags=dict(variant.flags),
+        )  # fmt: skip
+        try:
+            argv, _ = build_argv(anchor_paths(target, base_dir), request)
+        except TargetError as exc:
+            raise InputError(file, field, f"expected every placeholder filled: {exc.message}") from None
+        if spec.execution.backend != "ray":
+            _check_binary(target, argv, file, field)
+    if not variants and isinstance(spec.target, CommandTargetSpec) and spec.execution.backend != "ray":
+        command = anchor_paths(spec.target, base_dir).command
+        _check_binary(spec.target, command if isinstance(command, list) else ["/bin/sh", "-c", command],
+                      file, "target.command")  # fmt: skip
+
+
+def _check_binary(target: CommandTargetSpec, argv: list[str], file: str, field: str) -> None:
+    program = _program(argv)
+    if program is None or "{" in program:  # a shell's own words, or a placeholder left for the trial
+        return
+    if "/" in program:
+        if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+            expected = f"expected an executable agent at {program} (not found or not executable)"
+            raise InputError(file, field, expected)
+        return
+    path = target.env.get("PATH", os.environ.get("PATH", ""))
+    if shutil.which(program, path=path) is None:
+        raise InputError(file, field, f"expected the agent {program!r} on PATH (not found)")
+
+
+def _program(argv: list[str]) -> str | None:
+    """The program a command starts: argv[0], or a shell command's first word when it is a path."""
+    if argv[:2] != ["/bin/sh", "-c"]:
+        return argv[0] if argv else None
+    try:
+        words = [w for w in shlex.split(argv[2]) if "=" not in w.split("/")[0]]  # skip VAR=value
+    except ValueError:
+        return None
+    return words[0] if words and "/" in words[0] else None  # a bare word may be a shell builtin
