@@ -83,6 +83,9 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
         out += [Text(f"  {line}") for line in errors]
     if r["flaky_cases"]:
         out.append(Text(f"flaky cases: {len(r['flaky_cases'])}"))
+    for title, lines in view.line_sections(r):
+        out.append(Text(f"{title.lower()}:"))
+        out += [Text(f"  {line}") for line in lines]
     same = r.get("identical_repeats") or []
     if same:  # repeats that never vary measured nothing: caching, or temperature 0
         out.append(Text(f"identical outputs across repeats: {len(same)} case(s) (caching or temperature 0?)"))

@@ -167,6 +167,9 @@ def _sections(r: dict[str, Any]) -> list[str]:
         out.append(_table(["variant", "case", "passed"], view.flaky_rows(r)))
         if len(flaky) > view.MAX_FLAKY_ROWS:
             out.append(f'<p class="note">...and {len(flaky) - view.MAX_FLAKY_ROWS} more.</p>')
+    for title, found in view.line_sections(r):
+        items = "".join(f"<li>{e(line)}</li>" for line in found)
+        out += [f"<h2>{e(title)}</h2>", f"<ul>{items}</ul>"]
     variations = view.variation_rows(r)
     if variations:
         marks = ["winner" if v["accepted"] else "" for v in r["variations"]]

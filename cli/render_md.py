@@ -49,6 +49,8 @@ def report_markdown(report: dict[str, Any]) -> str:
     lines += errors_section(r)
     lines += tags_section(r)
     lines += flaky_section(r)
+    for title, found in view.line_sections(r):
+        lines += [f"### {title}", ""] + [f"- {md_escape(line)}" for line in found] + [""]
     if r.get("variations"):
         lines += ["### Tuning", ""] + _table(view.VARIATION_HEADER, view.variation_rows(r), left=3)
     return "\n".join(lines).rstrip("\n") + "\n"

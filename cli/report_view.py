@@ -185,3 +185,40 @@ def sequential_line(s: Report) -> str:
 def flaky_rows(r: Report) -> list[list[str]]:
     flaky = r["flaky_cases"][:MAX_FLAKY_ROWS]
     return [[f["variant"], f["case"], f"{f['passes']}/{f['runs']}"] for f in flaky]
+
+
+MAX_SCENARIO_LINES = 20
+
+
+def scenario_lines(r: Report) -> list[str]:
+    """Scenarios (variant x case) that did not pass, with the command that reruns their first
+    failing trial; the JSON report has every scenario and every reproducer."""
+    rerun: dict[tuple[str, str], str] = {}
+    for found in r.get("reproducers") or []:
+        rerun.setdefault((found["variant"], found["case"]), found["command"])
+    out = []
+    for s in r.get("scenarios") or []:
+        if s["verdict"] == "pass":
+            continue
+        line = f"{s['variant']} / {s['case']}: {s['verdict']} ({s['passes']}/{s['runs']} passed)"
+        command = rerun.get((s["variant"], s["case"]))
+        out.append(line + (f"  rerun: {command}" if command else ""))
+    if len(out) > MAX_SCENARIO_LINES:
+        out = out[:MAX_SCENARIO_LINES] + [f"... {len(out) - MAX_SCENARIO_LINES} more in the JSON report"]
+    return out
+
+
+def tool_lines(r: Report) -> list[str]:
+    """Agents' own tool figures, for the variants whose agents report them."""
+    return [
+        f"{v['name']}: {fmt(v.get('mean_tool_calls'), 2)} tool calls per trial, "
+        f"{fmt(v.get('tool_success_rate'))} succeeded"
+        for v in r["variants"]
+        if v.get("mean_tool_calls") is not None or v.get("tool_success_rate") is not None
+    ]
+
+
+def line_sections(r: Report) -> list[tuple[str, list[str]]]:
+    """(title, lines) of the report's list sections that have something to say."""
+    found = [("Agents' tools", tool_lines(r)), ("Scenarios not passing", scenario_lines(r))]
+    return [(title, lines) for title, lines in found if lines]

@@ -157,3 +157,18 @@ def test_an_agent_that_is_not_there_is_refused_before_the_run(tmp_path: Path) ->
         err = refused.stderr.decode()
         assert refused.returncode == 2 and "agent.binary" not in err and expected in err, err
         assert len(err.strip().splitlines()) == 1
+
+
+def test_every_report_format_shows_failing_scenarios_reruns_and_tool_figures(tmp_path: Path) -> None:
+    file = project(tmp_path)
+    ran = run_engine("run", str(file), "--run-id", "ks", "--store", "st", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr.decode()
+    rerun = f"engine run {shlex.quote(str(file))} --case scenario-001 --variant gpt --seed 0"
+    markdown = run_engine("report", "ks", "--markdown", "--store", "st", cwd=tmp_path).stdout.decode()
+    run_engine("report", "ks", "--html", "r.html", "--store", "st", cwd=tmp_path)
+    junit = run_engine("export", "ks", "--format", "junit", "--store", "st", cwd=tmp_path).stdout.decode()
+    for shown in (ran.stdout.decode(), markdown, (tmp_path / "r.html").read_text()):
+        assert "gpt / scenario-001: fail (0/3 passed)" in shown and "scenario-000: pass" not in shown
+        assert "9.00 tool calls per trial" in shown
+    assert "rerun: " in markdown and rerun.split(" --case")[1] in markdown
+    assert f"rerun: {rerun}" in junit.replace("&quot;", '"').replace("&#x27;", "'")

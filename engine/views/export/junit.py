@@ -7,7 +7,7 @@ from itertools import groupby
 
 from engine.store.contract import EventStore
 from engine.store.projections.trials import RunTrials, TrialRecord
-from engine.views.export import Write, output_of
+from engine.views.export import Write, output_of, reproducer_of
 
 _XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 SYSTEM_OUT_MAX = 20_000
@@ -55,14 +55,17 @@ def _testcase(log: EventStore, run: RunTrials, rec: TrialRecord) -> str:
     status = rec.status
     if status == "pass":
         return head + "/>\n"
+    rerun = reproducer_of(run, rec)
     if status == "error":
-        body = f"<error type={xml_attr(rec.error_kind)} message={xml_attr(rec.message)}/>"
+        text = f">rerun: {xml_text(rerun)}</error>" if rerun else "/>"
+        body = f"<error type={xml_attr(rec.error_kind)} message={xml_attr(rec.message)}{text}"
     elif status in ("skipped", "ungraded"):
         reason = rec.message if status == "skipped" else "output not graded (interrupted run)"
         body = f"<skipped message={xml_attr(reason)}/>"
     else:
         score = "-" if rec.score is None else f"{rec.score:.3f}"
         details = "\n".join(f"{g.name}: score={g.score} passed={g.passed} {g.reason}" for g in rec.grades)
+        details += f"\nrerun: {rerun}" if rerun else ""
         output = (output_of(log, rec) or "")[:SYSTEM_OUT_MAX]
         body = (
             f'<failure type="fail" message={xml_attr(f"score {score}")}>{xml_text(details)}</failure>'
