@@ -20,6 +20,7 @@ from engine.actors.graders.judge_call import (  # noqa: F401 - JUDGE_SEED, Judge
     JUDGE_SEED,
     JudgeBudget,
     JudgeCaller,
+    NoAnswer,
     response_format,
     with_response_format,
 )
@@ -58,7 +59,7 @@ class JudgeGrader:
         reason, raw, tokens = "", "", 0
         for _ in range(self.repeats):  # the same call again: how much does the judge drift?
             answer = await self._caller.ask(case, system, prompt)
-            if isinstance(answer, str):  # no answer at all: a budget or a failed call
+            if isinstance(answer, NoAnswer):  # no answer at all: a budget or a failed call
                 missing = _no_answer(self.spec, answer)
                 return msgspec.structs.replace(
                     missing, judge_model=self.model, prompt_hash=fingerprint, tokens=tokens
@@ -86,7 +87,7 @@ class JudgeGrader:
         await self._caller.aclose()
 
 
-def _no_answer(spec: JudgeGraderSpec, why: str) -> GraderResult:
-    if why == "judge_budget":
+def _no_answer(spec: JudgeGraderSpec, why: NoAnswer) -> GraderResult:
+    if why.error == "judge_budget":
         return result(spec, None, False, "judge token budget exhausted", error="judge_budget")
-    return result(spec, None, False, f"judge call failed: {why.partition(': ')[2]}", error="judge_failed")
+    return result(spec, None, False, f"judge call failed: {why.detail}", error="judge_failed")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -20,6 +20,13 @@ from engine.events.graders import AnswerFormat
 from engine.events.spec import CaseSpec, OpenAITargetSpec, TargetSpec, VariantSpec
 
 Schema = dict[str, Any]
+
+
+class NoAnswer(NamedTuple):
+    """Why a judge gave no answer: `error` is judge_budget or judge_failed, `detail` the call's error."""
+
+    error: str
+    detail: str = ""
 JUDGE_SEED = 1234
 
 
@@ -62,20 +69,20 @@ class JudgeCaller:
         self._params = {"temperature": 0.0, "seed": JUDGE_SEED, **params}
         self._shape = shape  # the response_format to send, until a server refuses it
 
-    async def ask(self, case: CaseSpec, system: str, prompt: str) -> tuple[str, int] | str:
-        """(answer, tokens), or why there is none: "judge_budget" or "judge_failed: ..."."""
+    async def ask(self, case: CaseSpec, system: str, prompt: str) -> tuple[str, int] | NoAnswer:
+        """(answer, tokens), or why there is none."""
         if self._budget.exhausted():
-            return "judge_budget"
+            return NoAnswer("judge_budget")
         try:
             response = await self._call(case, system, prompt)
         except TargetError as exc:
             if self._shape is None or exc.error_class != "http_4xx":
-                return f"judge_failed: {exc.message[:200]}"
+                return NoAnswer("judge_failed", exc.message[:200])
             self._shape = None  # the server does not take response_format: ask in words from now on
             try:
                 response = await self._call(case, system, prompt)
             except TargetError as again:
-                return f"judge_failed: {again.message[:200]}"
+                return NoAnswer("judge_failed", again.message[:200])
         tokens = response.tokens_in + response.tokens_out
         self._budget.used += tokens
         return response.text, tokens

@@ -15,7 +15,13 @@ from typing import Any
 
 import msgspec
 
-from engine.actors.graders.judge_call import JudgeBudget, JudgeCaller, response_format, with_response_format
+from engine.actors.graders.judge_call import (
+    JudgeBudget,
+    JudgeCaller,
+    NoAnswer,
+    response_format,
+    with_response_format,
+)
 from engine.actors.graders.pairwise_prompt import PREFERENCE_SCHEMA, pairwise_prompt, parse_preference
 from engine.actors.targets.base import Target
 from engine.events import kinds as k
@@ -76,8 +82,8 @@ class PairwiseJudge:
             candidate_position=position, winner="", judge_model=self.model, prompt_hash=fingerprint,
         )  # type: ignore[arg-type]  # fmt: skip
         answer = await self._caller.ask(pair.case, system, prompt)
-        if isinstance(answer, str):  # no answer: why
-            return _replace(verdict, error=answer.partition(":")[0], reason=answer.partition(": ")[2])
+        if isinstance(answer, NoAnswer):
+            return _replace(verdict, error=answer.error, reason=answer.detail)
         text, tokens = answer
         parsed = parse_preference(text)
         if parsed is None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import InputError, warn_input
+from engine.events.spec import ExperimentSpec
 from engine.input.compat.common import move, table_of
 
 ZEPH_RUBRIC = [
@@ -70,8 +71,6 @@ def normalize_zeph(out: dict[str, Any], file: str, base_dir: Path | None = None)
 def _drop_agent_sections(out: dict[str, Any], file: str) -> None:
     """Zeph's config.toml also configures the agent itself ([llm], [memory], [tools]...): the tuning
     block is what engine runs, so those tables are skipped, and named, not refused."""
-    from engine.events.spec import ExperimentSpec
-
     known = set(ExperimentSpec.__struct_fields__)
     skipped = [key for key in out if key not in known]
     for key in skipped:
