@@ -101,12 +101,13 @@ def replay(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Rebuild a run's report from the log alone."""
+    """Rebuild a run's report from the log alone (a .bundle file in place of RUN_ID: from its events)."""
+    from engine.cli.bundle_cmd import run_source
     from engine.cli.render import print_report
-    from engine.views.queries import replay_json, resolve_run
+    from engine.views.queries import replay_json
 
-    with open_log(store) as log:
-        data = replay_json(log, resolve_run(log, run_id))
+    with run_source(store, run_id) as (log, rid):
+        data = replay_json(log, rid)
     print_report(data, as_json)
 
 
@@ -281,6 +282,12 @@ def compare(
             "--from", help="With last-green: also look in this directory (or URL) of .bundle files."
         ),
     ] = None,
+    no_baseline_ok: Annotated[
+        bool,
+        typer.Option(
+            "--no-baseline-ok", help="With last-green: no green run yet is not an error (a first run)."
+        ),
+    ] = False,
 ) -> None:
     """Compare two runs metric by metric; with --gate, exit 1 on a regression.
 
@@ -301,11 +308,14 @@ def compare(
         cand_id = resolve_run(log, candidate)
         spec = run_state(log, cand_id).spec
         assert spec is not None
-        source, base_id = (
-            _last_green(log, spec.name, cand_id, from_dir)
-            if base == "last-green"
-            else (log, resolve_run(log, base))
-        )
+        if base == "last-green":
+            found = _last_green(log, spec.name, cand_id, from_dir, required=not no_baseline_ok)
+            if found is None:
+                typer.echo(f"no green run of {spec.name!r} yet: nothing to gate {cand_id} against")
+                return
+            source, base_id = found
+        else:
+            source, base_id = log, resolve_run(log, base)
         gate_spec = msgspec.structs.replace(
             spec.gate, **{k: v for k, v in overrides.items() if v is not None}
         )
@@ -332,13 +342,16 @@ def import_cmd(
     import_command(files, store_path(store), as_id)
 
 
-def _last_green(log: Any, experiment: str, cand_id: str, from_dir: str | None) -> tuple[Any, str]:
-    """(a store holding the base and the candidate, the base's id)."""
+def _last_green(
+    log: Any, experiment: str, cand_id: str, from_dir: str | None, required: bool
+) -> tuple[Any, str] | None:
+    """(a store holding the base and the candidate, the base's id); None when there is none and
+    none is required."""
     from engine.errors import InputError
     from engine.views.bundle_sources import last_green_anywhere
 
     found = last_green_anywhere(log, experiment, cand_id, from_dir)
-    if found is None:
+    if found is None and required:
         where = f" (nor among the bundles in {from_dir})" if from_dir else ""
         raise InputError("engine compare", "BASE", f"no green run of {experiment!r} before {cand_id}{where}: "
                          "mark one with `engine mark RUN green`")  # fmt: skip
