@@ -96,7 +96,7 @@ def write_bundle(
         written += len(chunk)
 
     def frame(value: Frame) -> None:
-        body = zlib.compress(_encode(value), 6)
+        body = zlib.compress(_encode(value), 3)
         put(struct.pack(">I", len(body)) + body)
 
     put(MAGIC)

@@ -13,8 +13,6 @@ import time
 from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, version
 
-import msgspec
-
 from engine.errors import UserError
 from engine.input.bundle_files import open_location
 from engine.store.blobs import read_blob
@@ -22,8 +20,7 @@ from engine.store.bundle import FORMAT, BlobRow, BundleHeader, EventRow, events_
 from engine.store.contract import EventStore
 from engine.views.queries import summarize
 
-_HASH = re.compile(r"[0-9a-f]{64}")
-_raw = msgspec.msgpack.Decoder()
+_HASH = re.compile(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
 
 
 def run_rows(log: EventStore, run_id: str) -> list[EventRow]:
@@ -33,28 +30,20 @@ def run_rows(log: EventStore, run_id: str) -> list[EventRow]:
 
 
 def referenced_blobs(log: EventStore, rows: list[EventRow]) -> Iterator[BlobRow]:
-    """Each blob an event names, once, as its plain bytes (a missing one is left to `engine check`)."""
-    seen: set[str] = set()
+    """Each blob an event names, once, as its plain bytes (a missing one is left to `engine check`).
+
+    msgpack keeps strings as their UTF-8 bytes, so a content hash is found in the encoded event
+    without decoding it; a 64-hex run that names no blob is skipped."""
+    seen: set[bytes] = set()
     for row in rows:
-        for key in _hashes(_raw.decode(row.data)):
+        for found in _HASH.finditer(row.data):
+            key = found.group()
             if key in seen:
                 continue
             seen.add(key)
-            data = read_blob(log, key)
+            data = read_blob(log, key.decode())
             if data is not None:
-                yield BlobRow(key, data)
-
-
-def _hashes(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        if len(value) == 64 and _HASH.fullmatch(value):
-            yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _hashes(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _hashes(item)
+                yield BlobRow(key.decode(), data)
 
 
 def bundle_header(log: EventStore, run_id: str, rows: list[EventRow]) -> BundleHeader:
