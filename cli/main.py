@@ -101,18 +101,21 @@ def replay(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Rebuild a run's report from the log alone."""
+    """Rebuild a run's report from the log alone (a .bundle file in place of RUN_ID: from its events)."""
+    from engine.cli.bundle_cmd import run_source
     from engine.cli.render import print_report
-    from engine.views.queries import replay_json, resolve_run
+    from engine.views.queries import replay_json
 
-    with open_log(store) as log:
-        data = replay_json(log, resolve_run(log, run_id))
+    with run_source(store, run_id) as (log, rid):
+        data = replay_json(log, rid)
     print_report(data, as_json)
 
 
 @app.command()
 def report(
-    run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
+    run_id: Annotated[
+        str | None, typer.Argument(help="Run id (default: the latest run), or a .bundle file.")
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     markdown: Annotated[
@@ -137,14 +140,15 @@ def report(
     from engine.cli.formats import REPORT_FORMATS
     from engine.cli.render import print_report
     from engine.errors import InputError
-    from engine.views.queries import report_json, resolve_run
+    from engine.views.queries import report_json
 
     if as_json + markdown + (html is not None) + (fmt is not None) > 1:
         raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE, --format")
     if fmt is not None and fmt not in REPORT_FORMATS:
         raise InputError("engine report", "--format", f"expected one of {', '.join(REPORT_FORMATS.names())}")
-    with open_log(store) as log:
-        rid = resolve_run(log, run_id)
+    from engine.cli.bundle_cmd import run_source
+
+    with run_source(store, run_id) as (log, rid):
         data = report_json(log, rid, grading)
     fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
     if as_json or fmt == "json":  # the stored bytes themselves: replay reproduces them exactly
@@ -272,6 +276,18 @@ def compare(
     variant: Annotated[
         str | None, typer.Option("--variant", help="...against this variant of CAND; BASE may equal CAND.")
     ] = None,
+    from_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--from", help="With last-green: also look in this directory (or URL) of .bundle files."
+        ),
+    ] = None,
+    no_baseline_ok: Annotated[
+        bool,
+        typer.Option(
+            "--no-baseline-ok", help="With last-green: no green run yet is not an error (a first run)."
+        ),
+    ] = False,
 ) -> None:
     """Compare two runs metric by metric; with --gate, exit 1 on a regression.
 
@@ -292,24 +308,52 @@ def compare(
         cand_id = resolve_run(log, candidate)
         spec = run_state(log, cand_id).spec
         assert spec is not None
-        base_id = _last_green(log, spec.name, cand_id) if base == "last-green" else resolve_run(log, base)
+        if base == "last-green":
+            found = _last_green(log, spec.name, cand_id, from_dir, required=not no_baseline_ok)
+            if found is None:
+                typer.echo(f"no green run of {spec.name!r} yet: nothing to gate {cand_id} against")
+                return
+            source, base_id = found
+        else:
+            source, base_id = log, resolve_run(log, base)
         gate_spec = msgspec.structs.replace(
             spec.gate, **{k: v for k, v in overrides.items() if v is not None}
         )
         pair = _variant_pair(base_variant, variant)
-        result = compare_runs(log, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair)
+        result = compare_runs(
+            source, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair
+        )
     print_comparison(result, as_json)
     if gate and result.regressed:
         raise typer.Exit(1)
 
 
-def _last_green(log: Any, experiment: str, cand_id: str) -> str:
-    from engine.errors import InputError
-    from engine.views.history import last_green
+@app.command("import")
+def import_cmd(
+    files: Annotated[
+        list[str], typer.Argument(help="Bundle files or URLs (from engine export --format bundle).")
+    ],
+    store: StoreOpt = None,
+    as_id: Annotated[str | None, typer.Option("--as", help="Import the run under this id instead.")] = None,
+) -> None:
+    """Add bundled runs to the store; a bundle already there adds nothing."""
+    from engine.cli.bundle_cmd import import_command
 
-    found = last_green(log, experiment, cand_id)
-    if found is None:
-        raise InputError("engine compare", "BASE", f"no green run of {experiment!r} before {cand_id}: "
+    import_command(files, store_path(store), as_id)
+
+
+def _last_green(
+    log: Any, experiment: str, cand_id: str, from_dir: str | None, required: bool
+) -> tuple[Any, str] | None:
+    """(a store holding the base and the candidate, the base's id); None when there is none and
+    none is required."""
+    from engine.errors import InputError
+    from engine.views.bundle_sources import last_green_anywhere
+
+    found = last_green_anywhere(log, experiment, cand_id, from_dir)
+    if found is None and required:
+        where = f" (nor among the bundles in {from_dir})" if from_dir else ""
+        raise InputError("engine compare", "BASE", f"no green run of {experiment!r} before {cand_id}{where}: "
                          "mark one with `engine mark RUN green`")  # fmt: skip
     return found
 
@@ -402,13 +446,18 @@ def regrade(
 def export(
     run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     store: StoreOpt = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | junit | rundir.")] = "jsonl",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | junit | rundir | bundle.")] = "jsonl",
     out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="File (jsonl, junit; default stdout) or new directory (rundir)."),
+        str | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="File (jsonl, junit; default stdout), new directory (rundir), or bundle file or URL.",
+        ),
     ] = None,
 ) -> None:
-    """Export a run's trials: JSON lines, JUnit XML for CI, or a run directory (index, per-trial files)."""
+    """Export a run: JSON lines, JUnit XML for CI, a run directory (index, per-trial files), or a bundle
+    (the whole run, for `engine import` in another store)."""
     from engine.views.export import export_run
     from engine.views.queries import resolve_run
 
@@ -416,10 +465,11 @@ def export(
         sys.stdout.buffer.write(text.encode())
 
     with open_log(store) as log:
-        export_run(log, resolve_run(log, run_id), fmt, out, to_stdout)
+        target = out if fmt == "bundle" or out is None else Path(out)  # a bundle may go to a URL
+        export_run(log, resolve_run(log, run_id), fmt, target, to_stdout)
     sys.stdout.flush()
     if out is not None:
-        typer.echo(str(out))
+        typer.echo(out)
 
 
 @app.command()
@@ -494,11 +544,19 @@ def serve(
     token: Annotated[
         str | None, typer.Option("--token", help="Require this token (?token=T or Authorization: Bearer T).")
     ] = None,
+    bundle: Annotated[
+        str | None, typer.Option("--bundle", help="Serve the run in this .bundle file (no store needed).")
+    ] = None,
 ) -> None:
     """A live web view of runs, trials and comparisons; only reads the store (runs may go on beside it)."""
     from engine.web.server import check_bind, run_server
 
     check_bind(host, token)
+    if bundle is not None:
+        from engine.views.bundle_sources import open_bundle_store
+
+        run_server(open_bundle_store(bundle)[0], host, port, token, open_browser, label=f"bundle {bundle}")
+        return
     path = store_path(store)
     run_server(path, host, port, token, open_browser)
 

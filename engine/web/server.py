@@ -11,6 +11,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from engine.errors import InputError
+from engine.store.contract import EventStore
 from engine.web.app import serve_app
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -25,7 +26,9 @@ def bind_address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def run_server(store: Path, host: str, port: int, token: str | None, open_browser: bool) -> None:
+def run_server(
+    store: Path | EventStore, host: str, port: int, token: str | None, open_browser: bool, label: str = ""
+) -> None:
     """Serve until interrupted; prints the URL (with the actual port when port is 0) first."""
     check_bind(host, token)
     app = serve_app(store, token)
@@ -38,7 +41,7 @@ def run_server(store: Path, host: str, port: int, token: str | None, open_browse
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(serve, app, config)
             url = binds[0] + "/" + (f"?token={token}" if token else "")
-            print(f"engine serve: {url} (store {store}; Ctrl-C stops)", flush=True)
+            print(f"engine serve: {url} ({label or f'store {store}'}; Ctrl-C stops)", flush=True)
             if open_browser:
                 webbrowser.open(url)
 

@@ -25,17 +25,23 @@ FORMATS: Registry[Callable[..., int]] = Registry(
         "jsonl": "engine.views.export.jsonl:write",
         "junit": "engine.views.export.junit:write",
         "rundir": "engine.views.export.rundir:write",
+        "bundle": "engine.views.export.bundle:write",
     },
 )
 
 
-def export_run(log: EventStore, run_id: str, fmt: str, out: Path | None, stdout: Write) -> int:
+def export_run(log: EventStore, run_id: str, fmt: str, out: Path | str | None, stdout: Write) -> int:
     """Export a run; returns the number of trials written. rundir writes a directory (--out)."""
     if fmt not in FORMATS:
         expected = f"expected one of {', '.join(FORMATS.names())}, got {fmt!r}"
         raise InputError("engine export", "--format", expected)
-    run = load_trials(log, run_id)
     writer = FORMATS.get(fmt)
+    if fmt == "bundle":  # the whole run, not its trials: events and blobs (--out: a file or URL)
+        if out is None:
+            raise InputError("engine export", "--out", "expected a file (or URL) for --format bundle")
+        return writer(log, run_id, out)
+    out = None if out is None else Path(out)
+    run = load_trials(log, run_id)
     if fmt == "rundir":
         if out is None:
             raise InputError("engine export", "--out", "expected a directory for --format rundir")

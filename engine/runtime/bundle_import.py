@@ -1,0 +1,80 @@
+"""`engine import FILE...`: add a bundled run to a store, in one transaction.
+
+The same bundle twice adds nothing (the run's content digest matches what the store holds); a
+different run under an id the store already has is refused unless renamed (`--as ID`). Renaming
+rewrites the run id inside every event and every stored report, so the renamed run reads, replays and
+compares like one that was run under that id.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from engine.errors import InputError, UserError
+from engine.events import kinds as k
+from engine.events.codec import decode, encode, to_json
+from engine.events.report import RunReport
+from engine.store.blobs import pack_blob
+from engine.store.bundle import Bundle, events_digest
+from engine.store.contract import EventStore, Row
+
+Outcome = Literal["imported", "already present"]
+_MAX_ID = 200
+
+
+def import_bundle(
+    log: EventStore, bundle: Bundle, name: str, as_id: str | None = None
+) -> tuple[str, Outcome]:
+    """Add the bundle's run to the store; (the run id it has there, what happened)."""
+    source_id = bundle.header.run_id
+    run_id = as_id or source_id
+    if as_id is not None:
+        _check_run_id(as_id)
+    rows = [(r.tag, r.data) for r in bundle.events]
+    blobs = {b.key: b.data for b in bundle.blobs}
+    if run_id != source_id:
+        rows, blobs = _renamed(rows, blobs, run_id)
+    if log.run_index(run_id, limit=1):
+        held = [
+            (tag, data)
+            for (_, tag), (_, data) in zip(log.run_index(run_id), log.read_run(run_id), strict=True)
+        ]
+        if events_digest(held) == events_digest(rows):
+            return run_id, "already present"
+        raise UserError(
+            f"{name}: the store already holds a different run {run_id}; "
+            f"import it under another id with --as NEW_ID"
+        )
+    batch: list[Row] = [(run_id, tag, data) for tag, data in rows]
+    log.append(batch, [pack_blob(data) for data in blobs.values()])
+    return run_id, "imported"
+
+
+def _renamed(
+    rows: list[tuple[str, bytes]], blobs: dict[str, bytes], run_id: str
+) -> tuple[list[tuple[str, bytes]], dict[str, bytes]]:
+    renamed: list[tuple[str, bytes]] = []
+    for tag, data in rows:
+        event = msgspec.structs.replace(decode(data), run_id=run_id)
+        if isinstance(event, k.ReportWritten) and event.report_hash in blobs:
+            key, report = _renamed_report(blobs[event.report_hash], run_id)
+            blobs[key] = report
+            event = msgspec.structs.replace(event, report_hash=key)
+        renamed.append((tag, encode(event)))
+    return renamed, blobs
+
+
+def _renamed_report(data: bytes, run_id: str) -> tuple[str, bytes]:
+    report = msgspec.structs.replace(msgspec.json.decode(data, type=RunReport), run_id=run_id)
+    text = to_json(report)
+    key, _ = pack_blob(text)
+    return key, text
+
+
+def _check_run_id(run_id: str) -> None:
+    if not run_id or len(run_id) > _MAX_ID or not all(c.isalnum() or c in "-_." for c in run_id):
+        raise InputError(
+            "engine import", "--as", f"expected a run id of letters, digits, - _ . (at most {_MAX_ID})"
+        )
