@@ -1,8 +1,8 @@
 """Racing variants: after each round of cases, drop the variants clearly worse than the leader.
 
 Error control. Round r of R compares each surviving variant with the current leader (the paired test
-over the cases every survivor ran) and drops it when p < alpha / (R x (K - 1)), K the variants at the
-start. The leader is chosen from the data, so the bound is taken over every variant that could have
+over the cases every survivor ran, one-sided: "the leader is better") and drops it when
+p < alpha / (R x (K - 1)), K the variants at the start. The leader is chosen from the data, so the bound is taken over every variant that could have
 led: the true best is dropped only if some other variant beats it at that threshold in some round,
 which has probability at most R x (K - 1) x alpha / (R x (K - 1)) = alpha (Bonferroni over rounds and
 rivals), however the rounds went. With every variant equal, declaring one best needs K - 1 such false
@@ -37,7 +37,7 @@ class Drop(NamedTuple):
     variant: str
     lost_to: str
     delta: float  # the leader's advantage on the objective (> 0)
-    p_value: float
+    p_value: float  # one-sided
 
 
 class Standing(NamedTuple):
@@ -71,8 +71,9 @@ def decide_round(
     within = bool(margin) and len(common) >= 2
     for other in ranked[1:]:
         delta, p_value, half = _paired(values[leader], values[other.variant], common, threshold)
-        if p_value < threshold and delta > 0:
-            drops.append(Drop(other.variant, leader, delta, p_value))
+        one_sided = p_value / 2 if delta > 0 else 1.0  # only "the leader is better" drops a variant
+        if one_sided < threshold:
+            drops.append(Drop(other.variant, leader, delta, one_sided))
         elif half is None or abs(delta) + half >= margin:
             within = False
     return RoundOutcome(leader, drops, standings, within and len(drops) < len(ranked) - 1)
