@@ -2,11 +2,12 @@
 
 Error control. Round r of R compares each surviving variant with the current leader (the paired test
 over the cases every survivor ran, one-sided: "the leader is better") and drops it when
-p < alpha / (R x (K - 1)), K the variants at the start. The leader is chosen from the data, so the bound is taken over every variant that could have
-led: the true best is dropped only if some other variant beats it at that threshold in some round,
-which has probability at most R x (K - 1) x alpha / (R x (K - 1)) = alpha (Bonferroni over rounds and
-rivals), however the rounds went. With every variant equal, declaring one best needs K - 1 such false
-drops, so it happens less often still (`benchmarks/sim_race.py` measures both).
+p < alpha / (R x (K - 1)), K the variants at the start. The leader is chosen from the data, so the
+bound is taken over every variant that could have led: the true best is dropped only if some other
+variant beats it at that threshold in some round, which has probability at most
+R x (K - 1) x alpha / (R x (K - 1)) = alpha (Bonferroni over rounds and rivals), however the rounds
+went. With every variant equal, declaring one best needs K - 1 such false drops, so it happens less
+often still (`benchmarks/sim_race.py` measures both).
 
 Objectives: `score` (per-case mean score) and `pass_rate` (per-case share of passing repeats), higher
 is better, tested with the sign-flip test (store.signflip); `cost_per_pass` (total cost over total
