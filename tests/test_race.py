@@ -147,3 +147,29 @@ def test_races_that_cannot_run_are_refused(change: dict[str, Any], field: str) -
     }  # fmt: skip
     with pytest.raises(InputError, match=field):
         spec_from_dict(raw)
+
+
+def test_the_run_page_draws_the_race(tmp_path: Path) -> None:
+    import httpx
+
+    from tests.conftest import run_engine
+    from tests.serve_helpers import serving
+
+    (tmp_path / "racers.py").write_text(
+        "QUALITY = {'best': 0.9, 'close': 0.75, 'weak': 0.45, 'bad': 0.2}\n"
+        "def subject(request):\n"
+        "    return 'yes' if (request.seed % 1000) / 1000 < QUALITY[request.variant.name] else 'no'\n"
+    )
+    cases = "\n".join(f'[[cases]]\nid = "c{i:02d}"\nprompt = "p"\nexpected = "yes"' for i in range(60))
+    variants = "\n".join(f'[[variants]]\nname = "{n}"' for n in ("close", "best", "weak", "bad"))
+    (tmp_path / "race.toml").write_text(
+        f'name = "race"\nseed = 9\n[target]\nkind = "python"\ncallable = "racers:subject"\n{variants}\n'
+        f'[repeat]\ncount = 3\n[[graders]]\nkind = "exact"\n[stopping]\nrule = "race"\nrounds = 6\n{cases}\n'
+    )
+    ran = run_engine("run", "race.toml", "--run-id", "r", "--store", "st", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr.decode()
+    assert "Race on score" in ran.stdout.decode() and "bad after round" in ran.stdout.decode()
+    with serving(tmp_path / "st") as url:
+        page = httpx.get(f"{url}/runs/r").text
+    assert "<h2>Race</h2>" in page and 'aria-label="race: ' in page
+    assert "<td>bad</td>" in page and "p (one-sided)" in page
