@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--quick", action="store_true", help="100 runs, 8 and 16 variants")
     parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3, help="engine's default repeat.count")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--margin", type=float, default=0.5, help="the best's lead in logits")
     args = parser.parse_args()
