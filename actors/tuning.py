@@ -9,7 +9,7 @@ session restarted from its log re-derives the same sequence.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -28,6 +28,7 @@ __all__ = ["Variation", "VariationGenerator", "defaults", "grid_points", "quanti
 
 MAX_REJECTIONS = 1000
 Best = dict[str, float]
+Fresh = Callable[[Config, "Variation"], bool]  # may this configuration (this change) be proposed now?
 
 
 class Variation(NamedTuple):
@@ -42,6 +43,7 @@ class VariationGenerator:
     earlier: frozenset[Config] = frozenset()  # configurations earlier sessions evaluated
     tried: set[Config] = field(default_factory=set)
     retried: set[Config] = field(default_factory=set)  # neighbourhood: proposed a second time
+    values: set[Variation] = field(default_factory=set)  # each parameter's values tried, in any context
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -52,57 +54,63 @@ class VariationGenerator:
     def mark(self, best: Best, variation: Variation | None = None) -> None:
         """Record a configuration as evaluated in this session (the baseline, a logged decision)."""
         self.tried.add(config_of(best, *variation) if variation else config_of(best))
+        self.values.update([variation] if variation else (Variation(*item) for item in best.items()))
 
     def next(self, best: Best) -> Variation | None:
-        for skip, second_chance in self._passes():
-            found = self._propose(best, skip)
+        for fresh, second_chance in self._passes():
+            found = self._propose(best, fresh)
             if found is not None:
                 key = config_of(best, *found)
                 (self.retried if second_chance else self.tried).add(key)
+                self.values.add(found)
                 return found
         return None
 
-    def _passes(self) -> Iterator[tuple[set[Config] | frozenset[Config], bool]]:
-        # first what no session tried; then what only earlier sessions tried (fresh trials now)
-        yield self.tried | self.earlier, False
-        if self.earlier:
-            yield self.tried, False
+    def _passes(self) -> Iterator[tuple[Fresh, bool]]:
+        tried, earlier, values, retried = self.tried, self.earlier, self.values, self.retried
+        # first a value not yet tried for its parameter in any configuration (the one-parameter
+        # sweep); then one tried before the best changed elsewhere (a new configuration now); then
+        # one only earlier sessions tried (fresh trials now)
+        yield (lambda key, v: key not in tried and key not in earlier and v not in values), False
+        yield (lambda key, v: key not in tried and key not in earlier), False
+        if earlier:
+            yield (lambda key, v: key not in tried), False
         if self.spec.strategy == "neighborhood":
             # every neighbour tried: give each rejected one a second chance (fresh trials), so one
             # unlucky rejection does not leave the search stuck beside a better value
-            yield self.retried, True
+            yield (lambda key, v: key not in retried), True
 
-    def _propose(self, best: Best, skip: set[Config] | frozenset[Config]) -> Variation | None:
+    def _propose(self, best: Best, fresh: Fresh) -> Variation | None:
         strategy = self.spec.strategy
         if strategy == "grid":
-            return self._next_grid(best, skip)
+            return self._next_grid(best, fresh)
         if strategy == "neighborhood":
-            return self._next_neighbour(best, skip)
-        return self._next_random(best, skip)
+            return self._next_neighbour(best, fresh)
+        return self._next_random(best, fresh)
 
-    def _next_grid(self, best: Best, skip: set[Config] | frozenset[Config]) -> Variation | None:
+    def _next_grid(self, best: Best, fresh: Fresh) -> Variation | None:
         # one parameter at a time, each swept outward from its best value: a session that starts
         # from an earlier best explores around it first, and the sweep still covers every point
         for p in self.spec.parameters:
             for value in nearest_first(self._grid[p.name], best[p.name]):
-                if value != best[p.name] and config_of(best, p.name, value) not in skip:
+                if value != best[p.name] and fresh(config_of(best, p.name, value), Variation(p.name, value)):
                     return Variation(p.name, value)
         return None
 
-    def _next_neighbour(self, best: Best, skip: set[Config] | frozenset[Config]) -> Variation | None:
+    def _next_neighbour(self, best: Best, fresh: Fresh) -> Variation | None:
         # every neighbour of the best (both ways, each parameter) is listed, so none is missed
         untried = [
             Variation(p.name, value)
             for p in self.spec.parameters
             for value in neighbours(p, best[p.name], self.spec.radius)
-            if config_of(best, p.name, value) not in skip
+            if value != best[p.name] and fresh(config_of(best, p.name, value), Variation(p.name, value))
         ]
         return self.rng.choice(untried) if untried else None
 
-    def _next_random(self, best: Best, skip: set[Config] | frozenset[Config]) -> Variation | None:
+    def _next_random(self, best: Best, fresh: Fresh) -> Variation | None:
         for _ in range(MAX_REJECTIONS):
             p: ParameterRange = self.rng.choice(self.spec.parameters)
             value = quantize(p, self.rng.uniform(p.min, p.max))
-            if value != best[p.name] and config_of(best, p.name, value) not in skip:
+            if value != best[p.name] and fresh(config_of(best, p.name, value), Variation(p.name, value)):
                 return Variation(p.name, value)
         return None  # the space is considered exhausted

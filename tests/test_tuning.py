@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from engine.actors.targets.base import TargetRequest
 from engine.actors.search_space import neighbours
-from engine.actors.tuning import Variation, VariationGenerator, defaults, grid_points, quantize
+from engine.actors.targets.base import TargetRequest
+from engine.actors.tuning import VariationGenerator, defaults, grid_points, quantize
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.spec import ParameterRange, TuneSpec
@@ -61,6 +61,7 @@ def test_quantize_and_grid_points() -> None:
     p = ParameterRange(name="t", min=0.0, max=1.0, default=0.7, step=0.1)
     assert quantize(p, 0.34) == 0.3 and quantize(p, 7) == 1.0 and quantize(p, -1) == 0.0
     assert grid_points(p) == [round(0.1 * i, 10) for i in range(11)]
+
 
 def test_an_integer_parameter_keeps_its_default_and_whole_steps() -> None:
     """top_k 1-100, step 5, default 40: the grid is anchored at the default, so 40 stays 40."""
