@@ -28,7 +28,7 @@ __all__ = ["Variation", "VariationGenerator", "defaults", "grid_points", "quanti
 
 MAX_REJECTIONS = 1000
 Best = dict[str, float]
-Fresh = Callable[[Config, "Variation"], bool]  # may this configuration (this change) be proposed now?
+Fresh = Callable[[Best, "Variation"], bool]  # may this change of the best be proposed now?
 
 
 class Variation(NamedTuple):
@@ -68,17 +68,22 @@ class VariationGenerator:
 
     def _passes(self) -> Iterator[tuple[Fresh, bool]]:
         tried, earlier, values, retried = self.tried, self.earlier, self.values, self.retried
+
+        def untried(best: Best, v: Variation) -> bool:
+            key = config_of(best, *v)
+            return key not in tried and key not in earlier
+
         # first a value not yet tried for its parameter in any configuration (the one-parameter
         # sweep); then one tried before the best changed elsewhere (a new configuration now); then
         # one only earlier sessions tried (fresh trials now)
-        yield (lambda key, v: key not in tried and key not in earlier and v not in values), False
-        yield (lambda key, v: key not in tried and key not in earlier), False
+        yield (lambda best, v: v not in values and untried(best, v)), False
+        yield untried, False
         if earlier:
-            yield (lambda key, v: key not in tried), False
+            yield (lambda best, v: config_of(best, *v) not in tried), False
         if self.spec.strategy == "neighborhood":
             # every neighbour tried: give each rejected one a second chance (fresh trials), so one
             # unlucky rejection does not leave the search stuck beside a better value
-            yield (lambda key, v: key not in retried), True
+            yield (lambda best, v: config_of(best, *v) not in retried), True
 
     def _propose(self, best: Best, fresh: Fresh) -> Variation | None:
         strategy = self.spec.strategy
@@ -93,7 +98,7 @@ class VariationGenerator:
         # from an earlier best explores around it first, and the sweep still covers every point
         for p in self.spec.parameters:
             for value in nearest_first(self._grid[p.name], best[p.name]):
-                if value != best[p.name] and fresh(config_of(best, p.name, value), Variation(p.name, value)):
+                if value != best[p.name] and fresh(best, Variation(p.name, value)):
                     return Variation(p.name, value)
         return None
 
@@ -103,7 +108,7 @@ class VariationGenerator:
             Variation(p.name, value)
             for p in self.spec.parameters
             for value in neighbours(p, best[p.name], self.spec.radius)
-            if value != best[p.name] and fresh(config_of(best, p.name, value), Variation(p.name, value))
+            if value != best[p.name] and fresh(best, Variation(p.name, value))
         ]
         return self.rng.choice(untried) if untried else None
 
@@ -111,6 +116,6 @@ class VariationGenerator:
         for _ in range(MAX_REJECTIONS):
             p: ParameterRange = self.rng.choice(self.spec.parameters)
             value = quantize(p, self.rng.uniform(p.min, p.max))
-            if value != best[p.name] and fresh(config_of(best, p.name, value), Variation(p.name, value)):
+            if value != best[p.name] and fresh(best, Variation(p.name, value)):
                 return Variation(p.name, value)
         return None  # the space is considered exhausted

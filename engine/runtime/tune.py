@@ -37,14 +37,14 @@ from engine.store.projections.variant_report import latency
 from engine.store.sequential import look_level
 from engine.views.apply import apply_params
 
-NONE: frozenset[Config] = frozenset()
+NO_HISTORY: frozenset[Config] = frozenset()
 REMEASURED = "+re"  # suffix of an accepted variant measured afresh
 
 
 class Session:
     """Where the session stands: the current best variant and its parameters."""
 
-    def __init__(self, spec: ExperimentSpec, tune: TuneSpec, earlier: frozenset[Config] = NONE) -> None:
+    def __init__(self, spec: ExperimentSpec, tune: TuneSpec, earlier: frozenset[Config] = NO_HISTORY) -> None:
         self.spec, self.tune = spec, tune
         ranges = {p.name: p for p in tune.parameters}
         start = defaults(tune)
@@ -128,10 +128,7 @@ async def _search(run: TuneRun) -> str:
     spec, run_id, origin, pipe = run.spec, run.run_id, run.origin, run.pipe
     assert spec.tune is not None
     state, tune = pipe.state, spec.tune
-    earlier: frozenset[Config] = frozenset()
-    if run.log is not None:
-        earlier = await store_call(run.log, earlier_configs, run.log, spec.name, run_id)
-    session = Session(spec, tune, earlier)
+    session = Session(spec, tune, await _earlier(run))
     if BASELINE in state.variants:
         session.best = state.variants[BASELINE]
     restore(session, list(state.variations), state.variants)
@@ -160,6 +157,13 @@ async def _search(run: TuneRun) -> str:
             session.accept(candidate, variation)
             await _propose_best(run, session)
     return "completed"
+
+
+async def _earlier(run: TuneRun) -> frozenset[Config]:
+    """What earlier sessions of the experiment evaluated (read for scheduled sessions only)."""
+    if run.log is None:
+        return NO_HISTORY
+    return await store_call(run.log, earlier_configs, run.log, run.spec.name, run.run_id)
 
 
 async def _propose_best(run: TuneRun, session: Session) -> None:
