@@ -262,6 +262,9 @@ def compare(
     max_mean_score_drop: Annotated[
         float | None, typer.Option(help="Absolute mean-score drop allowed.")
     ] = None,
+    max_error_rate_increase: Annotated[
+        float | None, typer.Option(help="Absolute rise of errors per trial allowed.")
+    ] = None,
     max_p95_latency_increase: Annotated[
         float | None, typer.Option(help="Relative p95 increase allowed.")
     ] = None,
@@ -285,6 +288,7 @@ def compare(
     overrides = {
         "max_pass_rate_drop": max_pass_rate_drop,
         "max_mean_score_drop": max_mean_score_drop,
+        "max_error_rate_increase": max_error_rate_increase,
         "max_p95_latency_increase": max_p95_latency_increase,
         "max_cost_increase": max_cost_increase,
     }

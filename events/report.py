@@ -64,6 +64,9 @@ class VariantReport(Report):
     # agents that report tool_calls (and tool_errors/tool_successes) in their metrics file
     mean_tool_calls: float | None = None
     tool_success_rate: float | None = None
+    # cases with no score at all because every finished trial errored or no grader could score it: out
+    # of the pass rate and mean score, so a rise here is hidden there
+    unscored_cases: int = 0
 
 
 class Comparison(Report):
