@@ -238,11 +238,12 @@ def create(
 def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
     """Check an experiment file without running it."""
     from engine.input.loader import load_experiment
-    from engine.input.preflight import check_environment
+    from engine.input.preflight import check_environment, warn_unscorable
     from engine.input.validate import describe_size
 
     spec = load_experiment(file)
     check_environment(spec, str(file), file.resolve().parent)
+    warn_unscorable(spec, str(file))
     typer.echo(f"{file}: ok ({describe_size(spec)})")
 
 
