@@ -15,11 +15,10 @@ case with the sign-flip test `engine compare` uses, Holm across the variants, an
 from __future__ import annotations
 
 import argparse
+from fractions import Fraction
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
-
-from fractions import Fraction
 
 from engine.store import stats
 from engine.store.gate_stats import fisher_exact, p95_ratio_interval
