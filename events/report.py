@@ -82,6 +82,11 @@ class Comparison(Report):
     significant: bool
     pass_rate_delta: float | None = None  # candidate's pass rate minus the baseline's
     relative_improvement: float | None = None  # delta / the baseline's score
+    # errors per trial, paired by case: the candidate's minus the baseline's, its Holm-adjusted p, and
+    # whether it rose past [gate] max_error_rate_increase significantly (then its win is not significant)
+    error_rate_delta: float | None = None
+    error_rate_p_value: float | None = None
+    more_errors: bool = False
 
 
 class TagSummary(Report):

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import trio
 
 from engine.api import open_engine, spec_from_dict
+from engine.cli import report_view as view
 from engine.events.spec import GateSpec
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
@@ -131,3 +133,26 @@ async def test_timeouts_from_the_server_rising_fail_the_gate_in_every_format(
     assert "Cases errors left unscored (not in pass rate or score): baseline 10." in " ".join(
         terminal.stdout.decode().split()
     )
+
+
+def test_inside_a_run_a_candidate_that_errors_more_cannot_win_significantly() -> None:
+    # "crashy" errors on the 12 hardest cases and aces the 8 it finishes; the baseline passes 70%
+    hard = {f"c{i:02d}" for i in range(12)}
+    rng = np.random.default_rng(11)
+
+    def trial(variant: str, case: str, repeat: int) -> tuple[float, float, bool | None]:
+        if variant == "crashy":
+            return (100.0, 0.0, None) if case in hard else (100.0, 0.001, True)
+        return 100.0, 0.001, bool(rng.random() < 0.7)
+
+    report = build_report(simulated_run("r", ["base", "crashy"], 20, 5, trial))
+    (compared,) = report.comparisons
+    assert compared.error_rate_delta == 0.6 and compared.more_errors
+    assert compared.error_rate_p_value is not None and compared.error_rate_p_value < 0.001
+    assert report.winner == "crashy" and not report.winner_significant  # its score: 8 easy cases only
+    data = json.loads(msgspec.json.encode(report))
+    assert view.more_error_lines(data) == [
+        "More errors than base: crashy errors per trial +0.600 (p 0.0005, Holm); "
+        "its score counts only the cases it finished."
+    ]
+    assert "Cases errors left unscored (not in pass rate or score): crashy 12." in view.status_lines(data)

@@ -175,3 +175,24 @@ commands = ['grep -q pass "$ENGINE_OUTPUT_FILE"', 'test "$ENGINE_AGENT_EXIT_CODE
         "flaky",
         "pass",
     )
+
+
+def test_a_variant_that_errors_more_than_the_baseline_keeps_the_run_from_going_green(tmp_path: Path) -> None:
+    # "crashy" exits 1 (an agent_exit error: no verifier) on 7 of 10 scenarios; the errors stay
+    # under the run's own limit, so only the paired error comparison notices
+    agent = (
+        'read prompt\nif [ "$ENGINE_VARIANT" = crashy ]; then\n'
+        + BROKEN_AGENT.split("\n", 1)[1]
+        + 'fi\necho "tests pass"\n'
+    )
+    write_script(tmp_path / "bin" / "my-agent", agent)
+    two = NATIVE.replace("[repeat]", '[[variants]]\nname = "steady"\n[[variants]]\nname = "crashy"\n[repeat]')
+    (tmp_path / "exp.toml").write_text(
+        two.replace("count = 3", "count = 3\n[execution]\nmax_error_rate = 1.0")
+    )
+    ran = run_engine("run", "exp.toml", "--run-id", "r1", "--store", "st", "--json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr.decode()
+    (compared,) = json.loads(ran.stdout)["comparisons"]
+    assert compared["more_errors"] and compared["error_rate_delta"] == 0.7
+    listed = run_engine("history", "fix-failing-test", "--json", "--store", "st", cwd=tmp_path)
+    assert [p["green"] for p in json.loads(listed.stdout)] == [False]
