@@ -121,6 +121,13 @@ async def test_timeouts_from_the_server_rising_fail_the_gate_in_every_format(
     assert gated.returncode == 1, gated.stderr.decode()
     text = " ".join(gated.stdout.decode().split())
     assert "error_rate" in text and "REGRESSED: baseline: error_rate went from 0.0 to 0.5" in text
+    lenient = ("--max-error-rate-increase", "0.9")
+    assert (
+        run_engine(
+            "compare", "base", "cand", "--gate", *lenient, "--store", str(store), cwd=tmp_path
+        ).returncode
+        == 0
+    )
     as_json = run_engine("compare", "base", "cand", "--gate", "--json", "--store", str(store), cwd=tmp_path)
     found = json.loads(as_json.stdout)
     assert as_json.returncode == 1
