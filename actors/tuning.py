@@ -1,20 +1,34 @@
 """Variation strategies for tuning sessions: grid, random, neighborhood.
 
-Each call proposes one parameter changed from the current best configuration.
-Visited variations are never proposed again. Random and neighborhood are seeded,
-so a session restarted from its log re-derives the same sequence.
+Each call proposes one parameter changed from the current best configuration. A configuration
+tried in this session is never proposed again; one an earlier session of the same experiment
+tried (`earlier`) only once nothing untried is left. Random and neighborhood are seeded, so a
+session restarted from its log re-derives the same sequence.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from engine.actors.search_space import (
+    Config,
+    config_of,
+    defaults,
+    grid_points,
+    nearest_first,
+    neighbours,
+    quantize,
+)
 from engine.events.spec import ParameterRange, TuneSpec
 
+__all__ = ["Variation", "VariationGenerator", "defaults", "grid_points", "quantize"]
+
 MAX_REJECTIONS = 1000
-CONTINUOUS_GRID_POINTS = 10
+Best = dict[str, float]
+Fresh = Callable[[Best, "Variation"], bool]  # may this change of the best be proposed now?
 
 
 class Variation(NamedTuple):
@@ -22,77 +36,86 @@ class Variation(NamedTuple):
     value: float
 
 
-def quantize(p: ParameterRange, value: float) -> float:
-    """Clamp to [min, max] and snap to the nearest step (no floating-point drift)."""
-    value = min(max(value, p.min), p.max)
-    if p.step:
-        value = p.min + round((value - p.min) / p.step) * p.step
-        value = min(max(value, p.min), p.max)
-    return float(round(value)) if p.integer else round(value, 10)
-
-
-def grid_points(p: ParameterRange) -> list[float]:
-    step = p.step or (p.max - p.min) / CONTINUOUS_GRID_POINTS
-    if step <= 0:
-        return [quantize(p, p.min)]
-    count = int(round((p.max - p.min) / step))
-    return sorted({quantize(p, p.min + i * step) for i in range(count + 1)})
-
-
-def defaults(spec: TuneSpec) -> dict[str, float]:
-    return {p.name: quantize(p, p.default) for p in spec.parameters}
-
-
 @dataclass
 class VariationGenerator:
     spec: TuneSpec
     seed: int
-    visited: set[Variation] = field(default_factory=set)
-    retried: set[Variation] = field(default_factory=set)  # neighbourhood: proposed a second time
+    earlier: frozenset[Config] = frozenset()  # configurations earlier sessions evaluated
+    tried: set[Config] = field(default_factory=set)
+    retried: set[Config] = field(default_factory=set)  # neighbourhood: proposed a second time
+    values: set[Variation] = field(default_factory=set)  # each parameter's values tried, in any context
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         # only a grid sweep lists its points; random and neighborhood search sample them
         swept = self.spec.parameters if self.spec.strategy == "grid" else []
-        self._grid = [Variation(p.name, v) for p in swept for v in grid_points(p)]
-        self._grid_pos = 0
+        self._grid = {p.name: grid_points(p) for p in swept}
 
-    def next(self, best: dict[str, float]) -> Variation | None:
-        strategy = self.spec.strategy
-        found = self._next_grid(best) if strategy == "grid" else self._next_sampled(best, strategy)
-        if found is not None:
-            self.visited.add(found)
-        return found
+    def mark(self, best: Best, variation: Variation | None = None) -> None:
+        """Record a configuration as evaluated in this session (the baseline, a logged decision)."""
+        self.tried.add(config_of(best, *variation) if variation else config_of(best))
+        self.values.update([variation] if variation else (Variation(*item) for item in best.items()))
 
-    def _next_grid(self, best: dict[str, float]) -> Variation | None:
-        # sweep one parameter through all its points before the next: one change at a time
-        while self._grid_pos < len(self._grid):
-            candidate = self._grid[self._grid_pos]
-            self._grid_pos += 1
-            if candidate not in self.visited and best.get(candidate.parameter) != candidate.value:
-                return candidate
+    def next(self, best: Best) -> Variation | None:
+        for fresh, second_chance in self._passes():
+            found = self._propose(best, fresh)
+            if found is not None:
+                key = config_of(best, *found)
+                (self.retried if second_chance else self.tried).add(key)
+                self.values.add(found)
+                return found
         return None
 
-    def _next_sampled(self, best: dict[str, float], strategy: str) -> Variation | None:
-        found = self._sample(best, strategy, self.visited)
-        if found is None and strategy == "neighborhood":
+    def _passes(self) -> Iterator[tuple[Fresh, bool]]:
+        tried, earlier, values, retried = self.tried, self.earlier, self.values, self.retried
+
+        def untried(best: Best, v: Variation) -> bool:
+            key = config_of(best, *v)
+            return key not in tried and key not in earlier
+
+        # first a value not yet tried for its parameter in any configuration (the one-parameter
+        # sweep); then one tried before the best changed elsewhere (a new configuration now); then
+        # one only earlier sessions tried (fresh trials now)
+        yield (lambda best, v: v not in values and untried(best, v)), False
+        yield untried, False
+        if earlier:
+            yield (lambda best, v: config_of(best, *v) not in tried), False
+        if self.spec.strategy == "neighborhood":
             # every neighbour tried: give each rejected one a second chance (fresh trials), so one
             # unlucky rejection does not leave the search stuck beside a better value
-            found = self._sample(best, strategy, self.retried)
-            if found is not None:
-                self.retried.add(found)
-        return found
+            yield (lambda best, v: config_of(best, *v) not in retried), True
 
-    def _sample(self, best: dict[str, float], strategy: str, tried: set[Variation]) -> Variation | None:
+    def _propose(self, best: Best, fresh: Fresh) -> Variation | None:
+        strategy = self.spec.strategy
+        if strategy == "grid":
+            return self._next_grid(best, fresh)
+        if strategy == "neighborhood":
+            return self._next_neighbour(best, fresh)
+        return self._next_random(best, fresh)
+
+    def _next_grid(self, best: Best, fresh: Fresh) -> Variation | None:
+        # one parameter at a time, each swept outward from its best value: a session that starts
+        # from an earlier best explores around it first, and the sweep still covers every point
+        for p in self.spec.parameters:
+            for value in nearest_first(self._grid[p.name], best[p.name]):
+                if value != best[p.name] and fresh(best, Variation(p.name, value)):
+                    return Variation(p.name, value)
+        return None
+
+    def _next_neighbour(self, best: Best, fresh: Fresh) -> Variation | None:
+        # every neighbour of the best (both ways, each parameter) is listed, so none is missed
+        untried = [
+            Variation(p.name, value)
+            for p in self.spec.parameters
+            for value in neighbours(p, best[p.name], self.spec.radius)
+            if value != best[p.name] and fresh(best, Variation(p.name, value))
+        ]
+        return self.rng.choice(untried) if untried else None
+
+    def _next_random(self, best: Best, fresh: Fresh) -> Variation | None:
         for _ in range(MAX_REJECTIONS):
-            p = self.rng.choice(self.spec.parameters)
-            if strategy == "random":
-                value = quantize(p, self.rng.uniform(p.min, p.max))
-            else:
-                step = p.step or (p.max - p.min) / CONTINUOUS_GRID_POINTS
-                offset = self.rng.uniform(-self.spec.radius, self.spec.radius) * step
-                value = quantize(p, best[p.name] + offset)
-            candidate = Variation(p.name, value)
-            if candidate not in tried and best.get(p.name) != value:
-                return candidate
+            p: ParameterRange = self.rng.choice(self.spec.parameters)
+            value = quantize(p, self.rng.uniform(p.min, p.max))
+            if value != best[p.name] and fresh(best, Variation(p.name, value)):
+                return Variation(p.name, value)
         return None  # the space is considered exhausted

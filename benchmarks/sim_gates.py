@@ -6,17 +6,25 @@ Latency: two runs of 100 trials from one lognormal distribution; the old rule fi
 more than 20%, the new one when the bootstrap interval of the p95 ratio lies above 1.2 (with three
 variants, each at a Bonferroni-corrected level). Per case: 8 cases x 10 replicas at the same pass
 chance in both runs; a case fires when Fisher's exact test, Holm-corrected across cases, says so.
+Error rate: 20 cases x 5 repeats, each case with its own chance of an error (errors cluster on some
+cases: Beta-distributed around the run's rate); per case the share of trials that errored, paired by
+case with the sign-flip test `engine compare` uses, Holm across the variants, and a rise of more than
+0.02; A/A pairs draw both runs from the same chances, a broken candidate adds errors on top.
 """
 
 from __future__ import annotations
 
 import argparse
+from fractions import Fraction
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from engine.store import stats
 from engine.store.gate_stats import fisher_exact, p95_ratio_interval
+from engine.store.projections.comparisons import compare_cases
+
+ERROR_CASES, ERROR_REPEATS, ERROR_THRESHOLD = 20, 5, 0.02
 
 
 def histogram(latencies_ms: np.ndarray) -> HdrHistogram:
@@ -57,6 +65,32 @@ def case_alarms(pairs: int, broken: bool, seed: int) -> float:
     return fired / pairs
 
 
+def error_alarms(pairs: int, variants: int, rates: tuple[float, float], seed: int) -> float:
+    """Share of comparisons where the error-rate gate fired for any variant: per-case error chances
+    drawn around rates[0] for the baseline; the candidate's add errors so its mean is rates[1]."""
+    rng = np.random.default_rng(seed)
+    base_rate, cand_rate = rates
+    extra = (cand_rate - base_rate) / (1 - base_rate)  # independent extra errors on top of each case's
+    fired = 0
+    for i in range(pairs):
+        p_values, deltas = [], []
+        for _ in range(variants):
+            chances = rng.beta(0.5, 0.5 * (1 - base_rate) / base_rate, ERROR_CASES)
+            cand_chances = 1 - (1 - chances) * (1 - extra)
+            base = rng.binomial(ERROR_REPEATS, chances)
+            cand = rng.binomial(ERROR_REPEATS, cand_chances)
+            b = {f"c{j}": Fraction(int(n), ERROR_REPEATS) for j, n in enumerate(base)}
+            c = {f"c{j}": Fraction(int(n), ERROR_REPEATS) for j, n in enumerate(cand)}
+            result = compare_cases(b, c, seed=i, resamples=1)  # its p only
+            p_values.append(result.p_value)
+            deltas.append(float(np.mean(cand) - np.mean(base)) / ERROR_REPEATS)
+        adjusted = stats.holm(p_values)
+        fired += any(
+            d > ERROR_THRESHOLD and (a is None or a < 0.05) for a, d in zip(adjusted, deltas, strict=True)
+        )
+    return fired / pairs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1000)
@@ -69,6 +103,14 @@ def main() -> None:
     print(f"  latency +60%, 1 variant: bootstrap rule fires {power:6.1%}")
     print(f"  per-case A/A (8 cases x 10 replicas): {case_alarms(pairs, False, seed=4):6.1%}")
     print(f"  per-case, one case 10/10 -> 0/10: {case_alarms(pairs, True, seed=5):6.1%}")
+    shape = f"{ERROR_CASES} cases x {ERROR_REPEATS} repeats"
+    for variants in (1, 3):
+        for rate in (0.05, 0.19):
+            aa = error_alarms(pairs, variants, (rate, rate), seed=10 + variants)
+            print(f"  error rate A/A at {rate:.0%}, {variants} variant(s), {shape}: {aa:6.1%}")
+    for rates in ((0.19, 0.60), (0.10, 0.20), (0.05, 0.10)):
+        power = error_alarms(pairs, 1, rates, seed=20)
+        print(f"  error rate {rates[0]:.0%} -> {rates[1]:.0%}, 1 variant: fires {power:6.1%}")
 
 
 if __name__ == "__main__":

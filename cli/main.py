@@ -242,11 +242,12 @@ def create(
 def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
     """Check an experiment file without running it."""
     from engine.input.loader import load_experiment
-    from engine.input.preflight import check_environment
+    from engine.input.preflight import check_environment, warn_unscorable
     from engine.input.validate import describe_size
 
     spec = load_experiment(file)
     check_environment(spec, str(file), file.resolve().parent)
+    warn_unscorable(spec, str(file))
     typer.echo(f"{file}: ok ({describe_size(spec)})")
 
 
@@ -265,6 +266,9 @@ def compare(
     max_pass_rate_drop: Annotated[float | None, typer.Option(help="Absolute pass-rate drop allowed.")] = None,
     max_mean_score_drop: Annotated[
         float | None, typer.Option(help="Absolute mean-score drop allowed.")
+    ] = None,
+    max_error_rate_increase: Annotated[
+        float | None, typer.Option(help="Absolute rise of errors per trial allowed.")
     ] = None,
     max_p95_latency_increase: Annotated[
         float | None, typer.Option(help="Relative p95 increase allowed.")
@@ -301,6 +305,7 @@ def compare(
     overrides = {
         "max_pass_rate_drop": max_pass_rate_drop,
         "max_mean_score_drop": max_mean_score_drop,
+        "max_error_rate_increase": max_error_rate_increase,
         "max_p95_latency_increase": max_p95_latency_increase,
         "max_cost_increase": max_cost_increase,
     }

@@ -157,6 +157,8 @@ def status_lines(r: Report) -> list[str]:
             f"Error rate: {rate:.1%} of finished trials had no usable result{verdict} the limit "
             f"of {r.get('max_error_rate', 0.1):.0%} (execution.max_error_rate)."
         )
+    lines += unscored_case_lines(r)
+    lines += more_error_lines(r)
     if r["budget_exhausted"]:
         lines.append("Budget exhausted: " + ", ".join(r["budget_exhausted"]))
     if r.get("grading"):
@@ -164,6 +166,27 @@ def status_lines(r: Report) -> list[str]:
         lines.append(f"Grading round {r['grading']} ({name}); earlier rounds: engine report RUN --grading N.")
     lines += [f"Warning: {warning}" for warning in r.get("warnings") or []]
     return lines
+
+
+def unscored_case_lines(r: Report) -> list[str]:
+    """Cases errors left without any score are out of the pass rate and score: say how many."""
+    counts = [(v["name"], v.get("unscored_cases", 0)) for v in r["variants"]]
+    hit = ", ".join(f"{name} {n}" for name, n in counts if n)
+    if not hit:
+        return []
+    return [f"Cases errors left unscored (not in pass rate or score): {hit}."]
+
+
+def more_error_lines(r: Report) -> list[str]:
+    """Candidates that error significantly more than the baseline: their score counts only the cases
+    they finished, so a win would mean nothing."""
+    return [
+        f"More errors than {c['baseline']}: {c['candidate']} errors per trial "
+        f"{signed(c['error_rate_delta'])} (p {p_value(c.get('error_rate_p_value'))}, Holm); "
+        "its score counts only the cases it finished."
+        for c in r.get("comparisons") or []
+        if c.get("more_errors")
+    ]
 
 
 WHY_STOPPED = {

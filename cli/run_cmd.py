@@ -42,7 +42,7 @@ def run_command(
     allow_large: bool = False,
 ) -> int:
     from engine.input.loader import load_experiment
-    from engine.input.preflight import check_environment
+    from engine.input.preflight import check_environment, warn_unscorable
     from engine.input.validate import check_size
 
     spec: ExperimentSpec | None = None
@@ -57,6 +57,7 @@ def run_command(
             spec = narrow(spec, narrowing, str(file))
         check_size(spec, str(file), allow_large)
         check_environment(spec, str(file), file.resolve().parent)
+        warn_unscorable(spec, str(file))
     elif narrowing is not None and narrowing != Narrowing():
         raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")
     source = str(file.resolve()) if file is not None else ""

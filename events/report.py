@@ -64,6 +64,9 @@ class VariantReport(Report):
     # agents that report tool_calls (and tool_errors/tool_successes) in their metrics file
     mean_tool_calls: float | None = None
     tool_success_rate: float | None = None
+    # cases with no score at all because every finished trial errored or no grader could score it: out
+    # of the pass rate and mean score, so a rise here is hidden there
+    unscored_cases: int = 0
 
 
 class Comparison(Report):
@@ -79,6 +82,11 @@ class Comparison(Report):
     significant: bool
     pass_rate_delta: float | None = None  # candidate's pass rate minus the baseline's
     relative_improvement: float | None = None  # delta / the baseline's score
+    # errors per trial, paired by case: the candidate's minus the baseline's, its Holm-adjusted p, and
+    # whether it rose past [gate] max_error_rate_increase significantly (then its win is not significant)
+    error_rate_delta: float | None = None
+    error_rate_p_value: float | None = None
+    more_errors: bool = False
 
 
 class TagSummary(Report):

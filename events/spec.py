@@ -164,6 +164,8 @@ class GateSpec(Spec):
     alpha: Annotated[float, Meta(gt=0, lt=1)] = 0.05
     max_pass_rate_drop: Fraction = 0.02
     max_mean_score_drop: Fraction = 0.02
+    # errors per trial (paired by case): a rise past this, significant after Holm, regresses
+    max_error_rate_increase: Fraction = 0.02
     max_p95_latency_increase: NonNegative = 0.20
     max_cost_increase: NonNegative = 0.20
     # below these absolute increases a relative jump is noise (sub-millisecond latencies, fractions of a cent)

@@ -12,7 +12,8 @@ from engine.events import kinds as k
 from engine.events.spec import CaseSpec, ExperimentSpec, RepeatSpec, VariantSpec
 from engine.store.projections.run_state import RunState, evolve
 
-Trial = Callable[[str, str, int], tuple[float, float, bool]]  # -> latency_ms, cost_usd, passed
+# -> latency_ms, cost_usd, passed (None: the trial errored, a timeout with no output)
+Trial = Callable[[str, str, int], tuple[float, float, bool | None]]
 
 
 def simulated_run(
@@ -33,6 +34,11 @@ def simulated_run(
             for repeat in range(repeats):
                 latency_ms, cost_usd, passed = trial(variant, case.id, repeat)
                 ident = {"run_id": run_id, "variant": variant, "case": case.id, "repeat": repeat}
+                if passed is None:
+                    failed = k.TrialFailed(**ident, error_kind="timeout", message="timed out",
+                                           latency_ms=latency_ms, error_class="timeout")  # fmt: skip
+                    state = evolve(state, failed)
+                    continue
                 state = evolve(state, k.TrialCompleted(**ident, output_hash="x", latency_ms=latency_ms,
                                                        cost_usd=cost_usd))  # fmt: skip
                 state = evolve(state, k.TrialGraded(**ident, score=float(passed), passed=passed))

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from engine.actors.search_space import neighbours
 from engine.actors.targets.base import TargetRequest
-from engine.actors.tuning import Variation, VariationGenerator, grid_points, quantize
+from engine.actors.tuning import VariationGenerator, defaults, grid_points, quantize
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.spec import ParameterRange, TuneSpec
@@ -60,8 +61,19 @@ def test_quantize_and_grid_points() -> None:
     p = ParameterRange(name="t", min=0.0, max=1.0, default=0.7, step=0.1)
     assert quantize(p, 0.34) == 0.3 and quantize(p, 7) == 1.0 and quantize(p, -1) == 0.0
     assert grid_points(p) == [round(0.1 * i, 10) for i in range(11)]
-    integer = ParameterRange(name="k", min=1, max=100, default=40, step=5, integer=True)
-    assert quantize(integer, 43) == 41.0 and 96.0 in grid_points(integer)
+
+
+def test_an_integer_parameter_keeps_its_default_and_whole_steps() -> None:
+    """top_k 1-100, step 5, default 40: the grid is anchored at the default, so 40 stays 40."""
+    top_k = ParameterRange(name="top_k", min=1, max=100, default=40, step=5, integer=True)
+    assert defaults(TuneSpec(parameters=[top_k])) == {"top_k": 40.0}
+    assert quantize(top_k, 40) == 40.0 and quantize(top_k, 42) == 40.0 and quantize(top_k, 43) == 45.0
+    assert quantize(top_k, 2) == 1.0 and quantize(top_k, 250) == 100.0  # min and max are grid points
+    assert grid_points(top_k) == [1.0, *(5.0 * i for i in range(1, 21))]
+    assert neighbours(top_k, 40.0, 1.0) == [35.0, 45.0] and neighbours(top_k, 5.0, 1.0) == [1.0, 10.0]
+    # a fractional step on an integer parameter becomes a whole one (never a 2.5 between values)
+    odd = ParameterRange(name="n", min=0, max=20, default=7, step=2.4, integer=True)
+    assert all(float(v).is_integer() for v in grid_points(odd)) and neighbours(odd, 7.0, 1.0) == [5.0, 9.0]
 
 
 def test_random_strategy_is_seeded_and_never_repeats() -> None:
@@ -102,7 +114,7 @@ def test_repeated_looks_spend_alpha_and_never_more() -> None:
 def test_neighborhood_retries_a_rejected_neighbour_once_the_rest_are_tried() -> None:
     p = ParameterRange(name="t", min=0, max=1, default=0.5, step=0.1)
     gen = VariationGenerator(TuneSpec(strategy="neighborhood", parameters=[p], radius=1.0), seed=2)
-    gen.visited.add(Variation("t", 0.5))
+    gen.mark({"t": 0.5})
     first = [gen.next({"t": 0.5}) for _ in range(2)]
     assert sorted(v.value for v in first) == [0.4, 0.6]  # both neighbours, once each
     second = [gen.next({"t": 0.5}) for _ in range(3)]

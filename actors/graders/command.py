@@ -36,6 +36,8 @@ class CommandGrader(SpecGrader):
             output_file = workdir / "output.txt"
             output_file.write_text(output, encoding="utf-8")
             env = {**os.environ, **verifier_env(self.spec, case, output_file)}
+            if submission.exit_code is not None:  # a command agent's: a verifier may judge it too
+                env["ENGINE_AGENT_EXIT_CODE"] = str(submission.exit_code)
             failures = [await self._check(command, workdir, env) for command in commands]
         finally:
             with trio.CancelScope(shield=True):

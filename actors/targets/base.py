@@ -34,7 +34,7 @@ class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):
     # deterministic per trial: same (run seed, variant, case, repeat) -> same seed
     seed: int = 0
     timeout_s: float = 60.0
-    # an exit_code grader judges agents' exit codes: a non-zero exit is then graded, not an error
+    # an exit_code grader or a verifier judges the result: a non-zero exit is then graded, not an error
     accept_nonzero_exit: bool = False
 
 

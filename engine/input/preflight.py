@@ -16,11 +16,12 @@ from engine.actors.graders.factory import judge_target
 from engine.actors.targets.base import resolve_target
 from engine.actors.targets.python import import_callable
 from engine.actors.variants import expand_variants
-from engine.errors import InputError
+from engine.errors import InputError, warn_input
 from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, PythonTargetSpec, TargetSpec
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
 from engine.input.validate import variant_field
+from engine.store.projections.outcome import unscorable_graders
 
 
 def run_targets(spec: ExperimentSpec) -> Iterator[tuple[str, TargetSpec]]:
@@ -56,6 +57,13 @@ def check_environment(
     travelling = [(f, t) for f, t in run_targets(spec) if not f.startswith("graders")]
     travelling += [(f"graders[{i}]", g) for i, g in enumerate(spec.graders) if g.kind == "python"]
     check_ray_experiment(spec, file, callables or {}, travelling)
+
+
+def warn_unscorable(spec: ExperimentSpec, file: str) -> None:
+    """`validate` and `run` (once, before the run): a grader that runs but can score none of some
+    cases; the report repeats it among its warnings."""
+    for field, why in unscorable_graders(spec):
+        warn_input(file, field, why)
 
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:

@@ -33,6 +33,13 @@ def render_prompt(variant: VariantSpec, case: CaseSpec) -> str:
     return variant.prompt_template.replace("{prompt}", case.prompt)
 
 
+def grades_exit_codes(spec: ExperimentSpec) -> bool:
+    """With an exit_code grader or a verifier (a command grader) an agent's non-zero exit is a result
+    to grade, not an error: its exit code is what they judge, or its tests failing is what they find.
+    A timeout, a setup failure or an agent that is not there stays an error."""
+    return any(g.kind in ("exit_code", "command") for g in spec.graders)
+
+
 def build_plan(
     spec: ExperimentSpec,
     run_id: str,
@@ -41,8 +48,7 @@ def build_plan(
     repeats: int | None = None,
 ) -> Plan:
     targets = {v.name: priced(spec, resolve_target(spec.target, v)) for v in variants}
-    # with an exit_code grader an agent's non-zero exit is a result to grade, not an error
-    grades_exit = any(g.kind == "exit_code" for g in spec.graders)
+    grades_exit = grades_exit_codes(spec)
     cases = {c.id: c for c in spec.cases}
     by_name = {v.name: v for v in variants}
 

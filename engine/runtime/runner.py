@@ -161,7 +161,7 @@ async def _run_body(log: EventStore, request: RunRequest, spec: ExperimentSpec, 
         ) as workers:
             if tuning:
                 reason = await tune_session(
-                    TuneRun(spec, run_id, request.origin, pipe, workers, load_output, request.source)
+                    TuneRun(spec, run_id, request.origin, pipe, workers, load_output, request.source, log)
                 )
             elif spec.stopping is not None and spec.stopping.rule == "sequential":
                 reason = await run_sequential(spec, run_id, variants, workers, pipe, load_output)

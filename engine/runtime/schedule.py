@@ -11,6 +11,7 @@ import datetime
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 import trio
@@ -20,6 +21,7 @@ from engine.api import Engine
 from engine.events.spec import ExperimentSpec
 from engine.input.validate import check_cron
 from engine.runtime.runner import RunControl
+from engine.runtime.tune_history import last_scheduled_end
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
 from engine.store.projections.best import BestVariation, evolve_best
@@ -59,21 +61,28 @@ def scheduled_spec(spec: ExperimentSpec) -> ExperimentSpec:
 
 
 def from_current_best(spec: ExperimentSpec, log: EventStore) -> ExperimentSpec:
-    """A scheduled tuning session starts from the best accepted values of this experiment's earlier
-    sessions (the best-variation projection), not from the file's [params]: otherwise every night
-    would repeat the same search. Neighbourhood search then centres on that best. Each session also
-    gets its own seed (the file's plus the sessions before it), so random search samples anew."""
+    """A scheduled tuning session starts where the latest scheduled session of this experiment
+    ended (its last accepted configuration), not from the file's [params]: otherwise every night
+    would repeat the same search. Before the first scheduled session it starts from the best
+    accepted values of earlier (manual) sessions. Each session also gets its own seed (the file's
+    plus the sessions before it), so random search samples anew."""
     if spec.tune is None:
         return spec
     mine = [r.run_id for r in list_runs(log) if r.experiment == spec.name]
+    tuned = {p.name for p in spec.tune.parameters}
+    ended = last_scheduled_end(log, spec.name)
+    values = ended if ended is not None else _best_accepted(log, mine)
+    start = {name: value for name, value in values.items() if name in tuned}
+    seed = (spec.seed + len(mine)) % 2**63
+    return msgspec.structs.replace(spec, params={**spec.params, **start}, seed=seed)
+
+
+def _best_accepted(log: EventStore, run_ids: list[str]) -> dict[str, Any]:
     best: dict[str, BestVariation] = {}
-    for run_id in mine:
+    for run_id in run_ids:
         for event in run_events(log, run_id, {"variation.accepted"}):
             evolve_best(best, event)
-    tuned = {p.name for p in spec.tune.parameters}
-    values = {name: b.value for name, b in best.items() if name in tuned}
-    seed = (spec.seed + len(mine)) % 2**63
-    return msgspec.structs.replace(spec, params={**spec.params, **values}, seed=seed)
+    return {name: b.value for name, b in best.items()}
 
 
 async def run_on_schedule(

@@ -19,14 +19,17 @@ from typing import Any
 import msgspec
 import trio
 
+from engine.actors.search_space import Config
 from engine.actors.tuning import Variation, VariationGenerator, defaults, quantize
 from engine.actors.variants import propose_variants
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, TuneSpec, VariantSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
+from engine.runtime.tune_history import BASELINE, earlier_configs
 from engine.runtime.workers import Workers
 from engine.store import stats
+from engine.store.contract import EventStore, store_call
 from engine.store.projections.cases import case_values
 from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.run_state import RunState
@@ -34,14 +37,14 @@ from engine.store.projections.variant_report import latency
 from engine.store.sequential import look_level
 from engine.views.apply import apply_params
 
-BASELINE = "baseline"
+NO_HISTORY: frozenset[Config] = frozenset()
 REMEASURED = "+re"  # suffix of an accepted variant measured afresh
 
 
 class Session:
     """Where the session stands: the current best variant and its parameters."""
 
-    def __init__(self, spec: ExperimentSpec, tune: TuneSpec) -> None:
+    def __init__(self, spec: ExperimentSpec, tune: TuneSpec, earlier: frozenset[Config] = NO_HISTORY) -> None:
         self.spec, self.tune = spec, tune
         ranges = {p.name: p for p in tune.parameters}
         start = defaults(tune)
@@ -50,9 +53,8 @@ class Session:
                 start[name] = quantize(ranges[name], float(value))
         self.best_values = start
         self.best = VariantSpec(name=BASELINE, params={**spec.params, **_clean(start, ranges)})
-        self.generator = VariationGenerator(tune, seed=spec.seed)
-        # the starting configuration is evaluated as the baseline: never propose it again
-        self.generator.visited.update(Variation(name, value) for name, value in start.items())
+        self.generator = VariationGenerator(tune, seed=spec.seed, earlier=earlier)
+        self.generator.mark(start)  # evaluated as the baseline: never proposed again
         self.ranges = ranges
 
     def candidate(self, variation: Variation, known: set[str]) -> VariantSpec:
@@ -84,7 +86,7 @@ def restore(session: Session, state_variations: list[Any], variants: dict[str, V
         proposed = session.generator.next(session.best_values)
         logged = Variation(decided.parameter, float(decided.value))
         if proposed != logged:
-            session.generator.visited.add(logged)
+            session.generator.mark(session.best_values, logged)
         if isinstance(decided, k.VariationAccepted) and decided.variant in variants:
             session.accept(variants[decided.variant], logged)
 
@@ -100,6 +102,7 @@ class TuneRun:
     workers: Workers
     load_output: Callable[[str], str]
     source: str = ""
+    log: EventStore | None = None  # to read earlier sessions of the experiment (scheduled ones)
 
 
 async def tune_session(run: TuneRun) -> str:
@@ -125,7 +128,7 @@ async def _search(run: TuneRun) -> str:
     spec, run_id, origin, pipe = run.spec, run.run_id, run.origin, run.pipe
     assert spec.tune is not None
     state, tune = pipe.state, spec.tune
-    session = Session(spec, tune)
+    session = Session(spec, tune, await _earlier(run))
     if BASELINE in state.variants:
         session.best = state.variants[BASELINE]
     restore(session, list(state.variations), state.variants)
@@ -154,6 +157,13 @@ async def _search(run: TuneRun) -> str:
             session.accept(candidate, variation)
             await _propose_best(run, session)
     return "completed"
+
+
+async def _earlier(run: TuneRun) -> frozenset[Config]:
+    """What earlier sessions of the experiment evaluated (read for scheduled sessions only)."""
+    if run.log is None:
+        return NO_HISTORY
+    return await store_call(run.log, earlier_configs, run.log, run.spec.name, run.run_id)
 
 
 async def _propose_best(run: TuneRun, session: Session) -> None:

@@ -3,6 +3,7 @@
 Metrics (the [gate] defaults, overridable in the candidate's [gate] table or on
 the command line): pass rate and mean score (absolute drop, paired by case, a
 drop counts only when significant after Holm across the variants, or untestable),
+the error rate (errors per trial, paired by case: an absolute rise, the same test),
 p95 latency and cost per trial (relative increase: the bootstrap interval of the
 ratio must lie above 1 + threshold, at a level Bonferroni-corrected across the
 variants), and each case on its own (Fisher's exact test over its replicas, Holm
@@ -12,6 +13,8 @@ whatever their names.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import msgspec
 
 from engine.errors import InputError
@@ -19,7 +22,7 @@ from engine.events.report import VariantReport
 from engine.events.spec import GateSpec
 from engine.store import stats
 from engine.store.contract import EventStore
-from engine.store.projections.cases import case_values
+from engine.store.projections.cases import case_error_rates, case_values
 from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
@@ -112,12 +115,18 @@ def compare_states(
 def _adjust_across_variants(metrics: list[MetricDelta], gate: GateSpec) -> None:
     """A drop counts when significant after Holm across the variants compared (3 variants in A/A
     flagged something in a third of pairs at an uncorrected alpha), or when it cannot be tested."""
-    for name in ("pass_rate", "mean_score"):
+    for name in ("pass_rate", "mean_score", "error_rate"):
         group = [m for m in metrics if m.metric == name]
         for m, adjusted in zip(group, stats.holm([m.p_value for m in group]), strict=True):
             m.p_value_adjusted = adjusted if adjusted is None else round(adjusted, 6)
             significant = adjusted is None or adjusted < gate.alpha
-            m.regressed = m.delta is not None and m.delta < -m.threshold and significant
+            m.regressed = m.delta is not None and _worse_by(m) > m.threshold and significant
+
+
+def _worse_by(m: MetricDelta) -> float:
+    """How far a paired metric moved the wrong way: a drop of pass rate or score, a rise of errors."""
+    assert m.delta is not None
+    return m.delta if m.metric == "error_rate" else -m.delta
 
 
 def _describe(m: MetricDelta) -> str:
@@ -168,6 +177,7 @@ def _variant_metrics(
     out = [
         _paired(base, cand, b_name, c_name, label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
         _paired(base, cand, b_name, c_name, label, "mean_score", gate.max_mean_score_drop, gate.alpha),
+        _paired(base, cand, b_name, c_name, label, "error_rate", gate.max_error_rate_increase, gate.alpha),
         relative(
             label, "p95_latency_ms", b_report.latency_ms.p95, c_report.latency_ms.p95,
             gate.max_p95_latency_increase, gate.min_latency_increase_ms,
@@ -185,9 +195,11 @@ def _variant_metrics(
     return out
 
 
-def _per_case(state: RunState, variant: str, metric: str) -> dict[str, float]:
+def _per_case(state: RunState, variant: str, metric: str) -> dict[str, Fraction]:
     assert state.spec is not None
     cases = [c.id for c in state.spec.cases]
+    if metric == "error_rate":  # errors are never neutral: a rise of them is a regression of its own
+        return case_error_rates(state, variant, cases)
     return case_values(state, variant, cases, "mean" if metric == "mean_score" else "pass_rate")
 
 
@@ -212,10 +224,12 @@ def _paired(
     result = compare_cases(b_vals, c_vals, seed=cand.spec.seed)  # the candidate run's seed
     delta = round(c_mean - b_mean, 6)
     significant = result.p_value is None or result.p_value < alpha
-    return MetricDelta(
+    row = MetricDelta(
         variant=label, metric=metric, baseline=round(b_mean, 6), candidate=round(c_mean, 6), delta=delta,
-        threshold=max_drop, p_value=result.p_value, direction=direction(delta, higher_is_better=True),
-        regressed=delta < -max_drop and significant,
+        threshold=max_drop, p_value=result.p_value,
+        direction=direction(delta, higher_is_better=metric != "error_rate"), regressed=False,
     )  # fmt: skip
+    row.regressed = _worse_by(row) > max_drop and significant
+    return row
 
 

@@ -36,6 +36,7 @@ class _Variant(msgspec.Struct):
 class _Comparison(msgspec.Struct):
     significant: bool = False
     delta: float | None = None
+    more_errors: bool = False  # significantly more errors per trial than the baseline: not green
 
 
 class _Report(msgspec.Struct):
@@ -83,7 +84,7 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
         point.variant, point.mean_score, point.cost_usd = chosen.name, chosen.mean_score, chosen.cost_usd
         point.pass_rate = round(chosen.passed / chosen.scored, 6) if chosen.scored else None
         point.p95_latency_ms = chosen.latency_ms.p95
-    worse = any(c.significant and (c.delta or 0) < 0 for c in report.comparisons)
+    worse = any((c.significant and (c.delta or 0) < 0) or c.more_errors for c in report.comparisons)
     automatic = status == "completed" and not report.error_rate_exceeded and not worse
     point.green = mark == "green" or (mark != "red" and automatic)
     return point

@@ -34,6 +34,19 @@ def case_values(state: RunState, variant: str, case_ids: list[str], strategy: st
     return out
 
 
+def case_error_rates(state: RunState, variant: str, case_ids: list[str]) -> dict[str, Fraction]:
+    """Per case, the share of its finished trials without a usable result (the trial errored, or a
+    grader failed to score its output): the run's error_rate, case by case, so two runs pair by case.
+    Cases with no finished trial are left out."""
+    out: dict[str, Fraction] = {}
+    for case in case_ids:
+        cell = state.cells.get((variant, case))
+        finished = 0 if cell is None else (cell.graded | cell.failed).bit_count()
+        if cell is not None and finished:
+            out[case] = Fraction((cell.failed | (cell.graded & cell.ungradable)).bit_count(), finished)
+    return out
+
+
 def tag_summaries(state: RunState, variant: str, case_means: Mapping[str, Real]) -> dict[str, TagSummary]:
     """Per tag, in tag order: the mean of per-case means and the pass rate over graded repeats."""
     tagged: dict[str, list[str]] = {}

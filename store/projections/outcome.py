@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from engine.events import kinds as k
 from engine.events.report import ErrorSummary, VariationRecord
+from engine.events.spec import ExperimentSpec
 from engine.store.projections.comparisons import rnd
 from engine.store.projections.run_state import RunState
 
@@ -30,8 +31,31 @@ def error_rate(state: RunState) -> float | None:
     return rnd(bad / finished) if finished else None
 
 
-def integrity_warnings(state: RunState) -> list[str]:
+NEEDS_EXPECTED = ("exact", "contains")  # without their own `value`, they compare with the case's `expected`
+
+
+def unscorable_graders(spec: ExperimentSpec) -> list[tuple[str, str]]:
+    """(the grader's field, why it cannot score some cases) for each exact or contains grader with no
+    `value` of its own on cases without `expected`: it leaves them unscored ("no expected value")."""
     found = []
+    for i, grader in enumerate(spec.graders):
+        if grader.kind not in NEEDS_EXPECTED or grader.value is not None:  # type: ignore[union-attr]
+            continue
+        missing = [c for c in spec.cases if c.expected is None]
+        if not missing:
+            continue
+        referenced = sum(1 for c in missing if c.reference is not None)
+        only = f" ({referenced} carry only a `reference`, which judges read)" if referenced else ""
+        why = (
+            f"{grader.name or grader.kind} needs each case's `expected` (or its own `value`): "
+            f"{len(missing)} of {len(spec.cases)} cases have none{only}, so it cannot score them"
+        )
+        found.append((f"graders[{i}]", why))
+    return found
+
+
+def integrity_warnings(state: RunState) -> list[str]:
+    found = [f"{field}: {why}" for field, why in (unscorable_graders(state.spec) if state.spec else [])]
     if state.duplicates:
         found.append(
             f"{state.duplicates} trial results were logged twice and counted once: trials ran in two "

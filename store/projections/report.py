@@ -12,6 +12,7 @@ from engine.events.spec import ExperimentSpec
 from engine.store import stats
 from engine.store.projections.cases import case_values
 from engine.store.projections.comparisons import add_relative_figures, compare_all, rnd, tied_with_winner
+from engine.store.projections.errors_compared import add_error_comparisons
 from engine.store.projections.outcome import (
     error_rate,
     error_summaries,
@@ -46,6 +47,7 @@ def build_report(state: RunState) -> RunReport:
         alpha = state.looks[-1].level
     comparisons = compare_all(baseline, names, per_case, seed=spec.seed if spec else 0, alpha=alpha)
     add_relative_figures(comparisons, {v.name: v for v in variants})
+    add_error_comparisons(comparisons, state, case_ids)
     error_bound = None
     if spec is not None and spec.kind == "tune":
         winner, significant = tuning_winner(state)
@@ -57,6 +59,8 @@ def build_report(state: RunState) -> RunReport:
         adjusted = {c.candidate: c.p_value_adjusted for c in comparisons}
         deltas = {c.candidate: c.delta for c in comparisons}
         winner, significant = stats.pick_winner(baseline or "", means, adjusted, deltas, alpha)
+        # a score that beats the baseline's only on the cases the candidate finished proves nothing
+        significant = significant and not any(c.more_errors for c in comparisons if c.candidate == winner)
     else:
         winner, significant = None, False
     tied, runner_up_p = [], None

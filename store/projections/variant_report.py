@@ -66,7 +66,13 @@ def variant_report(
         errors_by_class=errors_by_class(state, name),
         mean_tool_calls=rnd(totals.tool_calls / SCALE / totals.tool_trials) if totals.tool_trials else None,
         tool_success_rate=rnd(totals.tool_ok / totals.tool_known) if totals.tool_known else None,
+        unscored_cases=sum(1 for c in cells if _unscored_by_errors(c)),
     )
+
+
+def _unscored_by_errors(cell: Cell) -> bool:
+    """No repeat scored, and errors (not a planned stop such as an exhausted judge budget) are why."""
+    return not cell.scored() and bool(cell.failed | (cell.graded & cell.ungradable))
 
 
 def within_unit(pair: tuple[float, float] | None) -> tuple[float, float] | None:

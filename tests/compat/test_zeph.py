@@ -121,7 +121,8 @@ async def test_eval_budget_tokens_counts_judge_tokens_only(tmp_path: Path) -> No
     assert sum(v.tokens.in_ for v in report.variants) > 100_000
     assert len(report.variations) == 3 and report.status == "completed", report.stop_reason
     first = report.variations[0]
-    assert (first.parameter, first.value, first.accepted) == ("temperature", 0.0, True)
+    # the grid sweeps outward from the default 0.7, the lower neighbour first
+    assert (first.parameter, first.value, first.accepted) == ("temperature", 0.6, True)
     tight = await run_file(write_config(tmp_path, CONFIG.replace("100000", "2000")))
     assert tight.status == "partial" and len(tight.variations) < 3
 
@@ -158,11 +159,12 @@ async def two_nights(spec: object) -> tuple[RunReport, RunReport, dict[str, obje
 
 async def test_scheduled_sessions_start_from_the_current_best(tmp_path: Path, autojump_clock: object) -> None:
     first, second, start = await two_nights(load_experiment(write_config(tmp_path)))
-    assert first.variations[0].accepted and first.variations[0].value == 0.0
-    assert start["temperature"] == 0.0
-    # the second night starts at temperature 0.0 (the best so far): it never tests 0.0 again, and its
-    # baseline already scores as the first night's winner did
-    assert all(v.value != 0.0 or v.parameter != "temperature" for v in second.variations)
+    assert first.variations[0].accepted and first.variations[0].value == 0.6
+    assert start["temperature"] == 0.6
+    # the second night starts at temperature 0.6 (the best so far): it never tests a temperature the
+    # first night tested, and its baseline already scores as the first night's winner did
+    tested = {v.value for v in first.variations if v.parameter == "temperature"} | {0.7}
+    assert all(v.value not in tested or v.parameter != "temperature" for v in second.variations)
     assert second.variants[0].mean_score > first.variants[0].mean_score
 
 

@@ -1,6 +1,10 @@
 """Keystone agent-eval shapes: `agent: {type: cli, binary, args}` (a command target),
 `parallelism: {replicas, matrix, isolation}` (repeats and matrix variants) and
-`resources: {concurrency_limit}` (the executor pool's size)."""
+`resources: {concurrency_limit}` (the executor pool's size).
+
+In Keystone an agent's exit code is part of its scenario's result (agents exit non-zero when their
+tests fail), and only a sandbox that fails to boot, a timeout or an infrastructure fault is an error.
+So an agent block brings an `exit_code` gate: a non-zero exit is graded, and fails the replica."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ AGENT_FIELDS = ("type", "binary", "args", "env", "timeout_seconds", "workdir")
 def normalize_keystone(out: dict[str, Any], file: str) -> dict[str, Any]:
     if "agent" in out:
         move(out, ("target",), _agent(table_of(out.pop("agent"), file, "agent"), file), file, "agent")
+        _exit_code_gate(out)
     _parallelism(out, file)
     return out
 
@@ -37,6 +42,21 @@ def _agent(agent: dict[str, Any], file: str) -> dict[str, Any]:
         if key in agent:
             target[field] = agent[key]
     return target
+
+
+def _exit_code_gate(out: dict[str, Any]) -> None:
+    """Add the exit_code gate unless the file judges exit codes itself. It carries no weight when
+    other graders score (the composite stays theirs; a non-zero exit fails the replica as a gate)."""
+    graders = out.get("graders")
+    if graders is None:
+        graders = []
+    if not isinstance(graders, list):
+        return  # validation names the field
+    if any(isinstance(g, dict) and g.get("kind") == "exit_code" for g in graders):
+        return
+    weighted = any(isinstance(g, dict) and g.get("kind") != "forbidden" for g in graders)
+    gate = {"kind": "exit_code", "name": "exit_code", "gate": True, "weight": 0.0 if weighted else 1.0}
+    out["graders"] = [*graders, gate]
 
 
 def _share_workspace(out: dict[str, Any], file: str) -> None:

@@ -1,0 +1,31 @@
+"""Errors are never neutral inside a run either: each candidate's error rate against the baseline's.
+
+A candidate whose agent errors on the hard cases is scored on the easy ones it finished, so its score
+can beat the baseline's. Per case, the share of finished trials with no usable result is paired with
+the baseline's (the sign-flip test every paired figure takes), Holm across the candidates; a rise past
+`[gate] max_error_rate_increase` that is significant marks the comparison `more_errors`, and such a
+candidate's win is not significant.
+"""
+
+from __future__ import annotations
+
+from engine.events.report import Comparison
+from engine.store import stats
+from engine.store.projections.cases import case_error_rates
+from engine.store.projections.comparisons import compare_cases, rnd
+from engine.store.projections.run_state import RunState
+
+
+def add_error_comparisons(comparisons: list[Comparison], state: RunState, case_ids: list[str]) -> None:
+    if not comparisons or state.spec is None:
+        return
+    gate, seed = state.spec.gate, state.spec.seed
+    base = case_error_rates(state, comparisons[0].baseline, case_ids)
+    rates = [case_error_rates(state, c.candidate, case_ids) for c in comparisons]
+    results = [compare_cases(base, cand, seed, resamples=1) for cand in rates]  # their p only
+    adjusted = stats.holm([r.p_value for r in results])
+    for c, result, p in zip(comparisons, results, adjusted, strict=True):
+        c.error_rate_delta = rnd(result.delta)
+        c.error_rate_p_value = rnd(p)
+        rise = result.delta is not None and result.delta > gate.max_error_rate_increase
+        c.more_errors = rise and p is not None and p < gate.alpha
