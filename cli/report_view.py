@@ -147,7 +147,9 @@ def status_lines(r: Report) -> list[str]:
     if r.get("stop_reason"):
         lines.append(f"Stopped: {r['stop_reason']}")
     if r.get("stopping"):
-        lines.append(sequential_line(r["stopping"]))
+        lines += (
+            race_lines(r["stopping"]) if r["stopping"]["rule"] == "race" else [sequential_line(r["stopping"])]
+        )
     rate = r.get("error_rate")
     if rate:
         verdict = " - above" if r.get("error_rate_exceeded") else ", within"
@@ -203,6 +205,32 @@ def sequential_line(s: Report) -> str:
         f"{s['trials_saved']} of {s['fixed_design_trials']} trials saved ({saved:.0%}); "
         f"significant means p < {s['level']:.3g} at this look."
     )
+
+
+RACE_STOPPED = {
+    "one_left": "one variant left",
+    "equivalent": "the rest within min_improvement of the leader",
+    "max": "the cases ran out",
+    "": "still racing",
+}
+
+
+def race_lines(s: Report) -> list[str]:
+    """The race's end, and each variant it dropped with the evidence."""
+    saved = s["trials_saved"] / s["fixed_design_trials"] if s["fixed_design_trials"] else 0.0
+    lines = [
+        f"Race on {s['objective']}: round {s['looks_done']} of {s['max_looks']} "
+        f"({RACE_STOPPED.get(s['stopped'], s['stopped'])}); still in: {', '.join(s['survivors'])}; "
+        f"{s['trials_saved']} of {s['fixed_design_trials']} trials saved ({saved:.0%})."
+    ]
+    if s.get("eliminations"):
+        lines.append("Dropped variants ran fewer cases, so their intervals are wider:")
+    for d in s.get("eliminations") or []:
+        lines.append(
+            f"  {d['variant']} after round {d['round']}: behind {d['lost_to']} by {d['delta']:.3g} "
+            f"over {d['cases']} cases (p {d['p_value']:.3g} < {d['threshold']:.3g})"
+        )
+    return lines
 
 
 def flaky_rows(r: Report) -> list[list[str]]:

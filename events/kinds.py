@@ -177,6 +177,43 @@ class LookDecided(Event, tag="look.decided"):
     stop: Literal["", "efficacy", "futility", "max"] = ""
 
 
+class RaceStanding(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
+    """One variant's objective over the cases a race round had run: per-case mean, 95% interval."""
+
+    variant: str
+    mean: float
+    lo: float | None = None
+    hi: float | None = None
+    cases: int = 0
+
+
+class VariantEliminated(Event, tag="variant.eliminated"):
+    """A raced variant dropped after a round ([stopping] rule "race"): paired over the round's cases it
+    was significantly worse than `lost_to` (p below the round's threshold); it gets no more trials."""
+
+    variant: str
+    round: int
+    lost_to: str
+    delta: float  # lost_to's objective minus this variant's (the loser's deficit, on the objective)
+    p_value: float
+    threshold: float
+    cases: int  # the paired cases the decision rests on
+
+
+class RaceRoundDecided(Event, tag="race.round_decided"):
+    """A race round's decision: who is still in, the standings it saw, and why the race ends here
+    ("" when it goes on; one_left, equivalent or max)."""
+
+    round: int
+    rounds: int
+    cases: int  # cases run so far (every surviving variant ran the same ones)
+    threshold: float
+    leader: str
+    survivors: list[str]
+    standings: list[RaceStanding] = []
+    stop: Literal["", "one_left", "equivalent", "max"] = ""
+
+
 class PairwiseJudged(Event, tag="pairwise.judged"):
     """A pairwise judge's verdict on a candidate's and the baseline's outputs of one case and repeat.
     The candidate was shown as `candidate_position` ("A" or "B", drawn from the trial's seed), so
@@ -266,6 +303,8 @@ AnyEvent = (
     | VariationAccepted
     | VariationRejected
     | LookDecided
+    | VariantEliminated
+    | RaceRoundDecided
     | PairwiseJudged
     | RunMarked
     | ConfigApplied

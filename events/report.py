@@ -165,16 +165,50 @@ class VariationRecord(Report):
     latency_ms: float = 0.0
 
 
+class RaceStanding(Report):
+    variant: str
+    mean: float  # the objective over the round's cases (cost_per_pass: negated, so higher is better)
+    lo: float | None = None  # its 95% interval (per-case values; none for cost_per_pass)
+    hi: float | None = None
+    cases: int = 0
+
+
+class RaceRound(Report):
+    round: int
+    cases: int  # cases run so far by every survivor
+    leader: str
+    survivors: list[str]
+    threshold: float  # p below this drops a variant (alpha over rounds and rivals)
+    standings: list[RaceStanding] = []
+
+
+class RaceElimination(Report):
+    """A variant dropped from a race: it had fewer cases than the survivors, so its interval is wider."""
+
+    variant: str
+    round: int
+    lost_to: str
+    delta: float
+    p_value: float
+    threshold: float
+    cases: int
+
+
 class StoppingReport(Report):
-    """A sequential run's looks: where it stopped, why, and what that saved against the fixed design."""
+    """A sequential run's looks, or a race's rounds: where it stopped, why, and what that saved against
+    the fixed design. For a race, looks are its rounds and `stopped` is one_left, equivalent or max."""
 
     rule: str
     looks_done: int
     max_looks: int
-    stopped: str  # efficacy | futility | max | "" (still running)
+    stopped: str  # efficacy | futility | max | "" (still running); a race: one_left | equivalent | max
     level: float  # the significance level of the last look: the report's "significant" uses it
     fixed_design_trials: int
     trials_saved: int
+    objective: str = ""  # a race's objective: score | pass_rate | cost_per_pass
+    survivors: list[str] = []
+    eliminations: list[RaceElimination] = []
+    rounds: list[RaceRound] = []
 
 
 class JudgeAgreement(Report):

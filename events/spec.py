@@ -239,11 +239,19 @@ def check_grid_size(p: ParameterRange) -> None:
 class StoppingSpec(Spec):
     """rule "sequential": the repeats run in `looks` rounds; after each, the run stops as soon as every
     candidate is clearly better or worse than the baseline (alpha spent across the looks, so the
-    false-winner rate stays at alpha), or no better after half of them (futility)."""
+    false-winner rate stays at alpha), or no better after half of them (futility). rule "race": see
+    `rounds`."""
 
-    rule: Literal["fixed", "sequential"] = "fixed"
+    rule: Literal["fixed", "sequential", "race"] = "fixed"
     alpha: Annotated[float, Meta(gt=0, lt=1)] = 0.05
     looks: Annotated[int, Meta(ge=2, le=20)] = 4
+    # rule "race": the cases run in `rounds` rounds, every surviving variant on the same ones; after
+    # each round a variant significantly worse than the leader is dropped (alpha split over rounds and
+    # comparisons). It ends with one left, when the rest are within `min_improvement` of the leader
+    # (0: never), or when the cases run out.
+    rounds: Annotated[int, Meta(ge=2, le=100)] = 8
+    min_improvement: Annotated[float, Meta(ge=0)] = 0.0
+    objective: Literal["score", "pass_rate", "cost_per_pass"] = "score"
 
 
 class ScheduleSpec(Spec):

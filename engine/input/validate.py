@@ -48,6 +48,8 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     if spec.schedule is not None:
         check_cron(spec.schedule.cron, file)
     _check_stopping(spec, fail)
+    if spec.stopping is not None and spec.stopping.rule == "race" and len(variants) < 2:
+        fail("stopping.rule", f"expected at least 2 variants to race; the run has {len(variants)}")
     _check_caps(spec, len(variants), fail)
 
 
@@ -70,10 +72,21 @@ def _check_stopping(spec: ExperimentSpec, fail: Fail) -> None:
         return
     if spec.kind == "tune":
         fail("stopping", "expected no [stopping] table in a tuning session (it spends alpha per decision)")
+    if stopping.rule == "race":
+        _check_race(spec, fail)
+        return
     if spec.repeat.strategy == "pass_at_k":
         fail("stopping.rule", "expected repeat.strategy 'mean' or 'confidence_interval' for sequential looks")
     if spec.repeat.count < stopping.looks:
         fail("stopping.looks", f"expected at most repeat.count ({spec.repeat.count}) looks: one round each")
+
+
+def _check_race(spec: ExperimentSpec, fail: Fail) -> None:
+    assert spec.stopping is not None
+    if spec.repeat.strategy == "pass_at_k":
+        fail("stopping.rule", "expected repeat.strategy 'mean' or 'confidence_interval' for a race")
+    if len(spec.cases) < spec.stopping.rounds:
+        fail("stopping.rounds", f"expected at most one round per case ({len(spec.cases)} cases)")
 
 
 def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:

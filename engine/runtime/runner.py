@@ -35,6 +35,7 @@ from engine.runtime.lease import run_lease
 from engine.runtime.pairwise import pairwise_unless_stopped
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
+from engine.runtime.race import run_race
 from engine.runtime.ray_session import ray_session
 from engine.runtime.sequential import run_sequential
 from engine.runtime.tune import TuneRun, tune_session
@@ -164,6 +165,8 @@ async def _run_body(log: EventStore, request: RunRequest, spec: ExperimentSpec, 
                 )
             elif spec.stopping is not None and spec.stopping.rule == "sequential":
                 reason = await run_sequential(spec, run_id, variants, workers, pipe, load_output)
+            elif spec.stopping is not None and spec.stopping.rule == "race":
+                reason = await run_race(spec, run_id, variants, workers, pipe, load_output)
             else:
                 reason = await workers.run(build_plan(spec, run_id, variants, load_output))
     if wall.cancelled_caught:

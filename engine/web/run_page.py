@@ -9,6 +9,7 @@ from typing import Any
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, pct, q, table
 from engine.web.progress import progress
+from engine.web.race_chart import race_section
 from engine.web.svg import Interval, forest
 
 
@@ -33,6 +34,7 @@ def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
         + progress_section(live, run_id, ctx.log.last_seq())
         + "<h2>Variants</h2>"
         + variants_table(report)
+        + race(report)
         + "<h2>Deltas against the baseline</h2>"
         + forest(intervals(report))
         + "<h2>Flaky cases</h2>"
@@ -43,6 +45,13 @@ def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
         + budget(report)
     )
     return f"{report['experiment']} {run_id}", body
+
+
+def race(r: dict[str, Any]) -> str:
+    stopping = r.get("stopping") or {}
+    if stopping.get("rule") != "race":
+        return ""
+    return "<h2>Race</h2>" + race_section(stopping)
 
 
 def progress_section(live: dict[str, Any], run_id: str, after: int) -> str:

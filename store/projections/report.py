@@ -21,6 +21,7 @@ from engine.store.projections.outcome import (
     variation_record,
 )
 from engine.store.projections.pairwise import pairwise_reports
+from engine.store.projections.race import race_stopping, race_winner
 from engine.store.projections.run_state import RunState
 from engine.store.projections.scenarios import reproducers, scenario_verdicts
 from engine.store.projections.variant_report import flaky_cases, variant_report
@@ -51,6 +52,8 @@ def build_report(state: RunState) -> RunReport:
     if spec is not None and spec.kind == "tune":
         winner, significant = tuning_winner(state)
         error_bound = session_error_bound(spec, len(state.variations))
+    elif state.race_rounds:
+        winner, significant = race_winner(state)
     elif names:
         means = {v.name: v.strategy_score for v in variants}
         adjusted = {c.candidate: c.p_value_adjusted for c in comparisons}
@@ -79,7 +82,7 @@ def build_report(state: RunState) -> RunReport:
         winner_significant=significant,
         tied_best=tied,
         session_error_bound=error_bound,
-        stopping=stopping_report(state, done),
+        stopping=stopping_report(state, done) or race_stopping(state, done),
         judge_agreement=judge_agreement(state),
         runner_up_p_value=runner_up_p,
         variants=variants,
@@ -147,7 +150,10 @@ def judge_agreement(state: RunState) -> dict[str, JudgeAgreement]:
 
 
 def stopped_early(state: RunState) -> bool:
-    """A sequential run that stopped at a look because the answer was clear: complete, not partial."""
+    """A sequential run that stopped at a look because the answer was clear, or a race that ended by
+    its rule: complete, not partial."""
+    if state.race_rounds:
+        return state.race_rounds[-1].stop != ""
     return bool(state.looks) and state.looks[-1].stop in ("efficacy", "futility")
 
 

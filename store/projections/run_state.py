@@ -121,6 +121,8 @@ class RunState:
     cancel_requested: bool = False
     variations: list[k.VariationAccepted | k.VariationRejected] = field(default_factory=list)
     looks: list[k.LookDecided] = field(default_factory=list)  # a sequential run's interim looks
+    race_rounds: list[k.RaceRoundDecided] = field(default_factory=list)  # a race's decided rounds
+    eliminated: dict[str, k.VariantEliminated] = field(default_factory=dict)  # a race's dropped variants
     judges: dict[str, JudgeTally] = field(default_factory=dict)  # by judge grader name
     pairwise: dict[tuple[str, str], PairTally] = field(default_factory=dict)  # (grader, candidate)
     grading: int = 0
@@ -359,6 +361,16 @@ def _look(s: RunState, e: k.LookDecided) -> None:
         s.looks.append(e)
 
 
+def _race_round(s: RunState, e: k.RaceRoundDecided) -> None:
+    # a round decided again after a resume: the first decision counts
+    if not s.race_rounds or e.round > s.race_rounds[-1].round:
+        s.race_rounds.append(e)
+
+
+def _eliminated(s: RunState, e: k.VariantEliminated) -> None:
+    s.eliminated.setdefault(e.variant, e)
+
+
 def _run_completed(s: RunState, e: k.RunCompleted) -> None:
     s.status = e.status
     s.finished_ts = e.ts
@@ -389,6 +401,8 @@ RUN_STATE = Projection[RunState]({
     k.VariationAccepted: _variation,
     k.VariationRejected: _variation,
     k.LookDecided: _look,
+    k.RaceRoundDecided: _race_round,
+    k.VariantEliminated: _eliminated,
     k.PairwiseJudged: lambda s, e: add_verdict(s.pairwise, e),
     k.RunCompleted: _run_completed,
     k.RunCancelled: _run_cancelled,
