@@ -15,6 +15,7 @@ A `kind = "tune"` session without `tune.parameters` gets the default search spac
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from engine.errors import InputError
@@ -22,7 +23,9 @@ from engine.events.spec import DEFAULT_SEARCH_SPACE
 from engine.input.compat.common import list_of, table_of
 
 
-def normalize_agentv(out: dict[str, Any], file: str) -> dict[str, Any]:
+def normalize_agentv(
+    out: dict[str, Any], file: str, base_dir: Path | None = None, agentv: bool = False
+) -> dict[str, Any]:
     """`out` with the AgentV spellings replaced by engine's; engine's own pass through."""
     _default_search_space(out, file)
     _runs_shorthand(out, file)
