@@ -47,7 +47,7 @@ def write_body(path: Path, body: str) -> None:
     """A Markdown file's body replaced by `body`; its front matter (between `---` lines) is kept."""
     text = _read(path)
     front = ""
-    if text.startswith("---\n"):
+    if text.startswith("---\n") and not body.startswith("---\n"):  # a body with its own keeps that
         end = text.find("\n---\n", 3)
         if end < 0:
             raise InputError(str(path), "", "expected front matter closed by a `---` line")
