@@ -138,3 +138,12 @@ def test_the_unmapped_kinds_warning_is_one_line_from_the_cli(tmp_path: Path) -> 
     assert (
         "support.eval.yaml: assertions: not run" in warnings[0] and json.dumps("latency")[1:-1] in warnings[0]
     )
+
+
+def test_setup_with_a_fixed_workdir_is_refused(tmp_path: Path) -> None:
+    file = project(tmp_path)
+    targets = tmp_path / ".agentv" / "targets.yaml"
+    targets.write_text(TARGETS + "    workdir: .\n")
+    done = run_engine("validate", str(file), cwd=tmp_path)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "with-docs.yaml: setup: runs in each trial's own workspace" in err, err

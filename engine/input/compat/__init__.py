@@ -2,7 +2,8 @@
 
 Each `normalize_*` takes the parsed file (a fresh copy) and returns it with that tool's spellings
 replaced by engine's; engine's own fields pass through. The order matters only where shapes overlap:
-a tool whose vocabulary is recognised by a top-level key it alone uses goes first.
+a tool whose vocabulary is recognised by a top-level key it alone uses goes first. A file in another
+tool's vocabulary must name its subject (see subject): it never runs engine's embedded local model.
 """
 
 from __future__ import annotations

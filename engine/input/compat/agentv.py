@@ -41,11 +41,7 @@ def normalize_agentv(
         execution.setdefault("trial_timeout_s", out.pop("timeout_seconds"))
         out["execution"] = execution
     if "setup" in out:
-        commands = _scripts(out.pop("setup"), file, "setup")[0]
-        if agentv:
-            per_trial_setup(out, commands, _folders(base_dir))
-        else:
-            out["setup"] = commands  # engine's own: once per start, in the experiment's folder
+        _setup(out, file, base_dir, agentv)
     if agentv:
         _expected_check(out, file)
     if "scripts" in out:
@@ -56,6 +52,18 @@ def normalize_agentv(
         suites = list_of(out["suites"], file, "suites")
         out["suites"] = [_suite(item, file, f"suites[{i}]") for i, item in enumerate(suites)]
     return out
+
+
+def _setup(out: dict[str, Any], file: str, base_dir: Path | None, agentv: bool) -> None:
+    commands = _scripts(out.pop("setup"), file, "setup")[0]
+    if not agentv:
+        out["setup"] = commands  # engine's own: once per start, in the experiment's folder
+        return
+    target = out.get("target")
+    if isinstance(target, dict) and target.get("workdir") is not None:
+        expected = "runs in each trial's own workspace: not together with the target's fixed `workdir`"
+        raise InputError(file, "setup", expected)
+    per_trial_setup(out, commands, _folders(base_dir))
 
 
 def _folders(base_dir: Path | None) -> list[Path]:
