@@ -89,9 +89,13 @@ def run(
 
 
 def _has_schedule(file: Path) -> bool:
+    import warnings
+
     from engine.input.loader import load_experiment
 
-    spec = load_experiment(file)
+    with warnings.catch_warnings():  # the run loads the file again: its warnings are said once, there
+        warnings.simplefilter("ignore")
+        spec = load_experiment(file)
     return spec.schedule is not None and spec.schedule.enabled
 
 

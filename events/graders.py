@@ -126,6 +126,15 @@ class ExitCodeGraderSpec(BaseGrader, tag="exit_code"):
     exit_codes: list[Annotated[int, Meta(ge=-(2**31), le=2**31)]] = []
 
 
+class CaseGraderSpec(BaseGrader, tag="case"):
+    """The graders each case carries in `criteria.graders` (an AgentV test's assertions), run on that
+    case's outputs: passed when all pass, scored by their weighted mean. With `expected`, the case's
+    expected answer is checked too (contains, case-insensitive). A case with nothing to check is left
+    to the other graders (no score, and no veto when this grader is a gate)."""
+
+    expected: bool = False
+
+
 class PythonGraderSpec(BaseGrader, tag="python", kw_only=True):
     """An evaluator in Python: 'module:function' (looked up on sys.path, then beside the experiment
     file) or a name registered through the embedding API. It is called as fn(case, output, context),
@@ -145,6 +154,7 @@ GraderSpec = (
     | JudgeGraderSpec
     | PairwiseGraderSpec
     | ExitCodeGraderSpec
+    | CaseGraderSpec
     | PythonGraderSpec
 )
 GRADER_KINDS = {str(g.__struct_config__.tag): g for g in GraderSpec.__args__}  # type: ignore[attr-defined]

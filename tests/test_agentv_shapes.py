@@ -76,15 +76,19 @@ def test_an_agentv_experiment_loads_as_engine_fields(tmp_path: Path) -> None:
     assert [c.id for c in spec.cases] == expected_ids
     assert (spec.repeat.count, spec.repeat.strategy, spec.repeat.cost_limit_usd) == (4, "pass_at_k", 2.0)
     assert spec.execution.trial_timeout_s == 720
-    assert spec.setup == ["echo setting up"]
-    (scripts,) = spec.graders
-    assert (scripts.kind, scripts.name, scripts.timeout_s) == ("command", "scripts", 120.0)
+    # setup runs in each trial's workspace: the (one) variant's, not once in the experiment's folder
+    assert spec.setup == []
+    assert [(v.name, v.setup) for v in spec.variants] == [("baseline", ["echo setting up"])]
+    expected, scripts = spec.graders  # scripts add to the expected-output check: both are gates
+    assert (expected.kind, expected.expected, expected.gate) == ("case", True, True)
+    assert (scripts.kind, scripts.name, scripts.timeout_s) == ("command", "scripts", 120.0) and scripts.gate
     assert scripts.commands == ["grep -q refund output.txt", "test -s output.txt"]
     assert spec.suite is None and spec.suites == []
 
 
 def test_vercel_runs_shorthand_is_an_early_exit_pass_at_k() -> None:
-    base = {"name": "v", "cases": [{"id": "a", "prompt": "p", "expected": "x"}]}
+    # a file in AgentV's vocabulary names its subject (here engine's local model, explicitly)
+    base = {"name": "v", "target": {"kind": "local"}, "cases": [{"id": "a", "prompt": "p", "expected": "x"}]}
     spec = spec_from_dict({**base, "runs": 4, "early_exit": False})
     assert (spec.repeat.count, spec.repeat.strategy, spec.repeat.early_exit) == (4, "pass_at_k", False)
     assert spec_from_dict({**base, "runs": 2}).repeat.early_exit is True
@@ -104,7 +108,8 @@ def test_vercel_runs_shorthand_is_an_early_exit_pass_at_k() -> None:
 )
 def test_bad_agentv_shapes_name_the_field(extra: dict[str, object], field: str, expected: str) -> None:
     with pytest.raises(InputError) as caught:
-        spec_from_dict({"name": "v", "cases": [{"id": "a", "prompt": "p", "expected": "x"}], **extra})
+        cases = [{"id": "a", "prompt": "p", "expected": "x"}]
+        spec_from_dict({"name": "v", "target": {"kind": "local"}, "cases": cases, **extra})
     assert caught.value.field == field and expected in caught.value.expected
 
 

@@ -18,5 +18,6 @@ GRADERS: Registry[type] = Registry(
         "command": "engine.actors.graders.command:CommandGrader",
         "judge": "engine.actors.graders.judge:JudgeGrader",
         "python": "engine.actors.graders.python:PythonGrader",
+        "case": "engine.actors.graders.case:CaseGrader",
     },
 )

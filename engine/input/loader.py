@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from engine.errors import InputError
-from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec
+from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec, grader_spec
 from engine.input.compat import normalize
 from engine.input.overrides import apply_overrides
 from engine.input.parsing import allowed_values, check_shape, field_hint, parse_file, split_validation_error
@@ -32,6 +32,7 @@ def spec_from_raw(raw: dict[str, Any], name: str, base_dir: Path) -> ExperimentS
     check_shape(raw, name)
     spec = convert_spec(default_target_kind(normalize(raw, name, base_dir)), name)
     spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
+    spec = with_case_graders(spec)
 
     check_spec(spec, name)
     return spec
@@ -43,6 +44,18 @@ def default_target_kind(raw: dict[str, Any]) -> dict[str, Any]:
     if isinstance(target, dict) and "kind" not in target:
         return {**raw, "target": {"kind": "local", **target}}
     return raw
+
+
+def with_case_graders(spec: ExperimentSpec) -> ExperimentSpec:
+    """Cases carrying their own graders (AgentV assertions) get them run: a `case` grader, a gate
+    (a failed assertion fails the trial), unless the file already has one."""
+    if any(g.kind == "case" for g in spec.graders) or not any(c.criteria.get("graders") for c in spec.cases):
+        return spec
+    # with no grader of the file's own scoring, the case grader also checks the expected answer (the
+    # default check, which a contains grader beside it would only average with the assertions)
+    alone = all(g.kind == "forbidden" for g in spec.graders)
+    own = grader_spec(kind="case", name="assertions", gate=True, expected=alone)
+    return msgspec.structs.replace(spec, graders=[*spec.graders, own])
 
 
 def resolve_suites(spec: ExperimentSpec, base_dir: Path, name: str) -> ExperimentSpec:

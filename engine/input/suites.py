@@ -19,6 +19,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, SuiteSpec
+from engine.input.compat.assertions import check_case_graders, warn_unrun
 from engine.input.compat.records import case_record, with_stable_ids
 from engine.input.parsing import read_text, split_validation_error
 
@@ -30,6 +31,10 @@ def load_suite(
     paths = _suite_files(base_dir, suite.path, experiment_file, field)
     records = [(path, where, record) for path in paths for where, record in _read_records(path)]
     named = with_stable_ids([case_record(record) for _, _, record in records])
+    for path in paths:
+        warn_unrun([record for p, _, record in records if p == path], str(path))
+    for (path, where, _), record in zip(records, named, strict=True):
+        check_case_graders(record, str(path), where)
     cases = [
         _to_case(record, str(path), where) for (path, where, _), record in zip(records, named, strict=True)
     ]

@@ -2,7 +2,9 @@
 
 The variant defaults to the run's winner, which must be significant unless forced. Its effective
 parameters (the experiment's [params] under the variant's own) go to `[params]`, its flags to
-`[flags]`, and a model or system prompt it sets to `[variant]`; the rest of the file is kept.
+`[flags]`, and a model or system prompt it sets to `[variant]`; the rest of the file is kept. A
+Markdown file (an agents-fleet skill, `skills/coder.md`) gets the variant's text (its system prompt:
+the patched skill) as its body, front matter kept; what Markdown cannot hold is named, not written.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from engine.errors import InputError
 from engine.store.contract import EventStore
 from engine.store.projections.report import build_report
-from engine.views.apply import apply_params
+from engine.views.apply import MARKDOWN, apply_params, write_body
 from engine.views.queries import run_state
 
 WHERE = "engine promote"
@@ -34,6 +36,8 @@ def promote(log: EventStore, run_id: str, variant: str | None, path: Path, force
         "variant": {k: v for k, v in (("model", chosen.model), ("system", chosen.system)) if v is not None},
     }
     written = {table: values for table, values in tables.items() if values}
+    if path.suffix.lower() in MARKDOWN:
+        return _promote_text(run_id, name, chosen.system, path, written)
     if not written:
         raise InputError(WHERE, "VARIANT", f"variant {name!r} sets no params, flags, model or system")
     for table, values in written.items():
@@ -43,9 +47,26 @@ def promote(log: EventStore, run_id: str, variant: str | None, path: Path, force
     return {"run_id": run_id, "variant": name, "file": str(path), **settings}
 
 
+def _promote_text(
+    run_id: str, name: str, system: str | None, path: Path, tables: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    if system is None:
+        expected = f"variant {name!r} sets no skill text (system) to write into a Markdown file"
+        raise InputError(str(path), "", expected + "; promote to a .toml or .json config instead")
+    write_body(path, system)
+    not_written = [f"[{table}]" for table in tables if table != "variant"]
+    not_written += ["[variant] model"] if "model" in tables.get("variant", {}) else []
+    return {"run_id": run_id, "variant": name, "file": str(path), "body": system, "not_written": not_written}
+
+
 def describe_promotion(written: dict[str, Any]) -> str:
     """'promoted variant cold of run r1 to agent.toml' and one line per table written."""
     lines = [f"promoted variant {written['variant']} of run {written['run_id']} to {written['file']}"]
+    if "body" in written:
+        lines.append(f"  body: the variant's text ({len(written['body'].splitlines())} lines)")
+        if written["not_written"]:
+            skipped = ", ".join(written["not_written"])
+            lines.append(f"  not written (a Markdown file holds the text only): {skipped}")
     for table, key in (("params", "params"), ("flags", "flags"), ("variant", "variant_settings")):
         if key in written:
             values = ", ".join(f"{name} = {value!r}" for name, value in written[key].items())

@@ -2,7 +2,8 @@
 
 Each `normalize_*` takes the parsed file (a fresh copy) and returns it with that tool's spellings
 replaced by engine's; engine's own fields pass through. The order matters only where shapes overlap:
-a tool whose vocabulary is recognised by a top-level key it alone uses goes first.
+a tool whose vocabulary is recognised by a top-level key it alone uses goes first. A file in another
+tool's vocabulary must name its subject (see subject): it never runs engine's embedded local model.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from engine.input.compat.agentv_project import normalize_agentv_project
 from engine.input.compat.fleet import normalize_fleet
 from engine.input.compat.keystone import normalize_keystone
 from engine.input.compat.records import case_record, with_stable_ids
+from engine.input.compat.subject import require_subject, source_tool
 from engine.input.compat.weakincentives import normalize_weakincentives
 from engine.input.compat.zeph import normalize_zeph
 
@@ -23,12 +25,14 @@ def normalize(raw: dict[str, Any], file: str, base_dir: Path | None = None) -> d
     """A copy of `raw` in engine's own vocabulary; base_dir is the file's folder (paths are checked
     against it)."""
     out = dict(raw)
+    tool = source_tool(raw)
     out = normalize_zeph(out, file, base_dir)
     out = normalize_weakincentives(out, file, base_dir)
     out = normalize_fleet(out, file, base_dir)
     out = normalize_agentv_project(out, file, base_dir)
-    for step in (normalize_keystone, normalize_agentv):
-        out = step(out, file)
+    out = normalize_keystone(out, file)
+    out = normalize_agentv(out, file, base_dir, agentv=tool == "AgentV")
+    require_subject(out, tool, file, base_dir)
     if isinstance(out.get("cases"), list):  # inline cases without ids, as in a Zeph benchmark
         out["cases"] = with_stable_ids([case_record(case) for case in out["cases"]])
     return out

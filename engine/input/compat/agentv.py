@@ -5,8 +5,12 @@ Accepted, so an AgentV experiment file loads as it is:
 - `runs: N` (+ `early_exit`): shorthand for a pass_at_k repeat; not together with `repeat`;
 - `repeat.costLimitUsd`: the prerelease spelling of `repeat.cost_limit_usd`;
 - `timeout_seconds`: the per-trial timeout (`execution.trial_timeout_s`);
-- `setup: [{script: CMD}]` and `scripts: [CMD | {script: CMD, timeout_seconds: S}]`: setup commands,
-  and verification scripts run after each trial (one `command` grader, passed = every script exits 0).
+- `setup: [{script: CMD}]`: commands run in each trial's workspace before the agent (the files they
+  name are copied in from the experiment's folder first: see agentv_setup);
+- `scripts: [CMD | {script: CMD, timeout_seconds: S}]`: verification scripts run after each trial,
+  one `command` grader that is a gate (every script must exit 0) added to the expected-output check,
+  which stays: without graders of its own, an AgentV file checks each test's `expected_output` (and
+  its assertions) with a `case` grader, also a gate, so a wrong answer fails even when scripts pass.
 
 A `kind = "tune"` session without `tune.parameters` gets the default search space
 (temperature, top_p, top_k and the two penalties).
@@ -15,14 +19,19 @@ A `kind = "tune"` session without `tune.parameters` gets the default search spac
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from engine.errors import InputError
 from engine.events.spec import DEFAULT_SEARCH_SPACE
+from engine.input.compat.agentv_project import project_dir
+from engine.input.compat.agentv_setup import per_trial_setup
 from engine.input.compat.common import list_of, table_of
 
 
-def normalize_agentv(out: dict[str, Any], file: str) -> dict[str, Any]:
+def normalize_agentv(
+    out: dict[str, Any], file: str, base_dir: Path | None = None, agentv: bool = False
+) -> dict[str, Any]:
     """`out` with the AgentV spellings replaced by engine's; engine's own pass through."""
     _default_search_space(out, file)
     _runs_shorthand(out, file)
@@ -32,7 +41,9 @@ def normalize_agentv(out: dict[str, Any], file: str) -> dict[str, Any]:
         execution.setdefault("trial_timeout_s", out.pop("timeout_seconds"))
         out["execution"] = execution
     if "setup" in out:
-        out["setup"] = _scripts(out["setup"], file, "setup")[0]
+        _setup(out, file, base_dir, agentv)
+    if agentv:
+        _expected_check(out, file)
     if "scripts" in out:
         out["graders"] = [*out.get("graders", []), _scripts_grader(out.pop("scripts"), file)]
     if "suite" in out:
@@ -41,6 +52,33 @@ def normalize_agentv(out: dict[str, Any], file: str) -> dict[str, Any]:
         suites = list_of(out["suites"], file, "suites")
         out["suites"] = [_suite(item, file, f"suites[{i}]") for i, item in enumerate(suites)]
     return out
+
+
+def _setup(out: dict[str, Any], file: str, base_dir: Path | None, agentv: bool) -> None:
+    commands = _scripts(out.pop("setup"), file, "setup")[0]
+    if not agentv:
+        out["setup"] = commands  # engine's own: once per start, in the experiment's folder
+        return
+    target = out.get("target")
+    if isinstance(target, dict) and target.get("workdir") is not None:
+        expected = "runs in each trial's own workspace: not together with the target's fixed `workdir`"
+        raise InputError(file, "setup", expected)
+    per_trial_setup(out, commands, _folders(base_dir))
+
+
+def _folders(base_dir: Path | None) -> list[Path]:
+    if base_dir is None:
+        return []
+    root = project_dir(base_dir)
+    return [base_dir] if root is None or root == base_dir.resolve() else [base_dir, root]
+
+
+def _expected_check(out: dict[str, Any], file: str) -> None:
+    """No graders of the file's own: each test's expected_output and assertions are the check."""
+    graders = list_of(out.get("graders", []), file, "graders")
+    if all(isinstance(g, dict) and g.get("kind") == "forbidden" for g in graders):
+        check = {"kind": "case", "name": "expected_output", "expected": True, "gate": True}
+        out["graders"] = [check, *graders]
 
 
 def _default_search_space(out: dict[str, Any], file: str) -> None:
@@ -94,7 +132,7 @@ def _scripts(items: Any, file: str, field: str) -> tuple[list[Any], float | None
 
 def _scripts_grader(items: Any, file: str) -> dict[str, Any]:
     commands, timeout = _scripts(items, file, "scripts")
-    grader: dict[str, Any] = {"kind": "command", "name": "scripts", "commands": commands}
+    grader: dict[str, Any] = {"kind": "command", "name": "scripts", "commands": commands, "gate": True}
     if timeout is not None:
         grader["timeout_s"] = timeout
     return grader

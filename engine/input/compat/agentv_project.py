@@ -80,6 +80,14 @@ def _from_root(suite: Any, base_dir: Path, root: Path) -> list[Any]:
     return [{**rest, "path": str(path)} for path in matches]
 
 
+def target_names(base_dir: Path) -> list[str]:
+    """The names .agentv/targets.yaml defines ([] when there is none or it cannot be read)."""
+    try:
+        return list(_named_targets(base_dir, ""))
+    except InputError:
+        return []
+
+
 def _named_targets(base_dir: Path, file: str) -> dict[str, dict[str, Any]]:
     root = project_dir(base_dir)
     path = root / ".agentv" / "targets.yaml" if root is not None else None

@@ -20,7 +20,8 @@ GRADERS = {
     "heuristic": {"kind": "contains"},
     "exact": {"kind": "exact"},
     "contains": {"kind": "contains"},
-    "verifier": {"kind": "command", "name": "verifier"},  # runs each case's criteria.commands
+    # runs each case's criteria.commands; a gate, as the fleet's verifier: passed = every command exits 0
+    "verifier": {"kind": "command", "name": "verifier", "gate": True},
     "judge": {"kind": "judge"},
 }
 _CONFIG = {

@@ -7,6 +7,9 @@ import hashlib
 import json
 from typing import Any
 
+from engine.input.compat.assertions import KEYS as ASSERTION_KEYS
+from engine.input.compat.assertions import to_graders
+
 
 def case_record(record: Any) -> Any:
     """A weakincentives dataset row `{id, input, expected}` or an AgentV test `{id, input,
@@ -42,14 +45,19 @@ def _is_conversation(given: Any) -> bool:
 
 def _agentv_test(record: dict[str, Any]) -> dict[str, Any]:
     out = dict(record)
-    if "assertions" in out:  # kept with the case, not run: engine's graders are [[graders]]
-        metadata = out.get("metadata", {})
-        if isinstance(metadata, dict):
-            out["metadata"] = {**metadata, "assertions": out.pop("assertions")}
-    if "expected_output" in out and "expected" not in out:
-        out["expected"] = out.pop("expected_output")
     if isinstance(out.get("criteria"), str):
         out.setdefault("reference", out.pop("criteria"))
+    key = next((k for k in ASSERTION_KEYS if k in out), None)
+    if key is not None:  # run by the `case` grader as the case's own graders; kept as written too
+        assertions = out.pop(key)
+        metadata, criteria = out.get("metadata", {}), out.get("criteria", {})
+        if isinstance(metadata, dict):
+            out["metadata"] = {**metadata, "assertions": assertions}
+        graders = to_graders(assertions)[0]
+        if graders and isinstance(criteria, dict | None):
+            out["criteria"] = {**(criteria or {}), "graders": graders}
+    if "expected_output" in out and "expected" not in out:
+        out["expected"] = out.pop("expected_output")
     return out
 
 

@@ -1,7 +1,7 @@
 """weakincentives' eval vocabulary: `experiments` (a list of {name, overrides_tag, flags, owner,
 description}) are engine's variants, `dataset` a JSONL file of `{id, input, expected}` rows, and the
 prompt overrides live in `.weakincentives/prompts/overrides/{namespace}/{key}/{tag}.json` (the default
-`overrides_dir` when that folder exists beside the file)."""
+`overrides_dir` when that folder exists beside the file). An evaluator's `passed` decides the trial."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ DEFAULT_OVERRIDES = ".weakincentives/prompts/overrides"
 
 
 def normalize_weakincentives(out: dict[str, Any], file: str, base_dir: Path | None = None) -> dict[str, Any]:
+    if isinstance(out.get("experiments"), list) or isinstance(out.get("dataset"), str):
+        _evaluators_decide(out)
     if isinstance(out.get("experiments"), list):
         move(out, ("variants",), out.pop("experiments"), file, "experiments")
     if isinstance(out.get("dataset"), str):
@@ -24,3 +26,13 @@ def normalize_weakincentives(out: dict[str, Any], file: str, base_dir: Path | No
     if tagged and "overrides_dir" not in out and store is not None and store.is_dir():
         out["overrides_dir"] = DEFAULT_OVERRIDES
     return out
+
+
+def _evaluators_decide(out: dict[str, Any]) -> None:
+    """An evaluator's `passed` is its verdict, as in weakincentives: a python grader is a gate (its
+    score alone, e.g. 0.5 for half right, would otherwise pass at the 0.5 threshold)."""
+    graders = out.get("graders")
+    if isinstance(graders, list):
+        out["graders"] = [
+            {"gate": True, **g} if isinstance(g, dict) and g.get("kind") == "python" else g for g in graders
+        ]

@@ -4,7 +4,9 @@ Zeph keeps its self-tuning settings in the agent's config.toml; that block maps 
 `benchmark_file` is the suite (inside the config's folder only), `eval_model` the judge's model,
 `min_improvement` a delta on the judge's 1-10 scale (engine's scores run 0-1: divided by 10),
 `eval_budget_tokens` the judge-token budget, `auto_apply` writes back into the same config file.
-Without graders the judge uses Zeph's four weighted criteria.
+Without graders the judge uses Zeph's four weighted criteria. The agent's `[llm]` provider is the
+model under test (see zeph_llm) unless a `[target]` table names another; the judge is that same
+endpoint, with `eval_model` as its model.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from engine.errors import InputError, warn_input
 from engine.events.spec import ExperimentSpec
 from engine.input.compat.common import move, table_of
+from engine.input.compat.zeph_llm import llm_target
 
 ZEPH_RUBRIC = [
     {"name": "accuracy", "weight": 0.30, "description": "factually correct"},
@@ -42,7 +45,11 @@ def normalize_zeph(out: dict[str, Any], file: str, base_dir: Path | None = None)
     if not isinstance(out.get("experiments"), dict):  # a list is weakincentives' experiments
         return out
     block = dict(table_of(out.pop("experiments"), file, "experiments"))
-    _drop_agent_sections(out, file)
+    subject = "[target]"
+    if "target" not in out and "llm" in out:
+        _target_from_llm(out, file)
+        subject = "[llm]"
+    _drop_agent_sections(out, file, subject)
     block.pop("enabled", None)  # `engine run` is the explicit ask: no master switch
     out.setdefault("kind", "tune")
     out.setdefault("name", Path(file).stem)
@@ -68,16 +75,26 @@ def normalize_zeph(out: dict[str, Any], file: str, base_dir: Path | None = None)
     return out
 
 
-def _drop_agent_sections(out: dict[str, Any], file: str) -> None:
-    """Zeph's config.toml also configures the agent itself ([llm], [memory], [tools]...): the tuning
-    block is what engine runs, so those tables are skipped, and named, not refused."""
+def _target_from_llm(out: dict[str, Any], file: str) -> None:
+    """The agent's own provider is the model under test; a judge without its own settings is the
+    same endpoint (with `eval_model` as its model)."""
+    target = llm_target(out.pop("llm"), file)
+    params = target.pop("params", {})
+    out["target"] = target
+    if params:
+        out["params"] = {**params, **table_of(out.get("params", {}), file, "params")}
+
+
+def _drop_agent_sections(out: dict[str, Any], file: str, subject: str) -> None:
+    """Zeph's config.toml also configures the agent itself ([memory], [tools]...): the tuning block and
+    the model under test are what engine runs, so the other tables are skipped, and named, not refused."""
     known = set(ExperimentSpec.__struct_fields__)
     skipped = [key for key in out if key not in known]
     for key in skipped:
         del out[key]
     if skipped:
         names = ", ".join(f"[{key}]" for key in skipped)
-        warn_input(file, "", f"not read: {names} (Zeph's agent settings; the model under test is [target])")
+        warn_input(file, "", f"not read: {names} (Zeph's agent settings; the model under test is {subject})")
 
 
 def _schedule(value: Any, file: str) -> dict[str, Any]:
