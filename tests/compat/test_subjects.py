@@ -32,7 +32,7 @@ sqlite_path = "./data/zeph.db"
 enabled = true
 eval_model = "qwen3:32b"
 benchmark_file = "benchmarks/eval.toml"
-max_experiments = 2
+max_experiments = 3
 min_improvement = 0.5
 """
 TOPICS = ("TCP", "UDP", "QUIC", "DNS", "BGP", "ARP", "NAT", "TLS")
@@ -108,8 +108,9 @@ async def test_a_zeph_config_runs_against_its_own_llm_section(tmp_path: Path) ->
     models = {r.body["model"] for r in server.requests}
     assert models == {"qwen3:8b", "qwen3:32b"}  # the subject and the judge, both on Zeph's endpoint
     assert all(r.path == "/v1/chat/completions" for r in server.requests)
-    first = report.variations[0]
-    assert (first.parameter, first.value, first.accepted) == ("temperature", 0.0, True)
+    # the grid sweeps outward from the default 0.7: 0.6 and 0.8 are hot, 0.5 is the first cool one
+    decided = [(v.parameter, v.value, v.accepted) for v in report.variations]
+    assert decided == [("temperature", 0.6, False), ("temperature", 0.8, False), ("temperature", 0.5, True)]
 
 
 def refused(file: Path) -> str:
