@@ -30,7 +30,11 @@ def suite(temperature: float) -> str:
     return (
         'name = "capitals-ci"\nseed = 5\n[target]\nkind = "python"\n'
         'callable = "tests.fixtures.agent:capital"\n'
-        f"[params]\ntemperature = {temperature}\n[repeat]\ncount = 3\n{cases}\n"
+        f"[params]\ntemperature = {temperature}\n[repeat]\ncount = 3\n"
+        # the subject answers at once: only a loaded machine could move its latency, and the
+        # recipe's verdicts here are about pass rates
+        "[gate]\nmin_latency_increase_ms = 60000\n"
+        f"{cases}\n"
     )
 
 
