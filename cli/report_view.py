@@ -20,7 +20,8 @@ SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens ou
 COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
 VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"]
 PAIRWISE_HEADER = [
-    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "p (sign)", "A picked", "lean p",
+    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "cases +/-/=", "p (cases)", "A picked",
+    "lean p",
 ]  # fmt: skip
 MAX_FLAKY_ROWS = 50
 
@@ -99,11 +100,18 @@ def pairwise_rows(r: Report) -> list[list[str]]:
     return [
         [
             p["variant"], p["grader"], str(p["wins"]), str(p["ties"]),
-            str(p["losses"]), str(p["undecided"]), fmt(p["win_rate"]), p_value(p["p_value"]),
-            fmt(p["position_a_rate"]), p_value(p["position_p_value"]),
+            str(p["losses"]), str(p["undecided"]), fmt(p["win_rate"]), _case_split(p),
+            p_value(p["p_value"]), fmt(p["position_a_rate"]), p_value(p["position_p_value"]),
         ]
         for p in r.get("pairwise") or []
     ]  # fmt: skip
+
+
+def _case_split(p: Report) -> str:
+    """Cases preferring the candidate / the baseline / neither (a report without them: "-")."""
+    if "cases_preferring" not in p:
+        return "-"
+    return f"{p['cases_preferring']}/{p['cases_against']}/{p['cases_even']}"
 
 
 def variation_rows(r: Report) -> list[list[str]]:

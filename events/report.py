@@ -183,7 +183,10 @@ class JudgeAgreement(Report):
 class PairwiseReport(Report):
     """A pairwise judge's verdicts on one candidate against the baseline, case and repeat paired.
 
-    `p_value`: the exact two-sided sign test of wins against losses (ties set aside). Position:
+    `p_value`: the two-sided paired sign-flip test (`test`) over cases of each case's mean preference
+    ((wins - losses) / usable verdicts, a tie counting 0): the case is the unit, as in the other
+    comparisons; `cases_preferring` / `cases_against` / `cases_even` count the cases by the sign of
+    their mean preference. Position:
     how often the judge chose the response shown first (A) among its non-tie answers, the exact
     two-sided test of "no lean" (`position_p_value`), and the candidate's win rate when shown as A
     and as B; the order is drawn per trial, so a lean inflates neither side."""
@@ -206,6 +209,11 @@ class PairwiseReport(Report):
     win_rate_as_a: float | None
     win_rate_as_b: float | None
     judge_tokens: int = 0
+    test: str = ""  # "sign_flip_exact" | "sign_flip_t" | "none" (no win or loss to test)
+    cases: int = 0  # cases with at least one usable verdict
+    cases_preferring: int = 0
+    cases_against: int = 0
+    cases_even: int = 0
 
 
 class RunReport(Report):
