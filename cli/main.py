@@ -237,13 +237,16 @@ def create(
 @app.command()
 def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
     """Check an experiment file without running it."""
+    from engine.input.decidable import announce
     from engine.input.loader import load_experiment
     from engine.input.preflight import check_environment
     from engine.input.validate import describe_size
 
     spec = load_experiment(file)
     check_environment(spec, str(file), file.resolve().parent)
+    decidable = announce(spec, str(file))
     typer.echo(f"{file}: ok ({describe_size(spec)})")
+    typer.echo(f"{file}: {decidable}")
 
 
 @app.command()

@@ -226,7 +226,24 @@ def tool_lines(r: Report) -> list[str]:
     ]
 
 
+def decidability_lines(r: Report) -> list[str]:
+    """The smallest p the planned cases and repeats allow, for acceptance and for the per-case gate,
+    and a warning for each decision they can never reach (reports before the field: nothing)."""
+    d = r.get("decidability")
+    if not d:
+        return []
+    accept = f"acceptance: smallest p {d['min_p_accept']:.3g} over {d['cases']} cases"
+    if d["accept_level"] is not None:
+        accept += f", needs < {d['accept_level']:.3g}"
+    gate = (
+        f"per-case gate (compare --gate): smallest p {d['min_p_case_gate']:.3g} at {d['repeats']} repeats, "
+        f"needs < {d['case_gate_level']:.3g} (Holm over {d['case_gate_tests']} cases x variants)"
+    )
+    return [accept, gate] + [f"warning: {line}" for line in d.get("warnings") or []]
+
+
 def line_sections(r: Report) -> list[tuple[str, list[str]]]:
     """(title, lines) of the report's list sections that have something to say."""
     found = [("Agents' tools", tool_lines(r)), ("Scenarios not passing", scenario_lines(r))]
+    found.append(("What this plan can decide", decidability_lines(r)))
     return [(title, lines) for title, lines in found if lines]

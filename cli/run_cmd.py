@@ -41,6 +41,7 @@ def run_command(
     narrowing: Narrowing | None = None,
     allow_large: bool = False,
 ) -> int:
+    from engine.input.decidable import announce
     from engine.input.loader import load_experiment
     from engine.input.preflight import check_environment
     from engine.input.validate import check_size
@@ -57,6 +58,9 @@ def run_command(
             spec = narrow(spec, narrowing, str(file))
         check_size(spec, str(file), allow_large)
         check_environment(spec, str(file), file.resolve().parent)
+        decidable = announce(spec, str(file))  # its warnings always; the figures unless asked for quiet
+        if not (quiet or as_json):
+            print(f"{file}: {decidable}", file=sys.stderr)
     elif narrowing is not None and narrowing != Narrowing():
         raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")
     source = str(file.resolve()) if file is not None else ""

@@ -180,6 +180,29 @@ class JudgeAgreement(Report):
     max_spread: float | None = None
 
 
+class Decidability(Report):
+    """The smallest p-values the planned cases and repeats allow, against the level each decision
+    needs. Acceptance (winner, tuning, the pass-rate and score gates) is the paired sign-flip test
+    over cases: at best 2 / 2^cases. The per-case gate is Fisher's exact test over a case's repeats
+    (all pass against all fail), Holm-corrected over `case_gate_tests` = cases x variants.
+    `warnings` says, in words, which decision can never be reached and what would reach it."""
+
+    cases: int
+    repeats: int
+    alpha: float
+    accept_level: float | None  # None: acceptance needs no p-value (tuning without require_significance)
+    comparisons: int
+    min_p_accept: float
+    can_accept: bool
+    cases_needed: int | None
+    min_p_case_gate: float
+    case_gate_level: float
+    case_gate_tests: int
+    can_gate_cases: bool
+    repeats_needed: int | None
+    warnings: list[str] = []
+
+
 class PairwiseReport(Report):
     """A pairwise judge's verdicts on one candidate against the baseline, case and repeat paired.
 
@@ -259,3 +282,4 @@ class RunReport(Report):
     scenarios: list[ScenarioVerdict] = []  # every (variant, case) with its verdict
     reproducers: list[Reproducer] = []  # failing trials (the first 1000), each with its rerun command
     pairwise: list[PairwiseReport] = []  # kind = "pairwise" graders: each candidate against the baseline
+    decidability: Decidability | None = None  # what the planned cases and repeats can decide at all

@@ -10,6 +10,7 @@ from __future__ import annotations
 from engine.events.report import DataError, IdenticalRepeats, JudgeAgreement, RunReport, StoppingReport
 from engine.events.spec import ExperimentSpec
 from engine.store import stats
+from engine.store.decidability import decidability
 from engine.store.projections.cases import case_values
 from engine.store.projections.comparisons import add_relative_figures, compare_all, rnd, tied_with_winner
 from engine.store.projections.outcome import (
@@ -100,6 +101,7 @@ def build_report(state: RunState) -> RunReport:
         scenarios=scenario_verdicts(state, names, case_ids),
         reproducers=reproducers(state, names, case_ids),
         pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
+        decidability=decidability(spec, len(names)) if spec else None,
     )
 
 
