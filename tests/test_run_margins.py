@@ -12,6 +12,7 @@ import pytest
 from scipy.special import stdtrit
 
 from engine.api import open_engine, spec_from_dict
+from engine.cli.compare_cmd import margin_line
 from engine.events.spec import GateSpec
 from engine.store.projections.run_state import RunState
 from engine.store.run_spread import DEFAULT_MARGIN, margin
@@ -95,3 +96,6 @@ async def test_compare_reads_the_margin_from_the_experiments_history(tmp_path: P
     p95s = [r.variants[0].latency_ms.p95 for r in reports[:3]]
     assert latency.run_margin_runs == 3
     assert latency.run_margin == margin("latency", [p for p in p95s if p is not None], 0.95).value
+    # `engine compare` says which margins it used and where they came from
+    assert "baseline latency 15% (default)" in margin_line(early.metrics)
+    assert f"baseline latency {latency.run_margin:.0%} (from 3 earlier runs)" in margin_line(late.metrics)
