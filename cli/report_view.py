@@ -226,6 +226,16 @@ def tool_lines(r: Report) -> list[str]:
     ]
 
 
+def score_basis_note(r: Report) -> str | None:
+    """Under pass_at_k with early exit, what a case's score is (see `mean_score_basis`)."""
+    if r.get("mean_score_basis") != "first_attempt":
+        return None
+    return (
+        "score and its CI: each case's first attempt (pass_at_k stops at a case's first pass, so the "
+        "attempts after a miss would overstate it); pass rate counts every attempt that ran"
+    )
+
+
 def decidability_lines(r: Report) -> list[str]:
     """The smallest p the planned cases and repeats allow, for acceptance and for the per-case gate,
     and a warning for each decision they can never reach (reports before the field: nothing)."""

@@ -283,3 +283,7 @@ class RunReport(Report):
     reproducers: list[Reproducer] = []  # failing trials (the first 1000), each with its rerun command
     pairwise: list[PairwiseReport] = []  # kind = "pairwise" graders: each candidate against the baseline
     decidability: Decidability | None = None  # what the planned cases and repeats can decide at all
+    # what each case's score in `mean_score`, `ci95`, `by_tag` and the score comparisons is: the mean
+    # of its attempts ("all_attempts"), or, under pass_at_k with early exit, its first scored attempt
+    # ("first_attempt"): later attempts run only after a miss, so their mean overstates the score
+    mean_score_basis: str = "all_attempts"

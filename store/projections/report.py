@@ -23,7 +23,7 @@ from engine.store.projections.outcome import (
 from engine.store.projections.pairwise import pairwise_reports
 from engine.store.projections.run_state import RunState
 from engine.store.projections.scenarios import reproducers, scenario_verdicts
-from engine.store.projections.variant_report import flaky_cases, variant_report
+from engine.store.projections.variant_report import flaky_cases, stops_at_first_pass, variant_report
 
 __all__ = ["build_report", "is_partial"]
 
@@ -35,7 +35,9 @@ def build_report(state: RunState) -> RunReport:
     case_ids = [c.id for c in spec.cases] if spec else sorted({c for _, c in state.cells})
     # per-case values once per variant: the mean score feeds the variant's figures, its tags and (but
     # for pass_at_k, which pairs on any-pass) the comparisons
-    means = {name: case_values(state, name, case_ids, "mean") for name in names}
+    basis = "first_attempt" if stops_at_first_pass(state) else "all_attempts"
+    means = {name: case_values(state, name, case_ids, "first_attempt" if basis == "first_attempt" else "mean")
+             for name in names}  # fmt: skip
     per_case = means
     if strategy == "pass_at_k":
         per_case = {name: case_values(state, name, case_ids, strategy) for name in names}
@@ -102,6 +104,7 @@ def build_report(state: RunState) -> RunReport:
         reproducers=reproducers(state, names, case_ids),
         pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
         decidability=decidability(spec, len(names)) if spec else None,
+        mean_score_basis=basis,
     )
 
 
