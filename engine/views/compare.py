@@ -25,6 +25,7 @@ from engine.store.projections.cases import case_values
 from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
+from engine.store.projections.variant_report import stops_at_first_pass
 from engine.store.run_spread import margin
 from engine.views.case_changes import CaseChange, case_changes
 from engine.views.compare_gates import (
@@ -207,7 +208,10 @@ def _per_trial_delta(base: VariantReport, cand: VariantReport) -> float | None:
 def _per_case(state: RunState, variant: str, metric: str) -> dict[str, float]:
     assert state.spec is not None
     cases = [c.id for c in state.spec.cases]
-    return case_values(state, variant, cases, "mean" if metric == "mean_score" else "pass_rate")
+    if metric != "mean_score":
+        return case_values(state, variant, cases, "pass_rate")
+    # as the report's mean_score: under early exit, the first attempt (see mean_score_basis)
+    return case_values(state, variant, cases, "first_attempt" if stops_at_first_pass(state) else "mean")
 
 
 def _paired(
