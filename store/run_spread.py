@@ -3,17 +3,18 @@
 The gates' bootstrap intervals resample within each run, so they see only the noise of trials and
 cases. Two runs of unchanged code also differ as wholes: a loaded machine slows every trial of a
 run, a provider's day changes its answers' lengths. A shift like that is no regression, so the
-gate's interval is widened by a run-to-run margin before it is held against 1 + threshold:
+gate allows a run-to-run margin:
 
 - from the experiment's own history when it has at least MIN_RUNS earlier completed runs with the
   variant: the spread (standard deviation) of log p95 latency, or log cost per trial, across those
   runs. Two runs' log ratio then varies with sd sqrt(2) x spread, and the margin is the Student-t
   quantile (runs - 1 degrees of freedom, the gate's level) of that: few runs give a wide margin,
-  as they should. The spread includes each run's own sampling noise, which the bootstrap already
-  counts: the margin errs on the side of no false alarm.
-- else a documented default: latency DEFAULT_MARGIN["latency"] (whole runs on a shared machine
-  differ by up to 15%), cost DEFAULT_MARGIN["cost"] (spend follows tokens, not the machine; a
-  model's answers still vary a little in length between days).
+  as they should. The spread holds each run's own sampling noise as well, so the ratio divided by
+  the margin is a prediction bound for two runs of unchanged code.
+- else a documented default, a worst case: latency DEFAULT_MARGIN["latency"] (whole runs on a
+  shared machine differ by up to 15%), cost DEFAULT_MARGIN["cost"] (spend follows tokens, not the
+  machine; a model's answers still vary a little in length between days). The ratio's bootstrap
+  interval is divided by it, so a whole-run shift up to the margin never regresses on its own.
 """
 
 from __future__ import annotations

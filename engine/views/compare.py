@@ -189,6 +189,7 @@ def _variant_metrics(
             label, "cost_usd", b_report.cost_usd, c_report.cost_usd, gate.max_cost_increase,
             gate.min_cost_increase_usd, cost_ratio(base, cand, b_name, c_name, level),
             margin("cost", [c for _, c in earlier], level), _per_trial_delta(b_report, c_report),
+            _per_trial_ratio(b_report, c_report),
         ),
     ]  # fmt: skip
     for metric, higher_is_better in (("tool_success_rate", True), ("mean_tool_calls", False)):
@@ -203,6 +204,12 @@ def _per_trial_delta(base: VariantReport, cand: VariantReport) -> float | None:
     if not base.trials or not cand.trials:
         return None
     return round(cand.cost_usd / cand.trials - base.cost_usd / base.trials, 9)
+
+
+def _per_trial_ratio(base: VariantReport, cand: VariantReport) -> float | None:
+    if not base.trials or not cand.trials or not base.cost_usd:
+        return None
+    return (cand.cost_usd / cand.trials) / (base.cost_usd / base.trials)
 
 
 def _per_case(state: RunState, variant: str, metric: str) -> dict[str, float]:

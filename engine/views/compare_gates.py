@@ -58,23 +58,36 @@ def _ran(cell: Cell) -> int:
 def relative(
     label: str, metric: str, base: float | None, cand: float | None, max_increase: float, min_delta: float,
     ratio_ci: tuple[float, float] | None, margin: Margin, floor_delta: float | None = None,
+    point: float | None = None,
 ) -> MetricDelta:  # fmt: skip
-    """A rise regresses only when the ratio's interval, widened by the run-to-run margin, lies wholly
-    above 1 + max_increase (noise alone, within a run or between runs, does not), and by more than
-    the absolute floor (below it, it does not matter). `floor_delta` is what the floor is held
-    against (cost: the change per trial); by default the change in the figure itself."""
+    """A rise regresses only when it clears 1 + max_increase beyond noise within a run and between
+    runs, and by more than the absolute floor (below it, it does not matter).
+
+    Within a run: the bootstrap interval of the ratio lies wholly above 1 + max_increase. Between
+    runs: with the experiment's history, the ratio (`point`, by default cand / base) divided by
+    1 + the margin from its earlier runs' spread clears it too (that spread already holds the
+    within-run noise of runs of this size); without history, the interval divided by 1 + the
+    default margin must clear it, so a whole-run shift up to the margin can never regress alone.
+    `floor_delta` is what the floor is held against (cost: the change per trial)."""
     if base is None or cand is None:
         return MetricDelta(variant=label, metric=metric, baseline=base, candidate=cand, delta=None,
                            threshold=max_increase, direction="unknown", regressed=False)  # fmt: skip
     delta = round(cand - base, 6)
     floor = delta if floor_delta is None else floor_delta
-    clear = ratio_ci is not None and ratio_ci[0] / (1 + margin.value) > 1 + max_increase
+    ratio = point if point is not None else (cand / base if base else None)
+    clear = ratio_ci is not None and _clears(ratio_ci[0], ratio, margin, 1 + max_increase)
     return MetricDelta(
         variant=label, metric=metric, baseline=base, candidate=cand, delta=delta, threshold=max_increase,
         direction=direction(delta, higher_is_better=False), regressed=clear and floor > min_delta,
         ratio_ci=None if ratio_ci is None else list(ratio_ci), run_margin=margin.value,
         run_margin_runs=margin.runs, delta_per_trial=floor_delta,
     )  # fmt: skip
+
+
+def _clears(lower: float, ratio: float | None, margin: Margin, bar: float) -> bool:
+    if not margin.runs:
+        return lower / (1 + margin.value) > bar
+    return lower > bar and ratio is not None and ratio / (1 + margin.value) > bar
 
 
 def informational(
