@@ -58,9 +58,12 @@ def run_command(
             spec = narrow(spec, narrowing, str(file))
         check_size(spec, str(file), allow_large)
         check_environment(spec, str(file), file.resolve().parent)
-        decidable = announce(spec, str(file))  # its warnings always; the figures unless asked for quiet
-        if not (quiet or as_json):
-            print(f"{file}: {decidable}", file=sys.stderr)
+        # what the plan can decide: its warnings always, the figures unless asked for quiet; not for a
+        # rerun of some cases or variants (a reproducer), which decides nothing
+        if narrowing is None or not (narrowing.cases or narrowing.variants):
+            decidable = announce(spec, str(file))
+            if not (quiet or as_json):
+                print(f"{file}: {decidable}", file=sys.stderr)
     elif narrowing is not None and narrowing != Narrowing():
         raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")
     source = str(file.resolve()) if file is not None else ""

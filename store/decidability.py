@@ -109,25 +109,30 @@ def warnings(plan: Plan, d: Decision) -> list[str]:
         needed = f"at least {d.cases_needed}" if d.cases_needed else f"more than {MAX_SEARCH}"
         against = "" if plan.accept_level == plan.alpha else f", needed below {plan.accept_level:.3g}"
         out.append(
-            f"{plan.cases} cases: no change can be accepted at alpha {plan.alpha:g} "
+            f"{_count(plan.cases, 'case')}: no change can be accepted at alpha {plan.alpha:g} "
             f"(smallest p {d.min_p_accept:.3g}{against}); add cases: {needed} are needed"
         )
     if not d.can_gate_cases and plan.repeats >= 2:
         needed = f"at least {d.repeats_needed}" if d.repeats_needed else f"more than {MAX_SEARCH}"
         out.append(
-            f"{plan.repeats} repeats: compare --gate cannot flag a single case at alpha {plan.alpha:g} "
+            f"{_count(plan.repeats, 'repeat')}: compare --gate cannot flag a single case "
+            f"at alpha {plan.alpha:g} "
             f"(smallest p {d.min_p_case_gate:.3g}, needed below {d.case_gate_level:.3g} after Holm over "
             f"{d.case_gate_tests} cases x variants); add repeats: {needed} are needed"
         )
     return out
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def summary(plan: Plan, d: Decision) -> str:
     """One line for `engine validate` / `engine run`: the smallest p each decision can reach."""
-    accept = f"acceptance {d.min_p_accept:.3g} over {plan.cases} cases"
+    accept = f"acceptance {d.min_p_accept:.3g} over {_count(plan.cases, 'case')}"
     if plan.accept_level is not None:
         accept += f" (needs < {plan.accept_level:.3g})"
-    gate = f"per-case gate {d.min_p_case_gate:.3g} at {plan.repeats} repeats"
+    gate = f"per-case gate {d.min_p_case_gate:.3g} at {_count(plan.repeats, 'repeat')}"
     gate += f" (needs < {d.case_gate_level:.3g})"
     return f"smallest p: {accept}; {gate}"
 

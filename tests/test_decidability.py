@@ -119,3 +119,12 @@ def test_run_warns_before_it_starts_and_the_report_carries_it(tmp_path: Path, wr
         assert "add cases: at least 6 are needed" in text
     shown = run_engine("report", "r1", "--store", "st", cwd=tmp_path).stdout.decode()
     assert "what this plan can decide:" in shown and "smallest p 0.25" in shown
+
+
+def test_a_rerun_of_one_case_is_not_warned_about(tmp_path: Path, write_experiment) -> None:
+    # the reports' reproducer commands rerun one trial: it decides nothing, so nothing to warn about
+    file = write_experiment(experiment(cases=3, repeats=2))
+    ran = run_engine("run", str(file), "--case", "c000", "--store", "st", "-q", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr.decode()
+    assert "no change can be accepted" not in ran.stderr.decode()
+    assert "smallest p" not in ran.stderr.decode()
