@@ -36,6 +36,7 @@ def test_three_cases_can_never_accept_and_six_can() -> None:
     result = stats.paired_comparison([0.0] * 6, [1.0] * 6, seed=1)
     assert result.p_value is not None and result.p_value < 0.05
     assert min_p_accept(25) == pytest.approx(2.0**-24)  # the studentized form's floor, all equal
+    assert all(min_p_accept(n) == pytest.approx(2.0 ** (1 - n)) for n in range(1, 40))  # the closed form
 
 
 @pytest.mark.parametrize(("cases", "needed"), [(1, 4), (3, 5), (20, 6), (100, 8)])
