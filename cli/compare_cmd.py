@@ -59,7 +59,7 @@ def margin_line(metrics: list[MetricDelta]) -> str:
         parts.append(f"{m.variant} {what} {m.run_margin:.0%} ({source})")
     if not parts:
         return ""
-    return "run-to-run margins (ratio CI / (1 + margin) must clear 1 + threshold): " + ", ".join(parts)
+    return "run-to-run margins (a rise must clear 1 + threshold beyond them): " + ", ".join(parts)
 
 
 def _evidence(m: MetricDelta) -> str:
