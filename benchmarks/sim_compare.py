@@ -8,7 +8,14 @@ lognormal around 150 ms, cost ~ gamma around $0.002 a trial, each case with its 
 probability (heterogeneous suite). A/A pairs draw both runs from the same distributions; the
 old rules (a bare +20% on p95 latency / total cost) are evaluated on the same pairs.
 
-    .venv/bin/python benchmarks/sim_compare.py [--pairs N] [--quick]   # ~1 min at 1000 pairs
+Whole-run shifts: on a loaded machine every trial of a run is slower. "load 0-15%" slows each run
+of a pair (and each earlier run, where the experiment has history) by its own factor drawn from
+1.00-1.15; "latency unwidened" is the latency rule without its run-to-run margin (the interval
+against 1 + threshold as it was), "latency new" the rule with it (the default 15% margin, or the
+margin from the earlier runs' spread when there are at least 3). A steady agent (log sd 0.1
+instead of 0.5) at a 2% threshold is where trial noise no longer hides the load.
+
+    .venv/bin/python benchmarks/sim_compare.py [--pairs N] [--quick]   # ~10 min at 1000 pairs
 """
 
 from __future__ import annotations
@@ -24,11 +31,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine.events.spec import GateSpec  # noqa: E402
+from engine.store.projections.report import build_report  # noqa: E402
 from engine.store.projections.run_state import RunState  # noqa: E402
 from engine.views.compare import RunComparison, compare_states  # noqa: E402
 from tests.gate_runs import simulated_run  # noqa: E402
 
 CASES, REPEATS = 8, 10
+TIGHT = GateSpec(max_p95_latency_increase=0.02)
 CASE_PASS = np.linspace(0.15, 0.95, CASES)  # heterogeneous: every case has its own pass rate
 
 
@@ -36,27 +46,32 @@ class Shift(NamedTuple):
     latency: float = 1.0
     cost: float = 1.0
     broken_case: int | None = None  # this case never passes in the candidate
+    spread: float = 0.5  # log sd of a trial's latency
 
 
 class Scenario(NamedTuple):
     name: str
     variants: int
     shift: Shift
+    load: float = 0.0  # each run slowed by its own factor in 1 .. 1 + load
+    gate: GateSpec | None = None
+    history: int = 0  # earlier runs of the experiment, for the run-to-run margin
+    repeats: int = 10
 
 
-def simulated(run_id: str, seed: int, variants: int, shift: Shift) -> RunState:
+def simulated(run_id: str, seed: int, variants: int, shift: Shift, repeats: int = REPEATS) -> RunState:
     rng = np.random.default_rng(seed)
     pass_p = CASE_PASS.copy()
     if shift.broken_case is not None:
         pass_p[shift.broken_case] = 0.0
 
     def trial(variant: str, case: str, repeat: int) -> tuple[float, float, bool]:
-        latency, cost = rng.lognormal(np.log(150), 0.5), rng.gamma(4, 0.0005)
+        latency, cost = rng.lognormal(np.log(150), shift.spread), rng.gamma(4, 0.0005)
         passed = bool(rng.random() < pass_p[int(case[1:])])
         return float(latency) * shift.latency, float(cost) * shift.cost, passed
 
     names = [f"v{i}" for i in range(variants)]
-    return simulated_run(run_id, names, CASES, REPEATS, trial, seed=seed % 2**31)
+    return simulated_run(run_id, names, CASES, repeats, trial, seed=seed % 2**31)
 
 
 def fired(result: RunComparison) -> Counter[str]:
@@ -68,6 +83,8 @@ def fired(result: RunComparison) -> Counter[str]:
         if m.metric == "p95_latency_ms":
             hits["latency old"] |= bool(old and m.delta is not None and m.delta > 10)
             hits["latency new"] |= m.regressed
+            unwidened = m.ratio_ci is not None and m.ratio_ci[0] > 1 + m.threshold
+            hits["latency unwidened"] |= bool(unwidened and m.delta is not None and m.delta > 10)
         elif m.metric == "cost_usd":
             hits["cost old"] |= bool(old and m.delta is not None and m.delta > 0.001)
             hits["cost new"] |= m.regressed
@@ -83,11 +100,30 @@ def fired(result: RunComparison) -> Counter[str]:
 
 def simulate(scenario: Scenario, pairs: int) -> Counter[str]:
     totals: Counter[str] = Counter()
+    loads = np.random.default_rng(99)
+    steady = Shift(spread=scenario.shift.spread)
     for i in range(pairs):
-        base = simulated("base", 2 * i, scenario.variants, Shift())
-        cand = simulated("cand", 2 * i + 1, scenario.variants, scenario.shift)
-        totals.update(fired(compare_states(base, cand)))
+        factor = loads.uniform(1.0, 1.0 + scenario.load, 2 + scenario.history)
+        base_shift = steady._replace(latency=factor[0])
+        base = simulated("base", 2 * i, scenario.variants, base_shift, scenario.repeats)
+        shift = scenario.shift._replace(latency=scenario.shift.latency * factor[1])
+        cand = simulated("cand", 2 * i + 1, scenario.variants, shift, scenario.repeats)
+        history = earlier(i, scenario, factor[2:])
+        totals.update(fired(compare_states(base, cand, scenario.gate, history=history)))
     return totals
+
+
+def earlier(pair: int, scenario: Scenario, factors: np.ndarray) -> dict[str, list[tuple[float, float]]]:
+    """The experiment's earlier runs, as `engine compare` reads them: (p95 ms, cost per trial)."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for j, factor in enumerate(factors):
+        seed = 10_000_000 + pair * 100 + j
+        shift = Shift(spread=scenario.shift.spread, latency=factor)
+        run = simulated(f"early{j}", seed, scenario.variants, shift, scenario.repeats)
+        for v in build_report(run).variants:
+            if v.latency_ms.p95 is not None and v.trials:
+                found.setdefault(v.name, []).append((v.latency_ms.p95, v.cost_usd / v.trials))
+    return found
 
 
 SCENARIOS = [
@@ -97,8 +133,17 @@ SCENARIOS = [
     Scenario("latency +60%", 1, Shift(latency=1.6)),
     Scenario("cost +60%", 1, Shift(cost=1.6)),
     Scenario("one case broken (c07: 95% -> 0%)", 1, Shift(broken_case=CASES - 1)),
+    Scenario("A/A, load 0-15%", 1, Shift(), load=0.15),
+    Scenario("A/A, load 0-15%, 3 variants", 3, Shift(), load=0.15),
+    Scenario("A/A, load 0-15%, steady, 2%", 1, Shift(spread=0.1), load=0.15, gate=TIGHT, repeats=50),
+    Scenario("same, 5 earlier runs", 1, Shift(spread=0.1), load=0.15, gate=TIGHT, history=5, repeats=50),
+    Scenario("latency +60%, load 0-15%", 1, Shift(latency=1.6), load=0.15),
+    Scenario("latency +60%, load, 400 trials", 1, Shift(latency=1.6), load=0.15, repeats=50),
+    Scenario("latency +60%, load, 5 earlier", 1, Shift(latency=1.6), load=0.15, history=5),
+    Scenario("latency +30%, steady, 5 earlier", 1, Shift(latency=1.3, spread=0.1), load=0.15, history=5),
 ]
-COLUMNS = ["latency old", "latency new", "cost old", "cost new", "per-case new", "pass/score paired"]
+COLUMNS = ["latency old", "latency unwidened", "latency new", "cost old", "cost new", "per-case new"]
+COLUMNS += ["pass/score paired"]
 COLUMNS += ["gate old", "whole gate"]
 
 
@@ -109,12 +154,12 @@ def main() -> None:
     args = parser.parse_args()
     pairs = 200 if args.quick else args.pairs
     print(f"{pairs} pairs per scenario; {CASES} cases x {REPEATS} repeats per variant; rate rules fired")
-    print(f"{'scenario':32}" + "".join(f"{c:>18}" for c in COLUMNS))
+    print(f"{'scenario':34}" + "".join(f"{c:>18}" for c in COLUMNS))
     for scenario in SCENARIOS:
         start = time.perf_counter()
         totals = simulate(scenario, pairs)
         rates = "".join(f"{totals[c] / pairs:>18.3f}" for c in COLUMNS)
-        print(f"{scenario.name:32}{rates}   ({time.perf_counter() - start:.0f} s)", flush=True)
+        print(f"{scenario.name:34}{rates}   ({time.perf_counter() - start:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":

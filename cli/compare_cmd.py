@@ -30,6 +30,9 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
         for m in result.metrics
     ]  # fmt: skip
     console.print(table(title, header, rows, left=2))
+    margins = margin_line(result.metrics)
+    if margins:
+        console.print(Text(margins))
     for label, changes in (("newly failing", result.newly_failing), ("newly passing", result.newly_passing)):
         if changes:
             case_rows = [
@@ -43,6 +46,20 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
         console.print(Text("REGRESSED: " + "; ".join(result.regressions), style="red"))
     else:
         console.print("no regression")
+
+
+def margin_line(metrics: list[MetricDelta]) -> str:
+    """How far the ratio intervals were widened for run-to-run variation, and where that came from."""
+    parts = []
+    for m in metrics:
+        if m.run_margin is None:
+            continue
+        source = f"from {m.run_margin_runs} earlier runs" if m.run_margin_runs else "default"
+        what = "latency" if m.metric == "p95_latency_ms" else "cost"
+        parts.append(f"{m.variant} {what} {m.run_margin:.0%} ({source})")
+    if not parts:
+        return ""
+    return "run-to-run margins (a rise must clear 1 + threshold beyond them): " + ", ".join(parts)
 
 
 def _evidence(m: MetricDelta) -> str:

@@ -245,6 +245,7 @@ def create(
 @app.command()
 def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
     """Check an experiment file without running it."""
+    from engine.input.decidable import announce
     from engine.input.loader import load_experiment
     from engine.input.preflight import check_environment, warn_unscorable
     from engine.input.validate import describe_size
@@ -252,7 +253,9 @@ def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> 
     spec = load_experiment(file)
     check_environment(spec, str(file), file.resolve().parent)
     warn_unscorable(spec, str(file))
+    decidable = announce(spec, str(file))
     typer.echo(f"{file}: ok ({describe_size(spec)})")
+    typer.echo(f"{file}: {decidable}")
 
 
 @app.command()

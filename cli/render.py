@@ -64,6 +64,9 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
     out: list[Any] = [Text.assemble((r["experiment"], "bold"), heading)]
     out += [Text(line, style="yellow") for line in view.status_lines(r)]
     out.append(table("results", view.RESULT_HEADER, view.result_rows(r)))
+    basis = view.score_basis_note(r)
+    if basis:
+        out.append(Text(basis))
     out.append(table("latency and spend", view.SPEND_HEADER, view.spend_rows(r)))
     if r["comparisons"]:
         out.append(table(view.comparison_title(r), view.COMPARISON_HEADER, view.comparison_rows(r)))

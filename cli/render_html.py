@@ -146,6 +146,7 @@ def _sections(r: dict[str, Any]) -> list[str]:
         f'<p class="legend note">{legend} {e(note)}</p>',
         "<h2>Variants</h2>",
         _table(view.RESULT_HEADER, view.result_rows(r), _roles(r)),
+        *([f'<p class="note">{e(view.score_basis_note(r))}</p>'] if view.score_basis_note(r) else []),
         "<h2>Latency and spend</h2>",
         _table(view.SPEND_HEADER, view.spend_rows(r), _roles(r)),
     ]

@@ -36,6 +36,8 @@ def report_markdown(report: dict[str, Any]) -> str:
     lines += [""] if view.status_lines(r) else []
     strategy = md_escape(r.get("strategy", "mean"))
     lines += [f"Score strategy: {strategy}; intervals are 95% CIs (score CI: of the mean score).", ""]
+    basis = view.score_basis_note(r)
+    lines += [md_escape(basis[0].upper() + basis[1:]), ""] if basis else []
     lines += _table(view.RESULT_HEADER, view.result_rows(r))
     lines += ["### Latency and spend", ""] + _table(view.SPEND_HEADER, view.spend_rows(r))
     if r["comparisons"]:

@@ -20,7 +20,8 @@ SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens ou
 COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
 VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"]
 PAIRWISE_HEADER = [
-    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "p (sign)", "A picked", "lean p",
+    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "cases +/-/=", "p (cases)", "A picked",
+    "lean p",
 ]  # fmt: skip
 MAX_FLAKY_ROWS = 50
 
@@ -99,11 +100,18 @@ def pairwise_rows(r: Report) -> list[list[str]]:
     return [
         [
             p["variant"], p["grader"], str(p["wins"]), str(p["ties"]),
-            str(p["losses"]), str(p["undecided"]), fmt(p["win_rate"]), p_value(p["p_value"]),
-            fmt(p["position_a_rate"]), p_value(p["position_p_value"]),
+            str(p["losses"]), str(p["undecided"]), fmt(p["win_rate"]), _case_split(p),
+            p_value(p["p_value"]), fmt(p["position_a_rate"]), p_value(p["position_p_value"]),
         ]
         for p in r.get("pairwise") or []
     ]  # fmt: skip
+
+
+def _case_split(p: Report) -> str:
+    """Cases preferring the candidate / the baseline / neither (a report without them: "-")."""
+    if "cases_preferring" not in p:
+        return "-"
+    return f"{p['cases_preferring']}/{p['cases_against']}/{p['cases_even']}"
 
 
 def variation_rows(r: Report) -> list[list[str]]:
@@ -269,7 +277,34 @@ def tool_lines(r: Report) -> list[str]:
     ]
 
 
+def score_basis_note(r: Report) -> str | None:
+    """Under pass_at_k with early exit, what a case's score is (see `mean_score_basis`)."""
+    if r.get("mean_score_basis") != "first_attempt":
+        return None
+    return (
+        "score and its CI: each case's first attempt (pass_at_k stops at a case's first pass, so the "
+        "attempts after a miss would overstate it); pass rate counts every attempt that ran"
+    )
+
+
+def decidability_lines(r: Report) -> list[str]:
+    """The smallest p the planned cases and repeats allow, for acceptance and for the per-case gate,
+    and a warning for each decision they can never reach (reports before the field: nothing)."""
+    d = r.get("decidability")
+    if not d:
+        return []
+    accept = f"acceptance: smallest p {d['min_p_accept']:.3g} over {d['cases']} cases"
+    if d["accept_level"] is not None:
+        accept += f", needs < {d['accept_level']:.3g}"
+    gate = (
+        f"per-case gate (compare --gate): smallest p {d['min_p_case_gate']:.3g} at {d['repeats']} repeats, "
+        f"needs < {d['case_gate_level']:.3g} (Holm over {d['case_gate_tests']} cases x variants)"
+    )
+    return [accept, gate] + [f"warning: {line}" for line in d.get("warnings") or []]
+
+
 def line_sections(r: Report) -> list[tuple[str, list[str]]]:
     """(title, lines) of the report's list sections that have something to say."""
     found = [("Agents' tools", tool_lines(r)), ("Scenarios not passing", scenario_lines(r))]
+    found.append(("What this plan can decide", decidability_lines(r)))
     return [(title, lines) for title, lines in found if lines]

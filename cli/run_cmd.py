@@ -41,11 +41,13 @@ def run_command(
     narrowing: Narrowing | None = None,
     allow_large: bool = False,
 ) -> int:
+    from engine.input.decidable import run_notes
     from engine.input.loader import load_experiment
     from engine.input.preflight import check_environment, warn_unscorable
     from engine.input.validate import check_size
 
     spec: ExperimentSpec | None = None
+    notes: list[str] = []
     if resume is None:
         if file is None:
             defaults = " or ".join(DEFAULT_FILES)
@@ -58,10 +60,14 @@ def run_command(
         check_size(spec, str(file), allow_large)
         check_environment(spec, str(file), file.resolve().parent)
         warn_unscorable(spec, str(file))
+        # what the plan can decide: its warnings always, the figures unless asked for quiet; not for a
+        # rerun of some cases or variants (a reproducer), which decides nothing
+        if narrowing is None or not (narrowing.cases or narrowing.variants):
+            notes = run_notes(spec, str(file), figures=not (quiet or as_json))
     elif narrowing is not None and narrowing != Narrowing():
         raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")
     source = str(file.resolve()) if file is not None else ""
-    return trio.run(_run, spec, store, resume or run_id, resume is not None, as_json, quiet, source)
+    return trio.run(_run, spec, store, resume or run_id, resume is not None, as_json, quiet, source, notes)
 
 
 async def _run(
@@ -72,6 +78,7 @@ async def _run(
     as_json: bool,
     quiet: bool,
     source: str,
+    notes: list[str],
 ) -> int:
     from engine.api import SUBSCRIBER_BUFFER, open_engine
     from engine.cli.render import print_report
@@ -87,7 +94,7 @@ async def _run(
         send, receive = trio.open_memory_channel[k.Event](SUBSCRIBER_BUFFER)
         async with trio.open_nursery() as nursery:
             await nursery.start(_stop_on_signals, control, nursery.cancel_scope, NOTE_RUN)
-            nursery.start_soon(_progress, receive, quiet or as_json)
+            nursery.start_soon(_progress, receive, quiet or as_json, notes)
             report = await eng.run(
                 spec, run_id=run_id, resume=resume, control=control, subscribers=[send], source=source
             )
@@ -158,7 +165,8 @@ async def _stop_on_signals(
                 scope.cancel()
 
 
-async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool) -> None:
+async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, notes: list[str]) -> None:
+    """The progress bar; `notes` go to stderr as the run starts, before its first trial."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     final = (k.TrialGraded, k.TrialFailed, k.TrialSkipped)
@@ -169,6 +177,9 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool) ->
         async with receive:
             async for event in receive:
                 if isinstance(event, k.RunStarted):
+                    for line in notes:
+                        print(line, file=sys.stderr, flush=True)
+                    notes = []
                     bar.update(task, total=event.trials_total, description=event.experiment)
                 elif isinstance(event, final):
                     bar.advance(task)

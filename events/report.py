@@ -222,10 +222,36 @@ class JudgeAgreement(Report):
     max_spread: float | None = None
 
 
+class Decidability(Report):
+    """The smallest p-values the planned cases and repeats allow, against the level each decision
+    needs. Acceptance (winner, tuning, the pass-rate and score gates) is the paired sign-flip test
+    over cases: at best 2 / 2^cases. The per-case gate is Fisher's exact test over a case's repeats
+    (all pass against all fail), Holm-corrected over `case_gate_tests` = cases x variants.
+    `warnings` says, in words, which decision can never be reached and what would reach it."""
+
+    cases: int
+    repeats: int
+    alpha: float
+    accept_level: float | None  # None: acceptance needs no p-value (tuning without require_significance)
+    comparisons: int
+    min_p_accept: float
+    can_accept: bool
+    cases_needed: int | None
+    min_p_case_gate: float
+    case_gate_level: float
+    case_gate_tests: int
+    can_gate_cases: bool
+    repeats_needed: int | None
+    warnings: list[str] = []
+
+
 class PairwiseReport(Report):
     """A pairwise judge's verdicts on one candidate against the baseline, case and repeat paired.
 
-    `p_value`: the exact two-sided sign test of wins against losses (ties set aside). Position:
+    `p_value`: the two-sided paired sign-flip test (`test`) over cases of each case's mean preference
+    ((wins - losses) / usable verdicts, a tie counting 0): the case is the unit, as in the other
+    comparisons; `cases_preferring` / `cases_against` / `cases_even` count the cases by the sign of
+    their mean preference. Position:
     how often the judge chose the response shown first (A) among its non-tie answers, the exact
     two-sided test of "no lean" (`position_p_value`), and the candidate's win rate when shown as A
     and as B; the order is drawn per trial, so a lean inflates neither side."""
@@ -248,6 +274,11 @@ class PairwiseReport(Report):
     win_rate_as_a: float | None
     win_rate_as_b: float | None
     judge_tokens: int = 0
+    test: str = ""  # "sign_flip_exact" | "sign_flip_t" | "none" (no win or loss to test)
+    cases: int = 0  # cases with at least one usable verdict
+    cases_preferring: int = 0
+    cases_against: int = 0
+    cases_even: int = 0
 
 
 class RunReport(Report):
@@ -293,3 +324,8 @@ class RunReport(Report):
     scenarios: list[ScenarioVerdict] = []  # every (variant, case) with its verdict
     reproducers: list[Reproducer] = []  # failing trials (the first 1000), each with its rerun command
     pairwise: list[PairwiseReport] = []  # kind = "pairwise" graders: each candidate against the baseline
+    decidability: Decidability | None = None  # what the planned cases and repeats can decide at all
+    # what each case's score in `mean_score`, `ci95`, `by_tag` and the score comparisons is: the mean
+    # of its attempts ("all_attempts"), or, under pass_at_k with early exit, its first scored attempt
+    # ("first_attempt"): later attempts run only after a miss, so their mean overstates the score
+    mean_score_basis: str = "all_attempts"

@@ -22,7 +22,7 @@ from engine.events.spec import CaseSpec
 from engine.runtime.plan import trial_seed
 from engine.store.log import EventLog
 from engine.store.projection import run_events
-from engine.store.projections.pairwise import binomial_two_sided
+from engine.store.projections.pairwise import binomial_two_sided, case_preference
 from tests.fakes.openai_server import open_fake_openai
 
 
@@ -69,8 +69,12 @@ async def test_a_fair_judge_finds_the_better_variant_and_no_position_lean(tmp_pa
     better, same = report.pairwise
     assert (better.variant, better.baseline, better.grader) == ("better", "base", "side_by_side")
     assert (better.wins, better.ties, better.losses, better.undecided) == (24, 0, 0, 0)
-    assert better.p_value == binomial_two_sided(24, 24) and better.significant and better.win_rate == 1.0
+    # the case is the unit: 12 cases all preferring the candidate, the exact sign-flip p 2 / 2^12
+    assert better.p_value == pytest.approx(2 / 2**12, rel=1e-5) and better.test == "sign_flip_exact"
+    assert (better.cases, better.cases_preferring, better.cases_against, better.cases_even) == (12, 12, 0, 0)
+    assert better.significant and better.win_rate == 1.0
     assert (same.wins, same.ties, same.losses) == (0, 24, 0) and same.p_value is None
+    assert (same.test, same.cases, same.cases_even) == ("none", 12, 12)
     assert not same.significant
     # one judge call per candidate trial, each showing both outputs of one case and repeat
     calls = [json.loads(json.dumps(r.body)) for r in server.requests]
@@ -182,3 +186,35 @@ def test_sign_test_is_exact() -> None:
     assert binomial_two_sided(7, 10) == pytest.approx(2 * (1 + 10 + 45 + 120) / 1024, rel=1e-5)  # both tails
     assert binomial_two_sided(30, 30) == pytest.approx(2 / 2**30, rel=1e-5)  # tiny, never rounded to 0
     assert binomial_two_sided(5, 10) == 1.0
+
+
+def test_the_preference_test_takes_the_case_as_its_unit() -> None:
+    # case -> [wins, ties, losses]: repeats of a case are one case's evidence, however many
+    found = case_preference({"a": [5, 0, 0], "b": [2, 0, 0], "c": [0, 1, 1], "d": [1, 1, 1]})
+    # mean preferences 1, 1, -1/2, 0: of the 8 sign patterns of (1, 1, 1/2), 4 reach |sum| >= 3/2
+    assert (found.preferring, found.against, found.even) == (2, 1, 1)
+    assert found.p_value == pytest.approx(0.5) and found.test == "sign_flip_exact"
+    assert case_preference({"a": [0, 2, 0]}).p_value is None  # no win or loss: nothing to test
+
+
+def test_clustered_preferences_without_an_overall_one_are_significant_at_about_alpha() -> None:
+    """20 cases x 5 repeats: each case has its own preference (the judge likes the candidate's answer
+    to some cases, the baseline's to others), none overall. A per-verdict sign test called many of
+    these runs significant; the case-level test about alpha (the precise figures:
+    benchmarks/sim_compare.py)."""
+    import random
+
+    rng = random.Random(23)
+    runs, case_level, per_verdict = 300, 0, 0
+    for _ in range(runs):
+        by_case: dict[str, list[int]] = {}
+        for case in range(20):
+            lean = rng.choice((0.15, 0.85))  # the case's own preference; half each way on average
+            wins = sum(rng.random() < lean for _ in range(5))
+            by_case[f"c{case}"] = [wins, 0, 5 - wins]
+        p = case_preference(by_case).p_value
+        case_level += p is not None and p < 0.05
+        total_wins = sum(w for w, _, _ in by_case.values())
+        per_verdict += (binomial_two_sided(total_wins, 100) or 1.0) < 0.05
+    assert case_level / runs <= 0.08  # 5% expected; 0.08 leaves room for 300 runs' noise
+    assert per_verdict / runs > 0.2  # what the per-verdict test did on the same data

@@ -13,6 +13,7 @@ whatever their names.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 
 import msgspec
@@ -26,6 +27,8 @@ from engine.store.projections.cases import case_error_rates, case_values
 from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
+from engine.store.projections.variant_report import stops_at_first_pass
+from engine.store.run_spread import margin
 from engine.views.case_changes import CaseChange, case_changes
 from engine.views.compare_gates import (
     MetricDelta,
@@ -36,6 +39,7 @@ from engine.views.compare_gates import (
     relative,
 )
 from engine.views.queries import run_state
+from engine.views.run_history import earlier_figures
 
 
 class RunComparison(msgspec.Struct, kw_only=True):
@@ -62,7 +66,8 @@ def compare_runs(
     (the same run id twice) or of two runs."""
     base = run_state(log, base_id)
     cand = base if cand_id == base_id else run_state(log, cand_id)
-    return compare_states(base, cand, gate, require_same_cases, variants)
+    history = earlier_figures(log, base_id, cand_id)
+    return compare_states(base, cand, gate, require_same_cases, variants, history)
 
 
 def compare_states(
@@ -71,8 +76,11 @@ def compare_states(
     gate: GateSpec | None = None,
     require_same_cases: bool = False,
     variants: tuple[str, str] | None = None,
+    history: Mapping[str, list[tuple[float, float]]] | None = None,
 ) -> RunComparison:
-    """compare_runs on run states already folded (the web view keeps them folded)."""
+    """compare_runs on run states already folded (the web view keeps them folded). `history`: per
+    candidate variant, (p95 ms, cost per trial) of the experiment's earlier runs (run_history.py);
+    without it, or with too few runs, the run-to-run margins are the documented defaults."""
     base_id, cand_id = base.run_id, cand.run_id
     assert base.spec is not None and cand.spec is not None
     gate = gate or cand.spec.gate
@@ -91,7 +99,8 @@ def compare_states(
     c_reports = b_reports if cand is base else {v.name: v for v in build_report(cand).variants}
     metrics = [
         m for b, c in pairs
-        for m in _variant_metrics(base, cand, (b_reports[b], c_reports[c]), gate, level)
+        for m in _variant_metrics(base, cand, (b_reports[b], c_reports[c]), gate, level,
+                                  (history or {}).get(c, []))
     ]  # fmt: skip
     _adjust_across_variants(metrics, gate)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
@@ -169,8 +178,9 @@ def _chosen_variants(base: RunState, cand: RunState, names: tuple[str, str]) -> 
 
 
 def _variant_metrics(
-    base: RunState, cand: RunState, reports: tuple[VariantReport, VariantReport], gate: GateSpec, level: float
-) -> list[MetricDelta]:
+    base: RunState, cand: RunState, reports: tuple[VariantReport, VariantReport], gate: GateSpec,
+    level: float, earlier: list[tuple[float, float]],
+) -> list[MetricDelta]:  # fmt: skip
     b_report, c_report = reports
     b_name, c_name = b_report.name, c_report.name
     label = c_name if b_name == c_name else f"{b_name}->{c_name}"
@@ -182,10 +192,13 @@ def _variant_metrics(
             label, "p95_latency_ms", b_report.latency_ms.p95, c_report.latency_ms.p95,
             gate.max_p95_latency_increase, gate.min_latency_increase_ms,
             latency_ratio(base, cand, b_name, c_name, level),
+            margin("latency", [p for p, _ in earlier], level),
         ),
         relative(
             label, "cost_usd", b_report.cost_usd, c_report.cost_usd, gate.max_cost_increase,
             gate.min_cost_increase_usd, cost_ratio(base, cand, b_name, c_name, level),
+            margin("cost", [c for _, c in earlier], level), _per_trial_delta(b_report, c_report),
+            _per_trial_ratio(b_report, c_report),
         ),
     ]  # fmt: skip
     for metric, higher_is_better in (("tool_success_rate", True), ("mean_tool_calls", False)):
@@ -195,12 +208,28 @@ def _variant_metrics(
     return out
 
 
+def _per_trial_delta(base: VariantReport, cand: VariantReport) -> float | None:
+    """The change in cost per trial: the unit the cost floor is documented in."""
+    if not base.trials or not cand.trials:
+        return None
+    return round(cand.cost_usd / cand.trials - base.cost_usd / base.trials, 9)
+
+
+def _per_trial_ratio(base: VariantReport, cand: VariantReport) -> float | None:
+    if not base.trials or not cand.trials or not base.cost_usd:
+        return None
+    return (cand.cost_usd / cand.trials) / (base.cost_usd / base.trials)
+
+
 def _per_case(state: RunState, variant: str, metric: str) -> dict[str, Fraction]:
     assert state.spec is not None
     cases = [c.id for c in state.spec.cases]
     if metric == "error_rate":  # errors are never neutral: a rise of them is a regression of its own
         return case_error_rates(state, variant, cases)
-    return case_values(state, variant, cases, "mean" if metric == "mean_score" else "pass_rate")
+    if metric != "mean_score":
+        return case_values(state, variant, cases, "pass_rate")
+    # as the report's mean_score: under early exit, the first attempt (see mean_score_basis)
+    return case_values(state, variant, cases, "first_attempt" if stops_at_first_pass(state) else "mean")
 
 
 def _paired(

@@ -6,6 +6,7 @@ import msgspec
 
 from engine.store.gate_stats import mean_ratio_interval, p95_ratio_interval
 from engine.store.projections.run_state import Cell, RunState
+from engine.store.run_spread import Margin
 
 
 class MetricDelta(msgspec.Struct, kw_only=True):
@@ -20,6 +21,11 @@ class MetricDelta(msgspec.Struct, kw_only=True):
     regressed: bool
     p_value_adjusted: float | None = None  # Holm across the compared variants (pass rate, mean score)
     ratio_ci: list[float] | None = None  # latency and cost: bootstrap interval of candidate / baseline
+    # latency and cost: the interval is divided by 1 + run_margin (run-to-run variation) before it is
+    # held against 1 + threshold; run_margin_runs earlier runs gave it (0: the documented default)
+    run_margin: float | None = None
+    run_margin_runs: int | None = None
+    delta_per_trial: float | None = None  # cost: the change in cost per trial, held against the floor
 
 
 def latency_ratio(
@@ -51,20 +57,37 @@ def _ran(cell: Cell) -> int:
 
 def relative(
     label: str, metric: str, base: float | None, cand: float | None, max_increase: float, min_delta: float,
-    ratio_ci: tuple[float, float] | None,
+    ratio_ci: tuple[float, float] | None, margin: Margin, floor_delta: float | None = None,
+    point: float | None = None,
 ) -> MetricDelta:  # fmt: skip
-    """A rise regresses only when the ratio's interval lies wholly above 1 + max_increase (noise
-    alone does not), and by more than the absolute floor (below it, it does not matter)."""
+    """A rise regresses only when it clears 1 + max_increase beyond noise within a run and between
+    runs, and by more than the absolute floor (below it, it does not matter).
+
+    Within a run: the bootstrap interval of the ratio lies wholly above 1 + max_increase. Between
+    runs: with the experiment's history, the ratio (`point`, by default cand / base) divided by
+    1 + the margin from its earlier runs' spread clears it too (that spread already holds the
+    within-run noise of runs of this size); without history, the interval divided by 1 + the
+    default margin must clear it, so a whole-run shift up to the margin can never regress alone.
+    `floor_delta` is what the floor is held against (cost: the change per trial)."""
     if base is None or cand is None:
         return MetricDelta(variant=label, metric=metric, baseline=base, candidate=cand, delta=None,
                            threshold=max_increase, direction="unknown", regressed=False)  # fmt: skip
     delta = round(cand - base, 6)
-    clear = ratio_ci is not None and ratio_ci[0] > 1 + max_increase
+    floor = delta if floor_delta is None else floor_delta
+    ratio = point if point is not None else (cand / base if base else None)
+    clear = ratio_ci is not None and _clears(ratio_ci[0], ratio, margin, 1 + max_increase)
     return MetricDelta(
         variant=label, metric=metric, baseline=base, candidate=cand, delta=delta, threshold=max_increase,
-        direction=direction(delta, higher_is_better=False), regressed=clear and delta > min_delta,
-        ratio_ci=None if ratio_ci is None else list(ratio_ci),
+        direction=direction(delta, higher_is_better=False), regressed=clear and floor > min_delta,
+        ratio_ci=None if ratio_ci is None else list(ratio_ci), run_margin=margin.value,
+        run_margin_runs=margin.runs, delta_per_trial=floor_delta,
     )  # fmt: skip
+
+
+def _clears(lower: float, ratio: float | None, margin: Margin, bar: float) -> bool:
+    if not margin.runs:
+        return lower / (1 + margin.value) > bar
+    return lower > bar and ratio is not None and ratio / (1 + margin.value) > bar
 
 
 def informational(

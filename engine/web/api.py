@@ -20,6 +20,7 @@ from engine.errors import InputError, NotFoundError
 from engine.store.projections.summary import RunSummary, load_summary
 from engine.views.compare import compare_states
 from engine.views.queries import process_alive, resolve_run
+from engine.views.run_history import earlier_figures
 from engine.web.context import WebContext, defined
 from engine.web.data import RunView
 from engine.web.matrix import matrix
@@ -125,12 +126,17 @@ def comparison_json(ctx: WebContext, base: str, cand: str) -> dict[str, object]:
 
 
 def _compare(ctx: WebContext, base_id: str, cand_id: str) -> dict[str, object]:
+    earlier = earlier_figures(ctx.log, base_id, cand_id)  # the run-to-run margins, as `engine compare`
     if base_id == cand_id:
-        compared = ctx.views.use(base_id, lambda v: compare_states(defined(v).state, v.state))
+        compared = ctx.views.use(
+            base_id, lambda v: compare_states(defined(v).state, v.state, history=earlier)
+        )
     else:
         compared = ctx.views.use(
             base_id,
-            lambda b: ctx.views.use(cand_id, lambda c: compare_states(defined(b).state, defined(c).state)),
+            lambda b: ctx.views.use(
+                cand_id, lambda c: compare_states(defined(b).state, defined(c).state, history=earlier)
+            ),
         )
     result = json.loads(msgspec.json.encode(compared))
     result.update(ctx.verdict_changes(base_id, cand_id))

@@ -14,12 +14,17 @@ from engine.store.projections.run_state import SCALE, RunState
 
 def case_values(state: RunState, variant: str, case_ids: list[str], strategy: str) -> dict[str, Fraction]:
     """The per-case value used to pair variants: the mean score over repeats ("mean" and
-    "confidence_interval"), any pass ("pass_at_k"), or the share of repeats that passed ("pass_rate").
-    Exact fractions (2 of 3 is 2/3, not 0.666...6): equal values compare equal in every test."""
+    "confidence_interval"), any pass ("pass_at_k"), the share of repeats that passed ("pass_rate"),
+    or the score of the first scored repeat ("first_attempt"). Exact fractions (2 of 3 is 2/3, not
+    0.666...6): equal values compare equal in every test."""
     out: dict[str, Fraction] = {}
     for case in case_ids:
         cell = state.cells.get((variant, case))
         if cell is None:
+            continue
+        if strategy == "first_attempt":
+            if cell.first_repeat >= 0:
+                out[case] = Fraction(cell.first_score, SCALE)
             continue
         if strategy in ("pass_at_k", "pass_rate"):
             scored = cell.scored()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from engine.events.report import DataError, IdenticalRepeats, JudgeAgreement, RunReport, StoppingReport
 from engine.events.spec import ExperimentSpec
 from engine.store import stats
+from engine.store.decidability import decidability
 from engine.store.projections.cases import case_values
 from engine.store.projections.comparisons import add_relative_figures, compare_all, rnd, tied_with_winner
 from engine.store.projections.errors_compared import add_error_comparisons
@@ -24,7 +25,7 @@ from engine.store.projections.pairwise import pairwise_reports
 from engine.store.projections.race import race_stopping, race_winner
 from engine.store.projections.run_state import RunState
 from engine.store.projections.scenarios import reproducers, scenario_verdicts
-from engine.store.projections.variant_report import flaky_cases, variant_report
+from engine.store.projections.variant_report import flaky_cases, stops_at_first_pass, variant_report
 
 __all__ = ["build_report", "is_partial"]
 
@@ -36,7 +37,9 @@ def build_report(state: RunState) -> RunReport:
     case_ids = [c.id for c in spec.cases] if spec else sorted({c for _, c in state.cells})
     # per-case values once per variant: the mean score feeds the variant's figures, its tags and (but
     # for pass_at_k, which pairs on any-pass) the comparisons
-    means = {name: case_values(state, name, case_ids, "mean") for name in names}
+    basis = "first_attempt" if stops_at_first_pass(state) else "all_attempts"
+    means = {name: case_values(state, name, case_ids, "first_attempt" if basis == "first_attempt" else "mean")
+             for name in names}  # fmt: skip
     per_case = means
     if strategy == "pass_at_k":
         per_case = {name: case_values(state, name, case_ids, strategy) for name in names}
@@ -107,6 +110,8 @@ def build_report(state: RunState) -> RunReport:
         scenarios=scenario_verdicts(state, names, case_ids),
         reproducers=reproducers(state, names, case_ids),
         pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
+        decidability=decidability(spec, len(names)) if spec else None,
+        mean_score_basis=basis,
     )
 
 

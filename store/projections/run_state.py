@@ -41,6 +41,10 @@ class Cell:
     failed: int = 0  # bit r: the trial errored (infrastructure or model error)
     skipped: int = 0  # bit r: not run (pass_at_k early exit)
     score_sum: int = 0  # fixed point, over scored repeats
+    # the lowest-numbered scored repeat and its score (fixed point): under pass_at_k with early exit
+    # it is the one attempt whose running did not depend on the others' results
+    first_repeat: int = -1
+    first_score: int = 0
     cost: int = 0  # fixed point dollars spent on this case's trials (the cost gate resamples cases)
     # the first repeat's output hash; repeats that never vary hint at caching or temperature 0
     first_output: str = ""
@@ -314,6 +318,8 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
             cell.ungradable |= bit
     else:
         cell.score_sum += score
+        if cell.first_repeat < 0 or e.repeat < cell.first_repeat:
+            cell.first_repeat, cell.first_score = e.repeat, score
     s.totals_for(e.variant).judge_tokens += e.judge_tokens
     s.tokens_used += e.judge_tokens
     for grade in e.grades:
@@ -338,7 +344,8 @@ def _regrade(s: RunState, e: k.RegradeStarted) -> None:
         scoring = msgspec.structs.replace(s.spec.scoring, pass_threshold=e.pass_threshold)
         s.spec = msgspec.structs.replace(s.spec, graders=list(e.graders), scoring=scoring)
     for cell in s.cells.values():
-        cell.graded = cell.passed = cell.unscored = cell.ungradable = cell.score_sum = 0
+        cell.graded = cell.passed = cell.unscored = cell.ungradable = cell.score_sum = cell.first_score = 0
+        cell.first_repeat = -1
     for totals in s.totals.values():
         totals.judge_tokens = 0
 

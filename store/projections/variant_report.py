@@ -34,7 +34,7 @@ def variant_report(
     pass_k = _mean_over_cells(cells, lambda n, c: stats.pass_at_k(n, c, k_value))
     pass_hat = (
         None
-        if _stops_at_first_pass(state)
+        if stops_at_first_pass(state)
         else _mean_over_cells(cells, lambda n, c: stats.pass_hat_k(n, c, k_value))
     )
     strategy_score = {"mean": mean_score, "pass_at_k": pass_k, "confidence_interval": ci[0] if ci else None}
@@ -96,7 +96,7 @@ def _pass_rate_ci95(cells: list[Cell], passed: int, scored: int) -> tuple[float,
     return stats.cluster_rate_ci95(passes, runs)
 
 
-def _stops_at_first_pass(state: RunState) -> bool:
+def stops_at_first_pass(state: RunState) -> bool:
     """pass_at_k with early exit skips a case's attempts after its first pass: pass^k would count
     the skipped attempts as if they had never failed."""
     repeat = state.spec.repeat if state.spec else None
