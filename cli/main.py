@@ -389,6 +389,30 @@ def mark(
         mark_run(log, resolve_run(log, run_id), verdict)
 
 
+@app.command()
+def label(
+    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    trial: Annotated[
+        list[str] | None, typer.Argument(help="CASE VARIANT REPEAT pass|fail (REPEAT counts from 1).")
+    ] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option("--from", help="CSV or JSON lines: case, variant, repeat, verdict (note, score, by)."),
+    ] = None,
+    note: Annotated[str, typer.Option("--note", help="Why (kept with the label).")] = "",
+    score: Annotated[float | None, typer.Option("--score", help="A score from 0 to 1, too.")] = None,
+    by: Annotated[str, typer.Option("--by", help="Who labels (default: the user name).")] = "",
+    store: StoreOpt = None,
+) -> None:
+    """A person's verdict on a trial's output; judges are measured against these labels (safe while
+    the run goes on; the latest label of an output wins)."""
+    from engine.cli.labels_cmd import label_command
+    from engine.views.queries import resolve_run
+
+    with open_log(store, write=True) as log:
+        label_command(log, resolve_run(log, run_id), trial or [], from_file, note, score, by)
+
+
 @app.command("judge-audit")
 def judge_audit(
     run_id: Annotated[str, typer.Argument(help="Run id.")],

@@ -76,7 +76,9 @@ def gradings(log: EventStore, run_id: str) -> list[int]:
 
 def replay_json(log: EventStore, run_id: str, grading: int | None = None) -> bytes:
     """Rebuild the report from the log alone (of one grading round; default: the latest)."""
-    return to_json(build_report(run_state(log, run_id, grading)))
+    from engine.views.labels import with_labels
+
+    return with_labels(log, run_id, to_json(build_report(run_state(log, run_id, grading))))
 
 
 def stored_report(log: EventStore, run_id: str, grading: int | None = None) -> bytes | None:
@@ -90,7 +92,10 @@ def stored_report(log: EventStore, run_id: str, grading: int | None = None) -> b
 def report_json(log: EventStore, run_id: str, grading: int | None = None) -> bytes:
     """`engine report --json` and the web view's run API: the stored report, or one rebuilt from the
     log when the run never wrote one (it is live, or was killed)."""
-    return stored_report(log, run_id, grading) or replay_json(log, run_id, grading)
+    from engine.views.labels import with_labels
+
+    stored = stored_report(log, run_id, grading)
+    return replay_json(log, run_id, grading) if stored is None else with_labels(log, run_id, stored)
 
 
 def best_variations(log: EventStore) -> list[BestVariation]:

@@ -1,0 +1,36 @@
+"""A run with a judge whose verdicts the test knows, for the labelling tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.api import open_engine, spec_from_dict
+from tests.fakes.openai_server import open_fake_openai
+
+CASES = 10
+JUDGE_PASSES = {f"c{i}" for i in range(6)}  # the judge passes c0..c5 and fails c6..c9
+
+
+def judge_by_case(body: dict[str, Any]) -> str:
+    messages = body["messages"]
+    if "impartial judge" not in messages[0]["content"]:
+        return "4"
+    prompt = messages[-1]["content"]
+    passed = any(f"(case {case})" in prompt for case in JUDGE_PASSES)
+    return json.dumps({"score": 9 if passed else 2, "reason": "r"})
+
+
+async def judged_run(store: Path, run_id: str = "lab", repeats: int = 1) -> str:
+    """A finished run of one variant over CASES cases, graded by one judge over real HTTP."""
+    async with open_fake_openai(answer=judge_by_case) as server:
+        target = {"kind": "openai", "base_url": server.base_url, "model": "m", "max_retries": 0}
+        spec = spec_from_dict({
+            "name": "labelled", "seed": 3, "target": target, "repeat": {"count": repeats},
+            "cases": [{"id": f"c{i}", "prompt": f"What is 2+2? (case c{i})"} for i in range(CASES)],
+            "graders": [{"kind": "judge", "name": "judge"}],
+        })  # fmt: skip
+        async with open_engine(store) as eng:
+            report = await eng.run(spec, run_id=run_id)
+    return report.run_id
