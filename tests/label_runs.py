@@ -22,15 +22,18 @@ def judge_by_case(body: dict[str, Any]) -> str:
     return json.dumps({"score": 9 if passed else 2, "reason": "r"})
 
 
+def judged_spec(base_url: str, repeats: int = 1) -> Any:
+    target = {"kind": "openai", "base_url": base_url, "model": "m", "max_retries": 0}
+    return spec_from_dict({
+        "name": "labelled", "seed": 3, "target": target, "repeat": {"count": repeats},
+        "cases": [{"id": f"c{i}", "prompt": f"What is 2+2? (case c{i})"} for i in range(CASES)],
+        "graders": [{"kind": "judge", "name": "judge"}],
+    })  # fmt: skip
+
+
 async def judged_run(store: Path, run_id: str = "lab", repeats: int = 1) -> str:
     """A finished run of one variant over CASES cases, graded by one judge over real HTTP."""
     async with open_fake_openai(answer=judge_by_case) as server:
-        target = {"kind": "openai", "base_url": server.base_url, "model": "m", "max_retries": 0}
-        spec = spec_from_dict({
-            "name": "labelled", "seed": 3, "target": target, "repeat": {"count": repeats},
-            "cases": [{"id": f"c{i}", "prompt": f"What is 2+2? (case c{i})"} for i in range(CASES)],
-            "graders": [{"kind": "judge", "name": "judge"}],
-        })  # fmt: skip
         async with open_engine(store) as eng:
-            report = await eng.run(spec, run_id=run_id)
+            report = await eng.run(judged_spec(server.base_url, repeats), run_id=run_id)
     return report.run_id

@@ -104,3 +104,29 @@ def test_kappa_and_its_interval_match_an_independent_computation() -> None:
     assert math.isclose(cohen_kappa(35, 15, 15, 35).kappa or 0, 0.4)
     assert cohen_kappa(5, 0, 0, 0).kappa is None  # one verdict only: kappa is undefined
     assert cohen_kappa(5, 0, 0, 0).needs_more > 0 and cohen_kappa(900, 30, 30, 900).needs_more == 0
+
+
+async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path: Path) -> None:
+    from engine.api import open_engine
+    from engine.input.labels_file import LabelRow
+    from engine.views.judge_audit import judge_audit
+    from engine.views.labels import record_labels
+    from tests.fakes.openai_server import open_fake_openai
+    from tests.label_runs import judge_by_case, judged_spec
+
+    async with open_fake_openai(answer=judge_by_case) as server:
+        async with open_engine(tmp_path / "st") as eng:
+            await eng.run(judged_spec(server.base_url), run_id="lab")
+            rows = [("r1", LabelRow(case="c8", variant="baseline", repeat=1, verdict="pass", note="fine"))]
+            record_labels(eng.log, "lab", rows)
+            audit = await judge_audit(eng.log, "lab", sample=2)
+    assert audit.people is not None and audit.people.judges[0].fn == 1
+    expected = ("Judges against people's labels", "judge vs label: baseline / c8 repeat 1: judge fail, label pass")
+    for fmt in ("markdown", "html"):
+        done = run_engine("report", "lab", "--format", fmt, "--store", "st", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr.decode()
+        quote = "&#x27;" if fmt == "html" else "'"
+        assert all(text.replace("'", quote) in done.stdout.decode() for text in expected)
+    terminal = run_engine("report", "lab", "--store", "st", cwd=tmp_path, COLUMNS="200")
+    assert all(text in terminal.stdout.decode() for text in expected), terminal.stdout.decode()
+    assert "needs" in terminal.stdout.decode()  # one label: the judge needs more for its interval

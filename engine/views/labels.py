@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import getpass
 import time
-from typing import Any
 
 import msgspec
 
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.codec import encode, to_json
-from engine.events.report import RunReport
+from engine.events.report import LabelAgreement, RunReport
 from engine.input.labels_file import LabelRow
 from engine.store.contract import EventStore
 from engine.store.log import Append
@@ -66,5 +65,5 @@ def with_labels(log: EventStore, run_id: str, data: bytes) -> bytes:
     return to_json(msgspec.structs.replace(report, label_agreement=agreement))
 
 
-def agreement_of(log: EventStore, run_id: str) -> Any:
+def agreement_of(log: EventStore, run_id: str) -> LabelAgreement:
     return label_agreement(load_labels(log, run_id))
