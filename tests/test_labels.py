@@ -121,7 +121,9 @@ async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path:
             record_labels(eng.log, "lab", rows)
             audit = await judge_audit(eng.log, "lab", sample=2)
     assert audit.people is not None and audit.people.judges[0].fn == 1
-    expected = ("Judges against people's labels", "judge vs label: baseline / c8 repeat 1: judge fail, label pass")
+    expected = (
+        "Judges against people's labels", "judge vs label: baseline / c8 repeat 1: judge fail, label pass"
+    )
     for fmt in ("markdown", "html"):
         done = run_engine("report", "lab", "--format", fmt, "--store", "st", cwd=tmp_path)
         assert done.returncode == 0, done.stderr.decode()
