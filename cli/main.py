@@ -436,8 +436,12 @@ def judge_audit(
 def regrade(
     run_id: Annotated[str, typer.Argument(help="Run id.")],
     graders: Annotated[
-        Path, typer.Option("--graders", help="File with [[graders]] (and [scoring]) to apply.")
-    ],
+        Path | None, typer.Option("--graders", help="File with [[graders]] (and [scoring]) to apply.")
+    ] = None,
+    labels: Annotated[
+        bool,
+        typer.Option("--labels", help="A round from people's labels (the rest keep the judges' verdicts)."),
+    ] = False,
     name: Annotated[
         str | None, typer.Option("--name", help="Name this grading round (default: the graders file's name).")
     ] = None,
@@ -448,6 +452,14 @@ def regrade(
 
     Earlier rounds stay readable: `engine report RUN --grading N` (0 is the run's own grading).
     """
+    from engine.errors import InputError
+
+    if labels == (graders is not None):
+        raise InputError("engine regrade", "--graders", "give a graders file or --labels (one of the two)")
+    if labels:
+        _label_round(run_id, name, store, as_json)
+        return
+    assert graders is not None
     import functools
 
     import trio
@@ -464,6 +476,22 @@ def regrade(
         regrade = functools.partial(regrade_run, name=name or graders.stem)
         report_obj = trio.run(regrade, log, rid, specs, threshold)
     print_report(to_json(report_obj), as_json)
+
+
+def _label_round(run_id: str, name: str | None, store: Path | None, as_json: bool) -> None:
+    import trio
+
+    from engine.cli.render import print_report
+    from engine.events.codec import to_json
+    from engine.views.label_round import label_round
+    from engine.views.labels import with_labels
+    from engine.views.queries import resolve_run
+
+    with open_log(store, write=True) as log:
+        rid = resolve_run(log, run_id)
+        report_obj = trio.run(label_round, log, rid, name or "")
+        data = with_labels(log, rid, to_json(report_obj))
+    print_report(data, as_json)
 
 
 @app.command()

@@ -221,6 +221,10 @@ class LabelRecorded(Event, tag="label.recorded"):
     by: str = ""
 
 
+# the grade a trial takes from its label in a grading round made from labels (`engine regrade --labels`)
+LABEL_GRADER = "people"
+
+
 class ConfigApplied(Event, tag="config.applied"):
     """auto_apply wrote the session's accepted values to a config file."""
 

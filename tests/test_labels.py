@@ -132,3 +132,43 @@ async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path:
     terminal = run_engine("report", "lab", "--store", "st", cwd=tmp_path, COLUMNS="200")
     assert all(text in terminal.stdout.decode() for text in expected), terminal.stdout.decode()
     assert "needs" in terminal.stdout.decode()  # one label: the judge needs more for its interval
+
+
+async def test_labels_survive_a_regrade_and_make_a_ground_truth_round(tmp_path: Path) -> None:
+    from engine.api import open_engine
+    from engine.events.graders import JudgeGraderSpec
+    from engine.input.labels_file import LabelRow
+    from engine.views.labels import record_labels
+    from engine.views.queries import report_json
+    from engine.views.regrade import regrade_run
+    from tests.fakes.openai_server import open_fake_openai
+    from tests.label_runs import judge_by_case, judged_spec
+
+    async with open_fake_openai(answer=judge_by_case) as server:
+        async with open_engine(tmp_path / "st") as eng:
+            await eng.run(judged_spec(server.base_url), run_id="lab")
+            rows = [
+                ("r1", LabelRow(case="c1", variant="baseline", repeat=1, verdict="fail")),
+                ("r2", LabelRow(case="c8", variant="baseline", repeat=1, verdict="pass", score=0.7)),
+            ]
+            record_labels(eng.log, "lab", rows)
+            await regrade_run(eng.log, "lab", [JudgeGraderSpec(name="judge")], name="again")
+            again = json.loads(report_json(eng.log, "lab"))
+    assert again["grading"] == 1 and again["label_agreement"]["judges"][0]["labelled"] == 2
+    done = run_engine("regrade", "lab", "--labels", "--json", "--store", "st", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    truth = json.loads(done.stdout)
+    assert truth["ground_truth"] == {"from_labels": 2, "from_judges": 8}
+    assert (truth["grading"], truth["grading_name"]) == (2, "labels")
+    # c1 now fails and c8 passes: six passes still, and the mean moves by the label's scores
+    (variant,) = truth["variants"]
+    assert variant["passed"] == 6
+    assert variant["mean_score"] == round((5 * 8 / 9 + 0.7 + 0 + 3 * 1 / 9) / 10, 6)  # 9 is 8/9, 2 is 1/9
+    # the judges are still measured against the judges' own round, not the labels round
+    assert truth["label_agreement"]["judges"][0]["labelled"] == 2
+    replayed = run_engine("replay", "lab", "--json", "--store", "st", cwd=tmp_path)
+    assert replayed.stdout == run_engine("report", "lab", "--json", "--store", "st", cwd=tmp_path).stdout
+    text = run_engine("report", "lab", "--store", "st", cwd=tmp_path, COLUMNS="200").stdout.decode()
+    assert "grading round from labels: 2 trials took people's verdict, 8 kept the judges'" in text
+    both = run_engine("regrade", "lab", "--labels", "--graders", "g.toml", "--store", "st", cwd=tmp_path)
+    assert both.returncode == 2 and b"give a graders file or --labels" in both.stderr
