@@ -600,14 +600,16 @@ def serve(
         str | None, typer.Option("--bundle", help="Serve the run in this .bundle file (no store needed).")
     ] = None,
 ) -> None:
-    """A live web view of runs, trials and comparisons; only reads the store (runs may go on beside it)."""
+    """A live web view of runs, trials and comparisons; runs may go on beside it. Read-only, but with
+    --token people may label trials' outputs (the labels are events in the store)."""
     from engine.web.server import check_bind, run_server
 
     check_bind(host, token)
     if bundle is not None:
         from engine.views.bundle_sources import open_bundle_store
 
-        run_server(open_bundle_store(bundle)[0], host, port, token, open_browser, label=f"bundle {bundle}")
+        source = open_bundle_store(bundle)[0]
+        run_server(source, host, port, token, open_browser, label=f"bundle {bundle}", labels=False)
         return
     path = store_path(store)
     run_server(path, host, port, token, open_browser)

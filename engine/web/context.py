@@ -29,6 +29,7 @@ def defined(view: RunView) -> RunView:
 class WebContext:
     log: EventStore
     token: str | None = None
+    can_label: bool = False  # `engine serve --token` on a writable store: people may label outputs
     views: RunViews = field(init=False)
     _memo: dict[tuple[object, ...], tuple[int, object]] = field(init=False, default_factory=dict)
 
