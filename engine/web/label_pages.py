@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from engine.events.codec import to_builtins
 from engine.store.projections.label_agreement import label_agreement
-from engine.store.projections.labels import LabelState, has_labels, load_labels
+from engine.store.projections.labels import LabelState, has_labels, load_labelled, load_labels
 from engine.web.api import _known, in_thread
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, page, q, table
@@ -115,7 +115,7 @@ def run_section(ctx: WebContext, run_id: str, root: str) -> str:
     queue = f'<a href="{href(root + "/runs/" + q(run_id) + "/labels")}">Label trials</a>'
     if not has_labels(ctx.log, run_id):
         return f"<h2>Judges against people's labels</h2><p class=\"note\">No labels yet · {queue}</p>"
-    section = to_builtins(label_agreement(load_labels(ctx.log, run_id)))
+    section = to_builtins(label_agreement(load_labelled(ctx.log, run_id)))
     rows = [
         [
             e(j["grader"]), e(j["labelled"]), num(j["agreement"]), num(j["kappa"]),

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from engine.events import kinds as k
 from engine.store.contract import EventStore
+from engine.store.guard import decode_stored
 from engine.store.projection import Projection
+from engine.store.projections import labels_fast as fast
 
 TrialKey = tuple[str, str, int]  # variant, case, repeat (from 0)
 
@@ -84,7 +86,47 @@ LABELS = Projection[LabelState]({
 
 
 def load_labels(log: EventStore, run_id: str) -> LabelState:
-    return LABELS.load(log, run_id, LabelState())
+    """Every trial's output and judge verdicts, and the labels (the labelling queue needs them all)."""
+    state = LabelState()
+    for seq, data in log.read_run(run_id, tags=set(LABELS.tags)):
+        light = fast.decode_trial(data)
+        if light is not None:
+            (_completed if isinstance(light, fast.Completed) else _graded)(state, light)  # type: ignore[arg-type]
+        else:
+            LABELS.evolve(state, decode_stored(log, seq, data), seq)
+    return state
+
+
+def load_labelled(log: EventStore, run_id: str) -> LabelState:
+    """The labelled trials only, for the agreement figures: the labels and rounds first (few), then
+    the judges' grades of just those trials. A trial's output is the one its latest label names
+    (a trial completes once, and a label is checked against its output when it is recorded)."""
+    state = LabelState()
+    for seq, data in log.read_run(run_id, tags={"label.recorded", "regrade.started"}):
+        LABELS.evolve(state, decode_stored(log, seq, data), seq)
+    for variant, case, repeat, output in state.labels:
+        state.outputs[(variant, case, repeat)] = output  # in log order: the latest label's output
+    wanted = set(state.outputs)
+    for seq, data in log.read_run(run_id, tags={"trial.graded"}):
+        key = fast.graded_key(data)
+        if key is not None and key not in wanted:
+            continue
+        light = fast.decode_trial(data)
+        if light is not None:
+            _graded(state, light)  # type: ignore[arg-type]
+        else:
+            LABELS.evolve(state, decode_stored(log, seq, data), seq)
+    return state
+
+
+def load_outputs(log: EventStore, run_id: str) -> dict[TrialKey, str]:
+    """Each trial's output hash (its first completion: a trial completes once)."""
+    found: dict[TrialKey, str] = {}
+    for seq, data in log.read_run(run_id, tags={"trial.completed"}):
+        event = fast.decode_trial(data) or decode_stored(log, seq, data)
+        if isinstance(event, (fast.Completed, k.TrialCompleted)):
+            found.setdefault((event.variant, event.case, event.repeat), event.output_hash)
+    return found
 
 
 def has_labels(log: EventStore, run_id: str) -> bool:
