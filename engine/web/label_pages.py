@@ -11,12 +11,12 @@ from starlette.routing import Route
 
 from engine.events.codec import to_builtins
 from engine.store.projections.label_agreement import label_agreement
-from engine.store.projections.labels import LabelState, has_labels, load_labelled, load_labels
+from engine.store.projections.labels import LabelState, has_labels, load_labelled
 from engine.web.api import _known, in_thread
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, page, q, table
-from engine.web.label_queue import label_queue, next_unlabelled
-from engine.web.labelling import READ_ONLY, trial_url
+from engine.web.label_queue import next_unlabelled
+from engine.web.labelling import READ_ONLY, queue_of, trial_url
 
 QUEUE_SHOWN = 500
 KEYS = "keys: p pass · f fail (then the next unlabelled trial) · n next unlabelled · j/k move · / note"
@@ -39,8 +39,7 @@ def figures(state: LabelState) -> str:
 
 
 def queue_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
-    state = load_labels(ctx.log, run_id)
-    items = label_queue(state)
+    state, items = queue_of(ctx, run_id)
     rows = [
         [
             f'<a href="{e(trial_url(root, run_id, i))}">{e(i.variant)} / {e(i.case)} #{i.repeat}</a>',
@@ -69,7 +68,7 @@ def _verdict(value: bool | None) -> str:
 
 def label_panel(ctx: WebContext, run_id: str, case: str, trials: list[dict[str, Any]], root: str) -> str:
     """Pass / fail buttons and a note for each shown repeat of the case (when the view can label)."""
-    state = load_labels(ctx.log, run_id)
+    state, items = queue_of(ctx, run_id)
     rows = []
     for t in trials:
         key = (t["variant"], case, t["repeat"] - 1)
@@ -91,7 +90,7 @@ def label_panel(ctx: WebContext, run_id: str, case: str, trials: list[dict[str, 
     if not rows:
         return ""
     shown = frozenset((t["variant"], case, t["repeat"] - 1) for t in trials)
-    found = next_unlabelled(label_queue(state), shown)
+    found = next_unlabelled(items, shown)
     nxt = trial_url(root, run_id, found) if found else ""
     tools = (
         '<label>note <input id="label-note" autocomplete="off"></label>'
@@ -115,7 +114,9 @@ def run_section(ctx: WebContext, run_id: str, root: str) -> str:
     queue = f'<a href="{href(root + "/runs/" + q(run_id) + "/labels")}">Label trials</a>'
     if not has_labels(ctx.log, run_id):
         return f"<h2>Judges against people's labels</h2><p class=\"note\">No labels yet · {queue}</p>"
-    section = to_builtins(label_agreement(load_labelled(ctx.log, run_id)))
+    section = ctx.memo(
+        ("label-agreement", run_id), lambda: to_builtins(label_agreement(load_labelled(ctx.log, run_id)))
+    )
     rows = [
         [
             e(j["grader"]), e(j["labelled"]), num(j["agreement"]), num(j["kappa"]),

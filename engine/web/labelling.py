@@ -19,7 +19,7 @@ from engine.errors import InputError
 from engine.events.codec import to_builtins
 from engine.input.labels_file import LabelRow
 from engine.store.projections.label_agreement import label_agreement
-from engine.store.projections.labels import load_labels
+from engine.store.projections.labels import LabelState, load_labels
 from engine.views.labels import record_labels
 from engine.web.api import _known, in_thread, json_response
 from engine.web.context import WebContext
@@ -44,10 +44,21 @@ def trial_url(root: str, run_id: str, item: QueueItem) -> str:
     return f"{root}/runs/{q(run_id)}/trial?{query}"
 
 
+def queue_of(ctx: WebContext, run_id: str) -> tuple[LabelState, list[QueueItem]]:
+    """The run's labels fold and queue, computed once per state of the log (every trial is read: a
+    50,000-trial run takes about a second, so the trial pages of a quiet store share one)."""
+
+    def compute() -> tuple[LabelState, list[QueueItem]]:
+        state = load_labels(ctx.log, run_id)
+        return state, label_queue(state)
+
+    return ctx.memo(("label-queue", run_id), compute)
+
+
 def labels_json(ctx: WebContext, run_id: str, root: str) -> dict[str, Any]:
     """The judges against the labels, and the queue's next unlabelled trial."""
-    state = load_labels(ctx.log, run_id)
-    found = next_unlabelled(label_queue(state))
+    state, items = queue_of(ctx, run_id)
+    found = next_unlabelled(items)
     return {
         "agreement": to_builtins(label_agreement(state)),
         "next": trial_url(root, run_id, found) if found else None,
@@ -79,8 +90,8 @@ async def post_label(request: Request) -> Response:
     def write(ctx: WebContext) -> dict[str, Any]:
         rid = _known(ctx, run_id)
         record_labels(ctx.log, rid, [("label", row)])
-        state = load_labels(ctx.log, rid)
-        found = next_unlabelled(label_queue(state))
+        state, items = queue_of(ctx, rid)
+        found = next_unlabelled(items)
         return {
             "recorded": 1,
             "agreement": to_builtins(label_agreement(state)),
