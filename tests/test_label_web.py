@@ -50,6 +50,9 @@ async def test_the_token_guards_the_label_route_and_a_label_lands_in_the_log(tmp
         body = done.json()
         queue = httpx.get(f"{url}/runs/lab/labels", headers=secret).text
         trial = httpx.get(f"{url}/runs/lab/trial", params={"case": "c0"}, headers=secret).text
+        api_report = httpx.get(f"{url}/api/runs/lab", headers=secret).content
+    cli_report = run_engine("report", "lab", "--json", "--store", "st", cwd=tmp_path).stdout
+    assert api_report.strip() == cli_report.strip() and b'"label_agreement":{' in api_report
     assert body["agreement"]["labels"] == 1 and body["agreement"]["judges"][0]["tn"] == 0
     assert body["next"].startswith("/runs/lab/trial?case=c0&variant=baseline&repeat=1")
     assert labels_in_report(tmp_path) == 1  # in the log, seen by another process

@@ -55,10 +55,10 @@ def record_labels(log: EventStore, run_id: str, rows: list[tuple[str, LabelRow]]
     return len(events)
 
 
-def with_labels(log: EventStore, run_id: str, data: bytes) -> bytes:
+def with_labels(log: EventStore, run_id: str, data: bytes, labelled: bool | None = None) -> bytes:
     """The report JSON with the judges measured against people's labels, when the run has labels
-    (the report's other figures never change: labels do not grade)."""
-    if not has_labels(log, run_id):
+    (the report's other figures never change: labels do not grade). `labelled`: already known."""
+    if not (has_labels(log, run_id) if labelled is None else labelled):
         return data
     report = msgspec.json.decode(data, type=RunReport)
     agreement = label_agreement(load_labelled(log, run_id))
