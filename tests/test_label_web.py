@@ -27,6 +27,8 @@ async def test_without_a_token_the_view_cannot_label(tmp_path: Path) -> None:
         refused = httpx.post(f"{url}/api/runs/lab/labels", json=LABEL)
         page = httpx.get(f"{url}/runs/lab/trial", params={"case": "c3", "variant": "baseline"}).text
         state = httpx.get(f"{url}/api/runs/lab/labels").json()
+        run_page = httpx.get(f"{url}/runs/lab").text
+    assert "No labels yet" in run_page and 'href="/runs/lab/labels"' in run_page
     assert refused.status_code == 403 and "engine serve --token" in refused.json()["error"]
     assert 'class="label-pass"' not in page and "this view is read-only" in page
     assert state["can_label"] is False and state["agreement"]["labels"] == 0
@@ -51,6 +53,8 @@ async def test_the_token_guards_the_label_route_and_a_label_lands_in_the_log(tmp
         queue = httpx.get(f"{url}/runs/lab/labels", headers=secret).text
         trial = httpx.get(f"{url}/runs/lab/trial", params={"case": "c0"}, headers=secret).text
         api_report = httpx.get(f"{url}/api/runs/lab", headers=secret).content
+        run_page = httpx.get(f"{url}/runs/lab", headers=secret).text
+    assert "1 labelled outputs" in run_page and "<td>strict</td>" in run_page
     cli_report = run_engine("report", "lab", "--json", "--store", "st", cwd=tmp_path).stdout
     assert api_report.strip() == cli_report.strip() and b'"label_agreement":{' in api_report
     assert body["agreement"]["labels"] == 1 and body["agreement"]["judges"][0]["tn"] == 0

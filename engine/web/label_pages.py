@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from engine.events.codec import to_builtins
 from engine.store.projections.label_agreement import label_agreement
-from engine.store.projections.labels import LabelState, has_labels, load_labelled
+from engine.store.projections.labels import LabelState
 from engine.web.api import _known, in_thread
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, page, q, table
@@ -109,14 +109,13 @@ def label_panel(ctx: WebContext, run_id: str, case: str, trials: list[dict[str, 
     )
 
 
-def run_section(ctx: WebContext, run_id: str, root: str) -> str:
-    """The run page's section: the judges against people's labels, and the way to the queue."""
+def run_section(report: dict[str, Any], run_id: str, root: str) -> str:
+    """The run page's section (from the report, which carries the labels section when there are
+    labels): the judges against people's labels, and the way to the queue."""
     queue = f'<a href="{href(root + "/runs/" + q(run_id) + "/labels")}">Label trials</a>'
-    if not has_labels(ctx.log, run_id):
+    section = report.get("label_agreement")
+    if not section:
         return f"<h2>Judges against people's labels</h2><p class=\"note\">No labels yet · {queue}</p>"
-    section = ctx.memo(
-        ("label-agreement", run_id), lambda: to_builtins(label_agreement(load_labelled(ctx.log, run_id)))
-    )
     rows = [
         [
             e(j["grader"]), e(j["labelled"]), num(j["agreement"]), num(j["kappa"]),

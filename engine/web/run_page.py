@@ -42,7 +42,7 @@ def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
         + tags_table(report)
         + "<h2>Budget used</h2>"
         + budget(report)
-        + run_section(ctx, run_id, root)
+        + run_section(report, run_id, root)
     )
     return f"{report['experiment']} {run_id}", body
 
