@@ -79,4 +79,14 @@ def print_audit(audit: Any, as_json: bool) -> None:
          str(j.pass_flips), str(j.unparseable)]
         for j in audit.judges
     ]  # fmt: skip
-    make_console().print(table(f"judge audit of run {audit.run_id} (scores on 0-1)", header, rows))
+    console = make_console()
+    console.print(table(f"judge audit of run {audit.run_id} (scores on 0-1)", header, rows))
+    if audit.people is not None:
+        from rich.text import Text
+
+        from engine.cli import labels_view
+
+        people = {"label_agreement": msgspec.to_builtins(audit.people)}
+        console.print(table(labels_view.TITLE, labels_view.LABELS_HEADER, labels_view.label_rows(people)))
+        for line in labels_view.label_lines(people):
+            console.print(Text(f"  {line}"))

@@ -401,6 +401,30 @@ def mark(
         mark_run(log, resolve_run(log, run_id), verdict)
 
 
+@app.command()
+def label(
+    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    trial: Annotated[
+        list[str] | None, typer.Argument(help="CASE VARIANT REPEAT pass|fail (REPEAT counts from 1).")
+    ] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option("--from", help="CSV or JSON lines: case, variant, repeat, verdict (note, score, by)."),
+    ] = None,
+    note: Annotated[str, typer.Option("--note", help="Why (kept with the label).")] = "",
+    score: Annotated[float | None, typer.Option("--score", help="A score from 0 to 1, too.")] = None,
+    by: Annotated[str, typer.Option("--by", help="Who labels (default: the user name).")] = "",
+    store: StoreOpt = None,
+) -> None:
+    """A person's verdict on a trial's output; judges are measured against these labels (safe while
+    the run goes on; the latest label of an output wins)."""
+    from engine.cli.labels_cmd import label_command
+    from engine.views.queries import resolve_run
+
+    with open_log(store, write=True) as log:
+        label_command(log, resolve_run(log, run_id), trial or [], from_file, note, score, by)
+
+
 @app.command("judge-audit")
 def judge_audit(
     run_id: Annotated[str, typer.Argument(help="Run id.")],
@@ -424,8 +448,12 @@ def judge_audit(
 def regrade(
     run_id: Annotated[str, typer.Argument(help="Run id.")],
     graders: Annotated[
-        Path, typer.Option("--graders", help="File with [[graders]] (and [scoring]) to apply.")
-    ],
+        Path | None, typer.Option("--graders", help="File with [[graders]] (and [scoring]) to apply.")
+    ] = None,
+    labels: Annotated[
+        bool,
+        typer.Option("--labels", help="A round from people's labels (the rest keep the judges' verdicts)."),
+    ] = False,
     name: Annotated[
         str | None, typer.Option("--name", help="Name this grading round (default: the graders file's name).")
     ] = None,
@@ -436,6 +464,14 @@ def regrade(
 
     Earlier rounds stay readable: `engine report RUN --grading N` (0 is the run's own grading).
     """
+    from engine.errors import InputError
+
+    if labels == (graders is not None):
+        raise InputError("engine regrade", "--graders", "give a graders file or --labels (one of the two)")
+    if labels:
+        _label_round(run_id, name, store, as_json)
+        return
+    assert graders is not None
     import functools
 
     import trio
@@ -452,6 +488,22 @@ def regrade(
         regrade = functools.partial(regrade_run, name=name or graders.stem)
         report_obj = trio.run(regrade, log, rid, specs, threshold)
     print_report(to_json(report_obj), as_json)
+
+
+def _label_round(run_id: str, name: str | None, store: Path | None, as_json: bool) -> None:
+    import trio
+
+    from engine.cli.render import print_report
+    from engine.events.codec import to_json
+    from engine.views.label_round import label_round
+    from engine.views.labels import with_labels
+    from engine.views.queries import resolve_run
+
+    with open_log(store, write=True) as log:
+        rid = resolve_run(log, run_id)
+        report_obj = trio.run(label_round, log, rid, name or "")
+        data = with_labels(log, rid, to_json(report_obj))
+    print_report(data, as_json)
 
 
 @app.command()
@@ -560,14 +612,16 @@ def serve(
         str | None, typer.Option("--bundle", help="Serve the run in this .bundle file (no store needed).")
     ] = None,
 ) -> None:
-    """A live web view of runs, trials and comparisons; only reads the store (runs may go on beside it)."""
+    """A live web view of runs, trials and comparisons; runs may go on beside it. Read-only, but with
+    --token people may label trials' outputs (the labels are events in the store)."""
     from engine.web.server import check_bind, run_server
 
     check_bind(host, token)
     if bundle is not None:
         from engine.views.bundle_sources import open_bundle_store
 
-        run_server(open_bundle_store(bundle)[0], host, port, token, open_browser, label=f"bundle {bundle}")
+        source = open_bundle_store(bundle)[0]
+        run_server(source, host, port, token, open_browser, label=f"bundle {bundle}", labels=False)
         return
     path = store_path(store)
     run_server(path, host, port, token, open_browser)

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from engine.cli import labels_view
 from engine.cli import report_view as view
 
 
@@ -73,6 +74,9 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
     if r.get("pairwise"):
         title = f"pairwise judge: side by side against {r['pairwise'][0]['baseline']}"
         out.append(table(title, view.PAIRWISE_HEADER, view.pairwise_rows(r), left=2))
+    if labels_view.has_labels(r):
+        out.append(table(labels_view.TITLE, labels_view.LABELS_HEADER, labels_view.label_rows(r)))
+        out += [Text(f"  {line}") for line in labels_view.label_lines(r)]
     if r.get("variations"):
         title = "tuning: variations tried, in order"
         bound = r.get("session_error_bound")

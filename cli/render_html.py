@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from engine.cli import labels_view
 from engine.cli import report_view as view
 from engine.cli.report_view import interval
 
@@ -157,6 +158,11 @@ def _sections(r: dict[str, Any]) -> list[str]:
     if r.get("pairwise"):
         out += ["<h2>Pairwise judge (side by side against the baseline)</h2>"]
         out.append(_table(view.PAIRWISE_HEADER, view.pairwise_rows(r), [""] * len(r["pairwise"])))
+    if labels_view.has_labels(r):
+        out.append(f"<h2>{e(labels_view.TITLE)}</h2>")
+        out.append(_table(labels_view.LABELS_HEADER, labels_view.label_rows(r)))
+        items = "".join(f"<li>{e(line)}</li>" for line in labels_view.label_lines(r))
+        out.append(f'<ul class="labels">{items}</ul>')
     out.append(f'<p class="winner-line">{e(view.winner_line(r))}</p>')
     errors = view.error_lines(r)
     if errors:

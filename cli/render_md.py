@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.cli import labels_view
 from engine.cli import report_view as view
 
 _MD_SPECIAL = "\\`*_[]|~"
@@ -46,6 +47,10 @@ def report_markdown(report: dict[str, Any]) -> str:
     if r.get("pairwise"):
         lines += ["### Pairwise judge (side by side against the baseline)", ""]
         lines += _table(view.PAIRWISE_HEADER, view.pairwise_rows(r), left=2)
+    if labels_view.has_labels(r):
+        lines += [f"### {labels_view.TITLE}", ""]
+        lines += _table(labels_view.LABELS_HEADER, labels_view.label_rows(r))
+        lines += [f"- {md_escape(line)}" for line in labels_view.label_lines(r)] + [""]
     label, _, rest = view.winner_line(r).partition(": ")
     lines += [f"**{label}:** {md_escape(rest)}", ""]
     lines += errors_section(r)

@@ -243,6 +243,25 @@ class RunMarked(Event, tag="run.marked"):
     by: str = ""
 
 
+class LabelRecorded(Event, tag="label.recorded"):
+    """A person's verdict on one trial's stored output (`engine label`, an import, the web view).
+    It names the output by its hash, so it holds across grading rounds; the latest label of an output
+    wins. `repeat` counts from 0 like every trial event (people see it from 1)."""
+
+    variant: str
+    case: str
+    repeat: int
+    output_hash: str
+    verdict: Literal["pass", "fail"]
+    score: float | None = None
+    note: str = ""
+    by: str = ""
+
+
+# the grade a trial takes from its label in a grading round made from labels (`engine regrade --labels`)
+LABEL_GRADER = "people"
+
+
 class ConfigApplied(Event, tag="config.applied"):
     """auto_apply wrote the session's accepted values to a config file."""
 
@@ -284,6 +303,7 @@ class RegradeStarted(Event, tag="regrade.started"):
     graders: list[GraderSpec] = []
     pass_threshold: float = 0.5
     name: str = ""  # what the user called this grading round (default: the graders file's name)
+    labels: bool = False  # `engine regrade --labels`: labelled trials take the people's verdict
 
     VERSION: ClassVar[int] = 2
     UPCASTERS: ClassVar[dict[int, Upcaster]] = {1: upcasts.tagged_graders}
@@ -307,6 +327,7 @@ AnyEvent = (
     | RaceRoundDecided
     | PairwiseJudged
     | RunMarked
+    | LabelRecorded
     | ConfigApplied
     | BudgetExhausted
     | CancelRequested

@@ -245,6 +245,53 @@ class Decidability(Report):
     warnings: list[str] = []
 
 
+class LabelDisagreement(Report):
+    """One trial where a judge and a person's label differ (repeat counted from 1)."""
+
+    variant: str
+    case: str
+    repeat: int
+    judge: str  # pass | fail
+    label: str  # pass | fail
+    note: str = ""
+
+
+class JudgeVsPeople(Report):
+    """A judge grader measured against people's labels, the people taken as the truth: a "positive"
+    is a pass, so fp counts passes the judge gave that people failed."""
+
+    grader: str
+    labelled: int  # labelled trials this judge gave a verdict on
+    agreement: float | None
+    kappa: float | None  # Cohen's kappa: agreement beyond what the two pass rates give by chance
+    kappa_low: float | None  # 95% interval (large-sample standard error; see `method`)
+    kappa_high: float | None
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    disagreements: list[LabelDisagreement] = []  # the first 200, in variant, case, repeat order
+    needs_more: int = 0  # labels still needed for an interval of target_width (0: enough)
+    target_width: float = 0.3
+
+
+class LabelAgreement(Report):
+    """People's labels of the run's outputs and every judge measured against them."""
+
+    labels: int  # outputs with a label (the latest label of each output counts)
+    stale: int  # labels of an output the trial no longer has
+    method: str
+    judges: list[JudgeVsPeople] = []
+
+
+class GroundTruth(Report):
+    """A grading round made from labels (`engine regrade RUN --labels`): labelled trials take the
+    people's verdict, the rest keep the judges' of the round before."""
+
+    from_labels: int
+    from_judges: int
+
+
 class PairwiseReport(Report):
     """A pairwise judge's verdicts on one candidate against the baseline, case and repeat paired.
 
@@ -318,7 +365,7 @@ class RunReport(Report):
     runner_up_p_value: float | None = None
     # tuning: at most this chance that some accepted change does nothing (decisions x alpha)
     session_error_bound: float | None = None
-    stopping: StoppingReport | None = None  # [stopping] rule = "sequential" only
+    stopping: StoppingReport | None = None  # [stopping] rule = "sequential" or "race" only
     judge_agreement: dict[str, JudgeAgreement] = {}  # by judge grader
     identical_repeats: list[IdenticalRepeats] = []  # cells whose 2+ repeats all gave one output
     scenarios: list[ScenarioVerdict] = []  # every (variant, case) with its verdict
@@ -329,3 +376,6 @@ class RunReport(Report):
     # of its attempts ("all_attempts"), or, under pass_at_k with early exit, its first scored attempt
     # ("first_attempt"): later attempts run only after a miss, so their mean overstates the score
     mean_score_basis: str = "all_attempts"
+    # people's labels against the judges (added when the run has labels; labels never change scores)
+    label_agreement: LabelAgreement | None = None
+    ground_truth: GroundTruth | None = None  # a grading round made from labels

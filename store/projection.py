@@ -30,6 +30,12 @@ def run_events(log: EventStore, run_id: str, tags: set[str] | None = None) -> It
         yield decode_stored(log, seq, data)
 
 
+def run_events_from(log: EventStore, run_id: str, from_seq: int, tags: set[str]) -> Iterator[AnyEvent]:
+    """A run's decoded events from from_seq on (the tail of a long run costs only its tail)."""
+    for seq, data in log.read_run(run_id, from_seq, tags=tags):
+        yield decode_stored(log, seq, data)
+
+
 def all_events(log: EventStore, from_seq: int = 1) -> Iterator[tuple[int, AnyEvent]]:
     for seq, data in log.read(from_seq):
         yield seq, decode_stored(log, seq, data)

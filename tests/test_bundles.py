@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from engine.actors.targets.base import TargetRequest
@@ -247,3 +248,19 @@ def test_a_running_run_is_not_exported(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="still running"):
         bundle_export.write(log, "live", tmp_path / "live.bundle")
     assert not (tmp_path / "live.bundle").exists()
+
+
+async def test_labels_travel_with_the_run(tmp_path: Path) -> None:
+    from engine.input.labels_file import LabelRow
+    from engine.views.labels import record_labels
+    from tests.label_runs import judged_run
+
+    await judged_run(tmp_path / "src", "lab")
+    label = LabelRow(case="c0", variant="baseline", repeat=1, verdict="pass")
+    rows = [("row 1", label), ("row 2", msgspec.structs.replace(label, case="c7"))]
+    with EventLog(tmp_path / "src") as log:
+        assert record_labels(log, "lab", rows) == 2
+    dest = round_trip(tmp_path / "src", "lab", tmp_path)
+    with EventLog(dest) as log:
+        section = json.loads(report_json(log, "lab"))["label_agreement"]
+    assert section["labels"] == 2 and section["judges"][0]["disagreements"][0]["case"] == "c7"

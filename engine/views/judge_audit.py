@@ -16,10 +16,12 @@ from engine.actors.graders.factory import make_graders
 from engine.actors.targets.registry import target_maker
 from engine.errors import InputError
 from engine.events import kinds as k
+from engine.events.report import LabelAgreement
 from engine.runtime.workers import grader_context
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
+from engine.store.projections.labels import has_labels
 from engine.views.queries import run_state
 
 
@@ -36,6 +38,7 @@ class JudgeStability(msgspec.Struct, kw_only=True):
 class JudgeAudit(msgspec.Struct, kw_only=True):
     run_id: str
     judges: list[JudgeStability]
+    people: LabelAgreement | None = None  # the judges against people's labels, when the run has any
 
 
 def _sample(log: EventStore, run_id: str, grading: int, size: int, seed: int) -> list[k.TrialGraded]:
@@ -76,7 +79,15 @@ async def judge_audit(
                 changes[again.name].append((before.score, again.score, before.passed, again.passed))
     for grader in graders:
         await grader.aclose()  # type: ignore[attr-defined]
-    return JudgeAudit(run_id=run_id, judges=[_stability(name, found) for name, found in changes.items()])
+    people = await trio.to_thread.run_sync(_people, log, run_id)
+    judges = [_stability(name, found) for name, found in changes.items()]
+    return JudgeAudit(run_id=run_id, judges=judges, people=people)
+
+
+def _people(log: EventStore, run_id: str) -> LabelAgreement | None:
+    from engine.views.labels import agreement_of
+
+    return agreement_of(log, run_id) if has_labels(log, run_id) else None
 
 
 def _output_hashes(log: EventStore, run_id: str) -> dict[tuple[str, str, int], str]:

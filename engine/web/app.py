@@ -17,7 +17,7 @@ from starlette.staticfiles import StaticFiles
 
 from engine.errors import UserError
 from engine.store.contract import EventStore
-from engine.web import api, pages, sse
+from engine.web import api, label_pages, labelling, pages, sse
 from engine.web.auth import TokenGate
 from engine.web.context import WebContext
 
@@ -25,12 +25,25 @@ STATIC = Path(__file__).parent / "static"
 
 
 def open_read_only(path: str | os.PathLike[str]) -> EventStore:
-    from engine.errors import NotFoundError
     from engine.store.log import EventLog
+
+    _must_exist(path)
+    return EventLog(path, readonly=True)
+
+
+def _must_exist(path: str | os.PathLike[str]) -> None:
+    from engine.errors import NotFoundError
 
     if not (Path(path) / "data.mdb").exists():
         raise NotFoundError(f"no store at {path} (run an experiment first, or pass --store)")
-    return EventLog(path, readonly=True)
+
+
+def open_writable(path: str | os.PathLike[str]) -> EventStore:
+    """The store for a view that labels: its runs may go on beside it (appends are small, one at a time)."""
+    from engine.store.log import EventLog
+
+    _must_exist(path)
+    return EventLog(path)
 
 
 async def user_error(request: Request, exc: Exception) -> Response:
@@ -39,10 +52,17 @@ async def user_error(request: Request, exc: Exception) -> Response:
     return pages.error_page(request, exc)
 
 
-def serve_app(store: EventStore | str | os.PathLike[str], token: str | None = None) -> TokenGate:
+def serve_app(
+    store: EventStore | str | os.PathLike[str], token: str | None = None, labels: bool = True
+) -> TokenGate:
     """The web view of `store` (a store object, or a store directory opened read-only). With a token,
-    every request must carry it (`Authorization: Bearer T`, `?token=T` once, then a cookie)."""
-    log = store if hasattr(store, "read_run") else open_read_only(store)  # type: ignore[arg-type]
+    every request must carry it (`Authorization: Bearer T`, `?token=T` once, then a cookie), and
+    people may label outputs (`labels`): the directory is then opened for that one kind of write."""
+    writes = token is not None and labels
+    if hasattr(store, "read_run"):
+        log = store
+    else:
+        log = open_writable(store) if writes else open_read_only(store)  # type: ignore[arg-type]
     routes = [
         Route("/api/runs", api.runs),
         Route("/api/runs/{run_id}", api.run_report),
@@ -51,9 +71,12 @@ def serve_app(store: EventStore | str | os.PathLike[str], token: str | None = No
         Route("/api/runs/{run_id}/matrix", api.run_matrix),
         Route("/api/runs/{run_id}/events", sse.run_events),
         Route("/api/compare", api.compare),
+        *labelling.API_ROUTES,
         *pages.ROUTES,
+        *label_pages.PAGE_ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={UserError: user_error})
-    app.state.ctx = WebContext(log, token)  # type: ignore[arg-type]
+    can_label = writes and not getattr(log, "readonly", False)
+    app.state.ctx = WebContext(log, token, can_label)  # type: ignore[arg-type]
     return TokenGate(app, token)

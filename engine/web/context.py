@@ -11,7 +11,8 @@ from engine.errors import NotFoundError
 from engine.events.codec import to_json
 from engine.store.contract import EventStore
 from engine.store.projections.report import build_report
-from engine.views.queries import replay_json, stored_report
+from engine.views.labels import with_labels
+from engine.views.queries import replay_json, stored_report, stored_report_and_labels
 from engine.web.data import RunView, RunViews
 from engine.web.matrix import build_rows
 
@@ -29,6 +30,7 @@ def defined(view: RunView) -> RunView:
 class WebContext:
     log: EventStore
     token: str | None = None
+    can_label: bool = False  # `engine serve --token` on a writable store: people may label outputs
     views: RunViews = field(init=False)
     _memo: dict[tuple[object, ...], tuple[int, object]] = field(init=False, default_factory=dict)
 
@@ -51,12 +53,13 @@ class WebContext:
     def report(self, run_id: str, grading: int | None = None) -> bytes:
         """`engine report --json`'s bytes: the stored report, else (a live or killed run) the report
         built from the kept run state, the same fold `engine replay` runs from scratch."""
-        stored = stored_report(self.log, run_id, grading)
+        stored, labelled = stored_report_and_labels(self.log, run_id, grading)
         if stored is not None:
-            return stored
+            return with_labels(self.log, run_id, stored, labelled)
         if grading is not None:
             return replay_json(self.log, run_id, grading)
-        return self.views.use(run_id, lambda v: to_json(build_report(defined(v).state)))
+        live = self.views.use(run_id, lambda v: to_json(build_report(defined(v).state)))
+        return with_labels(self.log, run_id, live, labelled)
 
     def pass_rate(self, run_id: str) -> float | None:
         """The run's overall pass rate from its stored report (None while it has none)."""

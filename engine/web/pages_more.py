@@ -10,6 +10,7 @@ from engine.views.history import history
 from engine.web.api import comparison_json
 from engine.web.context import WebContext
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
+from engine.web.label_pages import label_panel
 from engine.web.svg import Point, series
 from engine.web.trials import TrialFilter, trials_page
 
@@ -35,7 +36,8 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
             body += f'<details open><summary>System prompt</summary><pre class="prompt">{e(system)}</pre>'
             body += "</details>"
         body += '<div class="repeats">' + "".join(_repeat(t) for t in trials) + "</div>"
-    return f"{case} {run_id}", body
+    shown = [t for trials in by_variant.values() for t in trials]
+    return f"{case} {run_id}", body + label_panel(ctx, run_id, case, shown, root)
 
 
 def _repeat(t: dict[str, Any]) -> str:

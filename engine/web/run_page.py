@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, pct, q, table
+from engine.web.label_pages import run_section
 from engine.web.progress import progress
 from engine.web.race_chart import race_section
 from engine.web.svg import Interval, forest
@@ -43,6 +44,7 @@ def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
         + tags_table(report)
         + "<h2>Budget used</h2>"
         + budget(report)
+        + run_section(report, run_id, root)
     )
     return f"{report['experiment']} {run_id}", body
 

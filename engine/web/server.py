@@ -27,11 +27,18 @@ def bind_address(host: str, port: int) -> str:
 
 
 def run_server(
-    store: Path | EventStore, host: str, port: int, token: str | None, open_browser: bool, label: str = ""
+    store: Path | EventStore,
+    host: str,
+    port: int,
+    token: str | None,
+    open_browser: bool,
+    label: str = "",
+    labels: bool = True,
 ) -> None:
-    """Serve until interrupted; prints the URL (with the actual port when port is 0) first."""
+    """Serve until interrupted; prints the URL (with the actual port when port is 0) first. With a
+    token, people may label outputs (`labels`: a bundle's view keeps nothing, so it never labels)."""
     check_bind(host, token)
-    app = serve_app(store, token)
+    app = serve_app(store, token, labels)
     config = Config()
     config.bind = [bind_address(host, port)]
     config.accesslog = None

@@ -7,7 +7,14 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 
 from __future__ import annotations
 
-from engine.events.report import DataError, IdenticalRepeats, JudgeAgreement, RunReport, StoppingReport
+from engine.events.report import (
+    DataError,
+    GroundTruth,
+    IdenticalRepeats,
+    JudgeAgreement,
+    RunReport,
+    StoppingReport,
+)
 from engine.events.spec import ExperimentSpec
 from engine.store import stats
 from engine.store.decidability import decidability
@@ -112,6 +119,9 @@ def build_report(state: RunState) -> RunReport:
         pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
         decidability=decidability(spec, len(names)) if spec else None,
         mean_score_basis=basis,
+        ground_truth=GroundTruth(from_labels=state.from_labels, from_judges=state.from_judges)
+        if state.label_round
+        else None,
     )
 
 

@@ -147,6 +147,10 @@ class RunState:
     duplicates: int = 0  # results for a trial that already had one: it ran twice (never counted twice)
     unusable: list[tuple[int, str]] = field(default_factory=list)  # (seq, why): the first few kept
     unusable_count: int = 0
+    # a grading round made from labels: trials that took a person's verdict, and those that kept a judge's
+    label_round: bool = False
+    from_labels: int = 0
+    from_judges: int = 0
 
     def skip_unusable(self, seq: int, message: str) -> None:
         self.unusable_count += 1
@@ -320,6 +324,11 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
         cell.score_sum += score
         if cell.first_repeat < 0 or e.repeat < cell.first_repeat:
             cell.first_repeat, cell.first_score = e.repeat, score
+    if s.label_round:
+        if any(g.name == k.LABEL_GRADER for g in e.grades):
+            s.from_labels += 1
+        else:
+            s.from_judges += 1
     s.totals_for(e.variant).judge_tokens += e.judge_tokens
     s.tokens_used += e.judge_tokens
     for grade in e.grades:
@@ -339,6 +348,7 @@ def _regrade(s: RunState, e: k.RegradeStarted) -> None:
     if s.target_grading is not None and e.grading > s.target_grading:
         return
     s.grading, s.grading_name = e.grading, e.name or f"grading {e.grading}"
+    s.label_round, s.from_labels, s.from_judges = e.labels, 0, 0
     s.errors = {key: tally for key, tally in s.errors.items() if key[0] != "grading"}
     if s.spec is not None:
         scoring = msgspec.structs.replace(s.spec.scoring, pass_threshold=e.pass_threshold)

@@ -1,0 +1,69 @@
+"""People's labels: record one (`engine label`, the web view), import many, and add the judges'
+agreement with them to a report. Appending a label is one small write, safe beside a live run."""
+
+from __future__ import annotations
+
+import getpass
+import time
+
+import msgspec
+
+from engine.errors import InputError
+from engine.events import kinds as k
+from engine.events.codec import encode, to_json
+from engine.events.report import LabelAgreement, RunReport
+from engine.input.labels_file import LabelRow
+from engine.store.contract import EventStore
+from engine.store.log import Append
+from engine.store.projections.label_agreement import label_agreement
+from engine.store.projections.labels import TrialKey, has_labels, load_labelled, load_outputs
+
+
+def default_by() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def check_row(outputs: dict[TrialKey, str], row: LabelRow, where: str) -> k.LabelRecorded:
+    """The label event for a row, or an InputError naming `where` and the field at fault."""
+    if row.verdict not in ("pass", "fail"):
+        raise InputError(where, "verdict", f"expected pass or fail, got {row.verdict!r}")
+    if row.score is not None and not 0.0 <= row.score <= 1.0:
+        raise InputError(where, "score", f"expected a number from 0 to 1, got {row.score!r}")
+    variants = {key[0] for key in outputs}
+    if row.variant not in variants:
+        names = ", ".join(sorted(variants))
+        raise InputError(where, "variant", f"expected one of {names}, got {row.variant!r}")
+    if not any(key[1] == row.case for key in outputs):
+        raise InputError(where, "case", f"no output of a case {row.case!r} in this run")
+    output = outputs.get((row.variant, row.case, row.repeat - 1))
+    if output is None:
+        raise InputError(where, "repeat", f"no output of repeat {row.repeat} (repeats count from 1)")
+    return k.LabelRecorded(
+        run_id="", ts=time.time(), variant=row.variant, case=row.case, repeat=row.repeat - 1,
+        output_hash=output, verdict=row.verdict, score=row.score, note=row.note, by=row.by or default_by(),
+    )  # type: ignore[arg-type]  # fmt: skip
+
+
+def record_labels(log: EventStore, run_id: str, rows: list[tuple[str, LabelRow]]) -> int:
+    """Check every (where, row) first, then append them all in one write: all or nothing."""
+    outputs = load_outputs(log, run_id)
+    events = [msgspec.structs.replace(check_row(outputs, row, where), run_id=run_id) for where, row in rows]
+    log.append([Append(run_id, "label.recorded", encode(e)) for e in events])
+    return len(events)
+
+
+def with_labels(log: EventStore, run_id: str, data: bytes, labelled: bool | None = None) -> bytes:
+    """The report JSON with the judges measured against people's labels, when the run has labels
+    (the report's other figures never change: labels do not grade). `labelled`: already known."""
+    if not (has_labels(log, run_id) if labelled is None else labelled):
+        return data
+    report = msgspec.json.decode(data, type=RunReport)
+    agreement = label_agreement(load_labelled(log, run_id))
+    return to_json(msgspec.structs.replace(report, label_agreement=agreement))
+
+
+def agreement_of(log: EventStore, run_id: str) -> LabelAgreement:
+    return label_agreement(load_labelled(log, run_id))
