@@ -35,11 +35,15 @@ def load_error(tmp_path: Path, target: str, extra: str = "") -> InputError:
     return caught.value
 
 
-@pytest.mark.parametrize("url", ["not a url", "ftp://example.com/v1", "http://", "https:///v1", "example.com",
-                                 "http://host:99999/v1", "http://exa mple.com", "http://host/\r\nX: 1"])  # fmt: skip
+NOT_URLS = ["not a url", "ftp://example.com/v1", "http://", "https:///v1", "example.com", "http://host:99999/v1",
+            "http://exa mple.com", "http://host/\r\nX: 1"]  # fmt: skip
+
+
+@pytest.mark.parametrize("url", NOT_URLS)
 def test_a_base_url_that_is_not_an_http_url(tmp_path: Path, url: str) -> None:
     error = load_error(tmp_path, f"base_url = {json.dumps(url)}")
-    assert error.field == "target.base_url" and "expected an http:// or https:// URL with a host" in error.expected
+    assert error.field == "target.base_url"
+    assert "expected an http:// or https:// URL with a host" in error.expected
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "https://api.example.com/v1", "http://[::1]:9/v1"])
@@ -53,7 +57,7 @@ def test_http_urls_pass(tmp_path: Path, url: str) -> None:
     ("headers", "field", "expected"),
     [
         ('{ "X-Trace" = "a\\r\\nX-Admin: 1" }', "target.headers.X-Trace", "without CR, LF"),
-        ('{ "X-Trace\\r\\nX-Admin" = "1" }', "target.headers.'X-Trace\\r\\nX-Admin'", "expected a header name"),
+        ('{ "X-T\\r\\nX-Admin" = "1" }', "target.headers.'X-T\\r\\nX-Admin'", "expected a header name"),
         ('{ "X Trace" = "1" }', "target.headers.'X Trace'", "expected a header name"),
         ('{ "api-key" = "sk-live-123456" }', "target.headers.api-key", 'use { env = "VAR" }'),
         ('{ "Authorization" = "Bearer sk-1" }', "target.headers.Authorization", 'use { env = "VAR" }'),
@@ -116,7 +120,7 @@ def test_validate_refuses_a_placeholder_in_a_shell_string_with_the_argv_form(tmp
 
 @pytest.mark.parametrize(
     ("command", "via"),
-    [("'cat'", "stdin"), ("'printf %s'", "arg"), ("'echo {prompt}'", "stdin"), ('["echo", "{prompt}"]', "template")],
+    [("'cat'", "stdin"), ("'printf %s'", "arg"), ("'echo {prompt}'", "stdin"), ('["echo", "{prompt}"]', "template")],  # noqa: E501
 )
 def test_shell_strings_without_placeholders_still_validate(tmp_path: Path, command: str, via: str) -> None:
     path = tmp_path / "exp.toml"
