@@ -33,6 +33,7 @@ class TrialJob:
     repeat: int
     target: TargetSpec
     request: TargetRequest
+    reserved: tuple[int, float] = (0, 0.0)  # the tokens and dollars the budgets hold for it
 
     @property
     def key(self) -> TrialKey:

@@ -135,6 +135,17 @@ class ErrorSummary(Report):
     variants: dict[str, int] = {}
 
 
+class BudgetStop(Report):
+    """A budget that stopped new trials: at its limit, or below it because the next trial's
+    worst-case spend (`reserved`, > 0) would not have fit (budgets are hard caps)."""
+
+    budget: str
+    limit: float
+    used: float
+    reserved: float = 0.0
+    note: str = ""
+
+
 class DataError(Report):
     """A stored event the fold could not use (an unreadable or out-of-range record): skipped."""
 
@@ -251,3 +262,4 @@ class RunReport(Report):
     scenarios: list[ScenarioVerdict] = []  # every (variant, case) with its verdict
     reproducers: list[Reproducer] = []  # failing trials (the first 1000), each with its rerun command
     pairwise: list[PairwiseReport] = []  # kind = "pairwise" graders: each candidate against the baseline
+    budget_stops: list[BudgetStop] = []  # each budget in budget_exhausted: its figures, and why it stopped

@@ -7,7 +7,15 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 
 from __future__ import annotations
 
-from engine.events.report import DataError, IdenticalRepeats, JudgeAgreement, RunReport, StoppingReport
+from engine.events import kinds as k
+from engine.events.report import (
+    BudgetStop,
+    DataError,
+    IdenticalRepeats,
+    JudgeAgreement,
+    RunReport,
+    StoppingReport,
+)
 from engine.events.spec import ExperimentSpec
 from engine.store import stats
 from engine.store.projections.cases import case_values
@@ -100,7 +108,18 @@ def build_report(state: RunState) -> RunReport:
         scenarios=scenario_verdicts(state, names, case_ids),
         reproducers=reproducers(state, names, case_ids),
         pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
+        budget_stops=[budget_stop(e) for e in state.budget_stops],
     )
+
+
+def budget_stop(e: k.BudgetExhausted) -> BudgetStop:
+    def num(x: float) -> str:
+        return f"{x:,.4f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
+
+    note = f"{e.budget}: {num(e.used)} of {num(e.limit)} used"
+    if e.reserved > 0:
+        note += f"; stopped early: the next trial could spend up to {num(e.reserved)} (its reservation)"
+    return BudgetStop(budget=e.budget, limit=e.limit, used=e.used, reserved=e.reserved, note=note)
 
 
 def identical_repeats(state: RunState) -> list[IdenticalRepeats]:
