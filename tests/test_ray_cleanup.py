@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -42,11 +44,13 @@ def reaper_of(engine_pid: int) -> int:
 
 
 async def test_a_killed_coordinator_leaves_no_ray_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # a loopback instance (no token written to ~/.ray)
     monkeypatch.setenv("ENGINE_RAY_NUM_CPUS", "1")
-    monkeypatch.setenv("RAY_TMPDIR", str(Path(os.environ.get("TMPDIR", "/tmp"))))
+    temp = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
+    request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
+    monkeypatch.setenv("RAY_TMPDIR", temp)
     fifo = pid_fifo(tmp_path)
     (tmp_path / "exp.toml").write_text(experiment(fifo))
     engine = await Engine(tmp_path, "run").start("run", "exp.toml", "--store", "st", "-q")
