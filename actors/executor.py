@@ -123,8 +123,12 @@ async def run_trial(
 
 
 async def durable_start(emit: trio.MemorySendChannel[WriteBatch], job: TrialJob) -> None:
-    """The start, with the spend reserved for the trial, is in the log before the subject is called:
-    after a crash a resumed run counts what may have been served, never less."""
+    """Under a budget the start, with the spend reserved for the trial, is in the log before the
+    subject is called: after a crash a resumed run counts what may have been served, never less.
+    Without one nothing counts it, and the start need not wait for its commit."""
+    if not job.budgeted:
+        await emit.send(WriteBatch([started_event(job)]))
+        return
     folded = trio.Event()
     await emit.send(WriteBatch([started_event(job)], folded=folded))
     await folded.wait()

@@ -38,6 +38,11 @@ class Limits:
     # the first N finished trials all failed to connect: the target is unreachable (0: never stop)
     unreachable_after: int = 0
 
+    @property
+    def budgeted(self) -> bool:
+        """A budget counts each trial's start (a trial in flight at a crash counts as spent)."""
+        return any(x is not None for x in (self.max_trials, self.max_tokens, self.max_cost_usd))
+
 
 class Book:
     def __init__(self, plan: Plan, state: RunState, limits: Limits) -> None:

@@ -122,6 +122,7 @@ class Scheduler:
                         await self._exhausted(decided)
                     return
                 job.reserved = book.reservations.hold(job)
+            job.budgeted = book.limits.budgeted
             book.outstanding.add(job.key)
             book.executed += 1
             await self._jobs.send(job)
