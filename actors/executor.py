@@ -115,18 +115,31 @@ async def run_trial(
     graded: trio.MemorySendChannel[GradeJob],
     limit: AdaptiveLimit | None = None,
 ) -> None:
-    await emit.send(WriteBatch([started_event(job)]))
+    await durable_start(emit, job)
     batch, grade_job = await call_trial(job, target, limit)
     await emit.send(batch)
     if grade_job is not None:
         await graded.send(grade_job)
 
 
+async def durable_start(emit: trio.MemorySendChannel[WriteBatch], job: TrialJob) -> None:
+    """Under a budget the start, with the spend reserved for the trial, is in the log before the
+    subject is called: after a crash a resumed run counts what may have been served, never less.
+    Without one nothing counts it, and the start need not wait for its commit."""
+    if not job.budgeted:
+        await emit.send(WriteBatch([started_event(job)]))
+        return
+    folded = trio.Event()
+    await emit.send(WriteBatch([started_event(job)], folded=folded))
+    await folded.wait()
+
+
 def started_event(job: TrialJob) -> k.TrialStarted:
     variant, case, repeat = job.key
     return k.TrialStarted(
-        run_id=job.request.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat
-    )
+        run_id=job.request.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
+        reserved_tokens=job.reserved[0], reserved_cost=job.reserved[1],
+    )  # fmt: skip
 
 
 async def call_trial(

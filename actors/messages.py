@@ -33,6 +33,8 @@ class TrialJob:
     repeat: int
     target: TargetSpec
     request: TargetRequest
+    reserved: tuple[int, float] = (0, 0.0)  # the tokens and dollars the budgets hold for it
+    budgeted: bool = False  # a budget counts it: its start is durable before the subject is called
 
     @property
     def key(self) -> TrialKey:

@@ -21,7 +21,7 @@ from typing import Any
 
 import trio
 
-from engine.actors.executor import TargetLimits, started_event
+from engine.actors.executor import TargetLimits, durable_start
 from engine.actors.messages import GradeJob, TrialJob, TrialKey, WriteBatch
 from engine.actors.ray_task import TrialOutcome, run_trial_on_worker
 from engine.events import kinds as k
@@ -83,7 +83,7 @@ async def _submitter(
     async with jobs, emit, graded:
         async for job in jobs:
             work.in_flight.add(job.key)
-            await emit.send(WriteBatch([started_event(job)]))
+            await durable_start(emit, job)
             outcome = await _run_remote(job, remote, work, threads)
             if job.key not in work.in_flight:  # a late duplicate: this trial is already logged
                 continue

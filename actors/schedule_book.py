@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from engine.actors.messages import GradeJob, TrialDone, TrialJob, TrialKey
+from engine.actors.reservations import Reservations
 from engine.events import kinds as k
 from engine.events.spec import CaseSpec, VariantSpec
 from engine.store.projections.run_state import RunState
@@ -37,19 +38,30 @@ class Limits:
     # the first N finished trials all failed to connect: the target is unreachable (0: never stop)
     unreachable_after: int = 0
 
+    @property
+    def budgeted(self) -> bool:
+        """A budget counts each trial's start (a trial in flight at a crash counts as spent)."""
+        return any(x is not None for x in (self.max_trials, self.max_tokens, self.max_cost_usd))
+
 
 class Book:
     def __init__(self, plan: Plan, state: RunState, limits: Limits) -> None:
         self.plan, self.state, self.limits = plan, state, limits
         self.outstanding: set[TrialKey] = set()
         self.chained: deque[Slot] = deque()
-        self.executed = state.trials_executed()
+        # a trial in flight when an earlier process died may have been served: it counts
+        self.executed = state.trials_executed() + state.spend.lost_trials
         self.exhausted: str | None = None
         self.pending = self._pending()
         self.connect_failures = 0
         self.reached = False  # some trial got past connecting: the target is there
         self._variants = {v.name: v for v in plan.variants}
         self._cases = {c.id: c for c in plan.cases}
+        self.reservations = Reservations(state, limits.max_tokens, limits.max_cost_usd)
+        if self.reservations.active:  # what earlier processes learned of each cell's input
+            for variant, case in list(state.spend.tokens_in):
+                if variant in self._variants and case in self._cases:
+                    self.reservations.learn(plan.make_job(self._variants[variant], self._cases[case], 0))
 
     def _pending(self) -> Iterator[Slot]:
         plan = self.plan
@@ -79,6 +91,10 @@ class Book:
             return self.chained.popleft()
         return next(self.pending, None)
 
+    def put_back(self, slot: Slot) -> None:
+        """A slot taken but not started (its budget said wait): it is the next one again."""
+        self.chained.appendleft(slot)
+
     def chain_after_failure(self, key: TrialKey) -> None:
         """pass_at_k: a failed repeat earns the cell its next one."""
         slot = self.next_repeat(self._variants[key[0]], self._cases[key[1]])
@@ -95,37 +111,15 @@ class Book:
         return bool(bar) and not self.reached and self.connect_failures >= bar
 
     def over_budget(self) -> tuple[str, float, float] | None:
-        s, lim = self.state, self.limits
+        s, lim, reserve = self.state, self.limits, self.reservations
         if lim.max_trials is not None and self.executed >= lim.max_trials:
             return ("max_trials", lim.max_trials, self.executed)
-        if lim.max_tokens is not None and s.tokens_used >= lim.max_tokens:
-            return ("max_tokens", lim.max_tokens, s.tokens_used)
+        if lim.max_tokens is not None and reserve.spent_tokens() >= lim.max_tokens:
+            return ("max_tokens", lim.max_tokens, reserve.spent_tokens())
         if lim.max_judge_tokens is not None:
             judged = sum(t.judge_tokens for t in s.totals.values())
             if judged >= lim.max_judge_tokens:
                 return ("eval_budget_tokens", lim.max_judge_tokens, judged)
-        if lim.max_cost_usd is not None and self.cost_room() == "exhausted":
-            return ("max_cost_usd", lim.max_cost_usd, s.cost_spent())
+        if lim.max_cost_usd is not None and reserve.spent_cost() >= lim.max_cost_usd:
+            return ("max_cost_usd", lim.max_cost_usd, reserve.spent_cost())
         return None
-
-    def cost_room(self) -> str:
-        """'ok', 'wait' or 'exhausted' for one more trial under max_cost_usd.
-
-        Concurrent trials each reserve the mean cost observed so far before they
-        start; the reservation settles when they finish (their real cost is then
-        in the state). Before any cost is known, one trial at a time probes it.
-        """
-        limit = self.limits.max_cost_usd
-        if limit is None:
-            return "ok"
-        spent = self.state.cost_spent()
-        if spent >= limit:
-            return "exhausted"
-        finished = self.state.trials_executed()
-        in_flight = len(self.outstanding)
-        if finished == 0:
-            return "ok" if in_flight == 0 else "wait"
-        mean = spent / finished
-        if spent + (in_flight + 1) * mean <= limit:
-            return "ok"
-        return "wait" if in_flight else "exhausted"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import trio
 
 from engine.actors.messages import Feedback, GradeJob, StopRequested, TrialJob, TrialKey, WriteBatch
+from engine.actors.reservations import Stop
 from engine.actors.schedule_book import Book, Limits, Plan, Slot
 from engine.events import kinds as k
 from engine.store.projections.run_state import RunState
@@ -66,6 +67,7 @@ class Scheduler:
                 return "cancelled"
             if message.key in book.outstanding:
                 book.outstanding.discard(message.key)
+                book.reservations.release(message.key)
                 if book.unreachable(message):
                     return "unreachable"
                 await self._after_done(message.key, message.passed)
@@ -106,21 +108,32 @@ class Scheduler:
         while len(book.outstanding) < book.limits.in_flight:
             budget = book.over_budget()
             if budget is not None:
-                book.exhausted = budget[0]
-                event = k.BudgetExhausted(
-                    run_id=book.plan.run_id, ts=time.time(), budget=budget[0], limit=budget[1], used=budget[2]
-                )
-                await self._emit.send(WriteBatch([event]))
+                await self._exhausted(Stop(*budget, reserved=0.0))
                 return
-            if book.cost_room() == "wait":
-                return  # in-flight trials hold the remaining budget; decide again when one settles
             slot = book.next_slot()
             if slot is None:
                 return
             job = book.plan.make_job(*slot)
+            if book.reservations.active:
+                decided = book.reservations.decide(job, len(book.outstanding))
+                if decided is not None:
+                    book.put_back(slot)
+                    if isinstance(decided, Stop):  # below the limit, but the next trial may not fit
+                        await self._exhausted(decided)
+                    return
+                job.reserved = book.reservations.hold(job)
+            job.budgeted = book.limits.budgeted
             book.outstanding.add(job.key)
             book.executed += 1
             await self._jobs.send(job)
+
+    async def _exhausted(self, stop: Stop) -> None:
+        self.book.exhausted = stop.budget
+        event = k.BudgetExhausted(
+            run_id=self.book.plan.run_id, ts=time.time(), budget=stop.budget, limit=stop.limit,
+            used=stop.used, reserved=stop.reserved,
+        )  # fmt: skip
+        await self._emit.send(WriteBatch([event]))
 
     async def _after_done(self, key: TrialKey, passed: bool | None) -> None:
         book = self.book

@@ -18,6 +18,13 @@ _known: set[str] = set()
 _ordered: list[str] = []  # longest first, so a key that contains another is masked whole
 
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie"})
+CREDENTIAL_SUFFIXES = ("-token", "-secret", "-api-key")  # x-auth-token, x-client-secret, x-goog-api-key
+
+
+def is_credential_header(name: str) -> bool:
+    """A header whose value is a credential: never written literally into an experiment file."""
+    lowered = name.strip().lower()
+    return lowered in CREDENTIAL_HEADERS or lowered.endswith(CREDENTIAL_SUFFIXES)
 
 
 def remember(value: str) -> str:

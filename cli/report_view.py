@@ -168,7 +168,8 @@ def status_lines(r: Report) -> list[str]:
     lines += unscored_case_lines(r)
     lines += more_error_lines(r)
     if r["budget_exhausted"]:
-        lines.append("Budget exhausted: " + ", ".join(r["budget_exhausted"]))
+        notes = [stop["note"] for stop in r.get("budget_stops") or [] if stop.get("note")]
+        lines.append("Budget exhausted: " + ("; ".join(notes) if notes else ", ".join(r["budget_exhausted"])))
     if r.get("grading"):
         name = r.get("grading_name", "")
         lines.append(f"Grading round {r['grading']} ({name}); earlier rounds: engine report RUN --grading N.")

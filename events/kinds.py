@@ -66,6 +66,10 @@ class TrialStarted(Event, tag="trial.started"):
     case: str
     repeat: int
     attempt: int = 1
+    # the worst-case spend the budgets hold for this trial until it ends; a trial still in flight
+    # when its process died counts as having spent it
+    reserved_tokens: int = 0
+    reserved_cost: float = 0.0
 
 
 class AgentReport(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True, gc=False):
@@ -273,6 +277,8 @@ class BudgetExhausted(Event, tag="budget.exhausted"):
     budget: str
     limit: float
     used: float
+    # > 0: the run stopped below the limit because the next trial's worst case (this) did not fit
+    reserved: float = 0.0
 
 
 class CancelRequested(Event, tag="cancel.requested"):

@@ -143,6 +143,17 @@ class ErrorSummary(Report):
     variants: dict[str, int] = {}
 
 
+class BudgetStop(Report):
+    """A budget that stopped new trials: at its limit, or below it because the next trial's
+    worst-case spend (`reserved`, > 0) would not have fit (budgets are hard caps)."""
+
+    budget: str
+    limit: float
+    used: float
+    reserved: float = 0.0
+    note: str = ""
+
+
 class DataError(Report):
     """A stored event the fold could not use (an unreadable or out-of-range record): skipped."""
 
@@ -379,3 +390,4 @@ class RunReport(Report):
     # people's labels against the judges (added when the run has labels; labels never change scores)
     label_agreement: LabelAgreement | None = None
     ground_truth: GroundTruth | None = None  # a grading round made from labels
+    budget_stops: list[BudgetStop] = []  # each budget in budget_exhausted: its figures, and why it stopped

@@ -27,12 +27,12 @@ def make_store(cwd: Path) -> Path:
 
 
 @contextmanager
-def serving(store: Path, *args: str) -> Iterator[str]:
+def serving(store: Path, *args: str, **env: str) -> Iterator[str]:
     """`engine serve --port 0` on the store; yields its base URL (read from the line it prints).
     Its log goes to a file beside the store (a pipe nobody reads could fill and stall it)."""
     cmd = engine_cmd("serve", "--store", str(store), "--port", "0", *args)
     with (store.parent / "serve.err").open("w+") as err:
-        proc = subprocess.Popen(cmd, env=engine_env(), stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(cmd, env=engine_env(**env), stdout=subprocess.PIPE, stderr=err, text=True)
         try:
             assert proc.stdout is not None
             line = proc.stdout.readline()  # blocks until the server listens: its first line is the URL

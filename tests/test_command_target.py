@@ -49,23 +49,39 @@ async def test_prompt_via_arg_argv_and_shell_string():
     assert response.text == f"<{tricky}>"
 
 
-async def test_prompt_via_template_argv_and_shell_string():
+async def test_prompt_via_template_fills_argv_elements():
     argv = ["printf", "%s|%s|%s|%s|%s", "{prompt}", "{model}", "{system}", "{case_id}", "{variant}"]
     response = await target(argv, prompt_via="template").call(make_request("say {hi}"))
     assert response.text == "say {hi}|m-1|Be brief.|capital-fr|concise"
-    tricky = "x'; echo pwned; '"
-    shell = "printf '%s/%s/%s' {prompt} {variant} {system}"
-    response = await target(shell, prompt_via="template").call(make_request(tricky))
-    assert response.text == f"{tricky}/concise/Be brief."
+
+
+async def test_a_shell_string_with_a_placeholder_is_refused_before_it_runs(tmp_path: Path):
+    marker = tmp_path / "pwned"
+    shell = 'echo "{prompt}" > ' + str(tmp_path / "out")
+    with pytest.raises(TargetError) as refused:
+        await target(shell, prompt_via="template").call(make_request(f"$(touch {marker})"))
+    assert refused.value.error_class == "config" and "argv list" in refused.value.message
+    assert '["sh", "-c", "echo \\"$1\\" > ' in refused.value.message  # the argv form to write instead
+    assert not marker.exists() and not (tmp_path / "out").exists()
+    with pytest.raises(TargetError) as refused:
+        await target("printf '{{ matrix.m }}'").call(make_request(params={"m": "x"}))
+    assert refused.value.message.endswith('write command = ["printf", "{{ matrix.m }}"]')
 
 
 HOSTILE = ["$(touch {marker})", "`touch {marker}`", "x'; touch {marker}; '", "Don't ramble.", "{case_id}"]
+NAMES = ["prompt", "system", "case_id", "model", "variant", "{ params.p }"]
+SHAPES = {  # the argv forms a refused shell string is told to use instead
+    "argv": ["printf", "%s|%s|%s|%s|%s|%s", *("{" + n + "}" for n in NAMES)],
+    "sh -c with $1..": ["sh", "-c", 'printf "%s|%s|%s|%s|%s|%s" "$1" "$2" "$3" "$4" "$5" "$6"', "sh",
+                        *("{" + n + "}" for n in NAMES)],
+}  # fmt: skip
 
 
-@pytest.mark.parametrize("placeholder", ["prompt", "system", "case_id", "model", "variant", "{ params.p }"])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("placeholder", NAMES)
 @pytest.mark.parametrize("hostile", HOSTILE)
 async def test_a_hostile_value_in_any_template_placeholder_is_inert_text(
-    tmp_path: Path, placeholder: str, hostile: str
+    tmp_path: Path, placeholder: str, hostile: str, shape: str
 ):
     marker = tmp_path / "pwned"
     value = hostile.format(marker=marker) if "{marker}" in hostile else hostile
@@ -78,10 +94,8 @@ async def test_a_hostile_value_in_any_template_placeholder_is_inert_text(
         prompt=fields["prompt"], model=fields["model"], system=fields["system"], params=spec.params,
         flags={}, seed=7, timeout_s=5.0,
     )  # fmt: skip
-    names = ["prompt", "system", "case_id", "model", "variant", "{ params.p }"]
-    shell = "printf '%s|%s|%s|%s|%s|%s' " + " ".join("{" + n + "}" for n in names)
-    response = await target(shell, prompt_via="template").call(request)
-    assert response.text == "|".join(fields[n] for n in names)
+    response = await target(SHAPES[shape], prompt_via="template").call(request)
+    assert response.text == "|".join(fields[n] for n in NAMES)
     assert not marker.exists()
 
 

@@ -129,13 +129,16 @@ def test_binding_beyond_localhost_needs_a_token(store: Path) -> None:
     assert missing.returncode == 2 and b"no store" in missing.stderr
 
 
+TOKEN = "s3cret-s3cret-s3cret"
+
+
 def test_a_token_guards_every_request(store: Path) -> None:
-    with serving(store, "--token", "s3cret") as url:
+    with serving(store, "--token", TOKEN) as url:
         assert httpx.get(f"{url}/api/runs", timeout=SAFETY_S).status_code == 401
-        bearer = httpx.get(f"{url}/api/runs", headers={"Authorization": "Bearer s3cret"}, timeout=SAFETY_S)
+        bearer = httpx.get(f"{url}/api/runs", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=SAFETY_S)
         assert bearer.status_code == 200
         with httpx.Client(timeout=SAFETY_S) as browser:
-            first = browser.get(f"{url}/api/runs", params={"token": "s3cret"})
+            first = browser.get(f"{url}/api/runs", params={"token": TOKEN})
             assert first.status_code == 200 and "engine_token" in first.headers["set-cookie"]
             assert browser.get(f"{url}/api/runs").status_code == 200  # the cookie carries it
         assert httpx.get(f"{url}/api/runs", params={"token": "wrong"}, timeout=SAFETY_S).status_code == 401

@@ -95,7 +95,9 @@ async def test_the_run_page_follows_a_live_run(browser: BrowserThread, tmp_path:
             await server.wait_received(5)  # two more trials are in the log
 
             def sees_progress(page):  # noqa: ANN001, ANN202
-                page.wait_for_function(f"{DONE} > {before} && window.__sameDocument === true")
+                # selectors, not wait_for_function: the view's CSP forbids the eval that needs
+                page.wait_for_selector(f'body[data-progress-done]:not([data-progress-done="{before}"])')
+                assert page.evaluate("window.__sameDocument === true")
                 screenshot(page, "run-live")
                 return page.evaluate(DONE)
 
@@ -106,8 +108,10 @@ async def test_the_run_page_follows_a_live_run(browser: BrowserThread, tmp_path:
 
             def sees_the_end(page):  # noqa: ANN001, ANN202
                 # the page reloads itself once the run ends (the final report); waits survive navigation
-                page.wait_for_function(f"window.__sameDocument === undefined && {READY}")
-                page.wait_for_function(f"{STATUS} === 'completed' && {DONE} === {TOTAL}")
+                page.wait_for_selector("svg.chart")  # only the final report has the forest plot
+                page.wait_for_load_state()
+                assert page.evaluate(f"window.__sameDocument === undefined && {READY}")
+                assert page.evaluate(f"{STATUS} === 'completed' && {DONE} === {TOTAL}")
                 screenshot(page, "run-completed")
                 return page.locator("svg.chart").count()
 

@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import shlex
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import trio
 
 from engine.actors.process import run_group, run_setup
+from engine.actors.targets.argv import build_argv, env_name, env_value
 from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
 from engine.actors.targets.workspace import SHARED, Key
 from engine.events.spec import CommandTargetSpec
 
-__all__ = ["CommandTarget", "build_argv", "trial_env", "run_setup"]
+__all__ = ["CommandTarget", "build_argv", "env_name", "env_value", "trial_env", "run_setup"]
 
 
 class CommandTarget:
@@ -159,70 +157,6 @@ def read_metrics(path: Path) -> dict[str, float]:
 _SPEND = ("tokens_in", "tokens_out", "cost_usd")  # what budgets count: must be real amounts
 
 
-def build_argv(spec: CommandTargetSpec, request: TargetRequest) -> tuple[list[str], bytes | None]:
-    """The argv to run and the bytes for its stdin, per spec.prompt_via."""
-    command, via = spec.command, spec.prompt_via
-    if not command:
-        raise TargetError("config", "command target: `command` is not set")
-    simple = _simple_values(request) if via == "template" else {}
-    if isinstance(command, str):
-        # template: every placeholder is shell-quoted, so write {prompt} unquoted in the command string
-        command = substitute(command, request, simple, quote=shlex.quote)
-        if via == "arg":
-            command = f"{command} {shlex.quote(request.prompt)}"
-        argv = ["/bin/sh", "-c", command]
-    else:
-        argv = [substitute(part, request, simple, quote=_as_is) for part in command]
-        argv = [*argv, request.prompt] if via == "arg" else argv
-    return argv, request.prompt.encode() if via == "stdin" else None
-
-
-def _simple_values(request: TargetRequest) -> dict[str, str]:
-    return {
-        "prompt": request.prompt, "model": request.model or "", "system": request.system or "",
-        "case_id": request.case.id, "variant": request.variant.name,
-    }  # fmt: skip
-
-
-# `{{ matrix.model }}` (and params, flags) always; `{prompt}`-style names only with prompt_via = "template"
-_PLACEHOLDER = re.compile(
-    r"\{\{\s*(?P<scope>matrix|params|flags)\.(?P<key>[\w.-]+)\s*\}\}"
-    r"|\{(?P<name>prompt|model|system|case_id|variant)\}"
-)
-
-
-def _as_is(value: str) -> str:
-    return value
-
-
-def substitute(text: str, request: TargetRequest, simple: dict[str, str], quote: Callable[[str], str]) -> str:
-    """Every placeholder replaced in one pass: an inserted value is never scanned again, so a prompt
-    or case id that contains `{case_id}` or `$(...)` stays inert text (each value is quoted once)."""
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group("scope"):
-            return quote(_variant_value(request, match))
-        name = match.group("name")
-        return quote(simple[name]) if name in simple else match.group(0)
-
-    return _PLACEHOLDER.sub(replace, text)
-
-
-def _variant_value(request: TargetRequest, match: re.Match[str]) -> str:
-    scope, key = match.group("scope"), match.group("key")
-    variant = request.variant
-    sources = {
-        "params": [request.params],
-        "flags": [request.flags],
-        # a matrix entry's keys land in params, flags or the variant's own fields
-        "matrix": [request.params, request.flags, {"model": request.model, "system": request.system}],
-    }[scope]
-    for source in sources:
-        if source.get(key) is not None:
-            return env_value(source[key])
-    raise TargetError("config", f"{match.group(0)}: variant {variant.name!r} has no value for {key!r}")
-
-
 def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]:
     env = {**os.environ, **spec.env}
     env.update(
@@ -234,12 +168,3 @@ def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]
         for name, value in values.items():
             env[prefix + env_name(name)] = env_value(value)
     return env
-
-
-def env_name(name: str) -> str:
-    """A flag name as a portable environment variable suffix ("max-retries" -> "MAX_RETRIES")."""
-    return re.sub(r"\W", "_", name).upper()
-
-
-def env_value(value: Any) -> str:
-    return value if isinstance(value, str) else msgspec.json.encode(value).decode()

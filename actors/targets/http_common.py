@@ -22,7 +22,7 @@ import httpcore
 import httpx
 import msgspec
 
-from engine.actors.secrets import CREDENTIAL_HEADERS, remember
+from engine.actors.secrets import is_credential_header, remember
 from engine.actors.targets.base import TargetError
 from engine.events.spec_base import EnvRef
 from engine.events.targets import HttpTarget
@@ -71,7 +71,7 @@ def make_client(spec: HttpTarget, headers: dict[str, str]) -> JsonClient:
 def header_value(name: str, value: str | EnvRef) -> str:
     """A header's text, or the environment variable it names (the spec holds the name, not the secret)."""
     if isinstance(value, str):  # a credential written into the spec is still a credential
-        return remember(value) if name.lower() in CREDENTIAL_HEADERS else value
+        return remember(value) if is_credential_header(name) else value
     found = os.environ.get(value.env)
     if not found:
         raise TargetError("config", f"environment variable {value.env} (header {name}) is not set")

@@ -18,6 +18,7 @@ from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.parsing import split_validation_error
+from engine.input.target_checks import check_targets
 
 Fail = Callable[[str, str], None]
 
@@ -42,6 +43,7 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     _check_params(spec, variants, fail)
     _check_variant_targets(spec, variants, fail)
     _check_judge_targets(spec, fail)
+    check_targets(spec, variants, fail)
     _check_case_text(spec, fail)
     if spec.kind == "tune" and (spec.tune is None or not spec.tune.parameters):
         fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")

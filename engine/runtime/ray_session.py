@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,23 +21,38 @@ import trio
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, RaySpec
 from engine.input.ray_check import check_ray
+from engine.runtime.ray_reaper import kill_started, marked, ray_processes, start_reaper, stop_reaper
+
+WORKER_LOG = "ray._private.worker"
+TOKEN_LOG = "ray._private.authentication.authentication_token_setup"
 
 _lock = trio.Lock()
 _users = 0
 _owned = False  # whether engine connected (a host application's own Ray connection is left alone)
+_reaper: subprocess.Popen[bytes] | None = None  # stops the local instance engine started, even on kill -9
 
 
 @asynccontextmanager
-async def ray_session(spec: ExperimentSpec, file: str) -> AsyncIterator[None]:
-    """Connected to Ray inside the block when the experiment runs on Ray; a no-op otherwise."""
+async def ray_session(
+    spec: ExperimentSpec, file: str, stopping: trio.Event | None = None
+) -> AsyncIterator[None]:
+    """Connected to Ray inside the block when the experiment runs on Ray; a no-op otherwise. A stop
+    (SIGTERM) while Ray starts is honoured at once: the block then runs without Ray (the run sees
+    its stop before any trial) and what Ray had started is stopped."""
     if spec.execution.backend != "ray":
         yield
         return
     global _users, _owned
     async with _lock:
+        connected = True
         if _users == 0:
-            _owned = await trio.to_thread.run_sync(_connect, spec.execution.ray, file)
-        _users += 1
+            connected = await _connect_unless_stopped(spec.execution.ray, file, stopping)
+            _owned = bool(connected)
+        if connected is not None:
+            _users += 1
+    if connected is None:
+        yield
+        return
     try:
         yield
     finally:
@@ -47,6 +63,24 @@ async def ray_session(spec: ExperimentSpec, file: str) -> AsyncIterator[None]:
                     await trio.to_thread.run_sync(_disconnect)
 
 
+async def _connect_unless_stopped(settings: RaySpec, file: str, stopping: trio.Event | None) -> bool | None:
+    """_connect's answer, or None when a stop came first (ray.init cannot be interrupted: its thread
+    is left to finish on its own, and the processes it started so far are killed)."""
+    async with trio.open_nursery() as nursery:
+        if stopping is not None:
+
+            async def cancel_on_stop() -> None:
+                await stopping.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(cancel_on_stop)
+        connected = await trio.to_thread.run_sync(_connect, settings, file, abandon_on_cancel=True)
+        nursery.cancel_scope.cancel()
+        return connected
+    kill_started(marked(ray_processes(os.getpid())))
+    return None
+
+
 def _connect(settings: RaySpec, file: str) -> bool:
     """Connect (True), or use the connection the embedding application already made (False)."""
     check_ray(settings, file)
@@ -55,6 +89,9 @@ def _connect(settings: RaySpec, file: str) -> bool:
     owned = not ray.is_initialized()
     if owned:
         _init(settings, file)
+        if settings.address is None:  # a local instance: its processes are engine's to stop
+            global _reaper
+            _reaper = start_reaper(ray_processes(os.getpid()))
     if settings.runtime_env:
         _probe_runtime_env(settings, file, owned)
     return owned
@@ -75,9 +112,10 @@ def _init(settings: RaySpec, file: str) -> None:
         options["address"] = settings.address
     _diagnostics_to_stderr()
     # engine handles SIGTERM itself (a graceful stop); Ray says it cannot from a thread: expected here
-    worker_log = logging.getLogger("ray._private.worker")
-    if not any(isinstance(f, _NotSigterm) for f in worker_log.filters):
-        worker_log.addFilter(_NotSigterm())
+    for name, quiet in ((WORKER_LOG, _NotSigterm), (TOKEN_LOG, _NotTokenNotice)):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, quiet) for f in log.filters):
+            log.addFilter(quiet())
     try:
         ray.init(**options)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... for a bad cluster
@@ -88,6 +126,14 @@ def _init(settings: RaySpec, file: str) -> None:
 class _NotSigterm(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return "SIGTERM handler is not set" not in record.getMessage()
+
+
+class _NotTokenNotice(logging.Filter):
+    """Ray's notice that a new local instance uses token authentication: said on every run, nothing
+    to act on (the notice that authentication is off still shows)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Token authentication is enabled for this Ray cluster")
 
 
 def _diagnostics_to_stderr() -> None:
@@ -125,7 +171,10 @@ def _nothing() -> None:
 def _disconnect() -> None:
     import ray
 
+    global _reaper
     ray.shutdown()
+    stop_reaper(_reaper)
+    _reaper = None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -60,9 +60,11 @@ class RunControl:
 
     _feedback: trio.MemorySendChannel[Feedback] | None = None
     stop_reason: str | None = None
+    stopping: trio.Event = field(default_factory=trio.Event)  # set by stop(): for waits before the run
 
     def stop(self, reason: str = "stopped") -> None:
         self.stop_reason = self.stop_reason or reason
+        self.stopping.set()
         if self._feedback is not None:
             try:
                 self._feedback.send_nowait(StopRequested(reason))
@@ -121,7 +123,7 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     # before the first event: a missing key or module is a clear error, not a crashed run
     check_environment(spec, request.source or f"run {request.run_id}", request.base_dir, request.callables)
     # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
-    async with ray_session(spec, request.source or f"run {request.run_id}"):
+    async with ray_session(spec, request.source or f"run {request.run_id}", request.control.stopping):
         async with open_pipeline(log, state, request.subscribers) as pipe:
             request.control._feedback = pipe.feedback_send
             reason = await _run_body(log, request, spec, pipe)

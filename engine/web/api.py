@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from engine.errors import InputError, NotFoundError
 from engine.store.projections.summary import RunSummary, load_summary
 from engine.views.compare import compare_states
-from engine.views.queries import process_alive, resolve_run
+from engine.views.queries import process_alive
 from engine.views.run_history import earlier_figures
 from engine.web.context import WebContext, defined
 from engine.web.data import RunView
@@ -72,7 +72,7 @@ async def runs(request: Request) -> Response:
 async def run_report(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     grading = request.query_params.get("grading")
-    data = await in_thread(request, lambda ctx: ctx.report(resolve_run(ctx.log, run_id), _int(grading, None)))
+    data = await in_thread(request, lambda ctx: ctx.report(_known(ctx, run_id), _int(grading, None)))
     return Response(data, media_type="application/json")
 
 
@@ -121,7 +121,7 @@ async def run_matrix(request: Request) -> Response:
 
 
 def comparison_json(ctx: WebContext, base: str, cand: str) -> dict[str, object]:
-    base_id, cand_id = resolve_run(ctx.log, base), resolve_run(ctx.log, cand)
+    base_id, cand_id = _known(ctx, base), _known(ctx, cand)  # exact ids: a prefix is not a run
     return ctx.memo(("compare", base_id, cand_id), lambda: _compare(ctx, base_id, cand_id))
 
 

@@ -7,6 +7,7 @@ that run, cancel or resume experiments on the same store.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -18,8 +19,9 @@ from starlette.staticfiles import StaticFiles
 from engine.errors import UserError
 from engine.store.contract import EventStore
 from engine.web import api, label_pages, labelling, pages, sse
-from engine.web.auth import TokenGate
+from engine.web.auth import TokenGate, check_token
 from engine.web.context import WebContext
+from engine.web.guard import HostGate, SecureHeaders
 
 STATIC = Path(__file__).parent / "static"
 
@@ -53,11 +55,19 @@ async def user_error(request: Request, exc: Exception) -> Response:
 
 
 def serve_app(
-    store: EventStore | str | os.PathLike[str], token: str | None = None, labels: bool = True
-) -> TokenGate:
-    """The web view of `store` (a store object, or a store directory opened read-only). With a token,
-    every request must carry it (`Authorization: Bearer T`, `?token=T` once, then a cookie), and
-    people may label outputs (`labels`): the directory is then opened for that one kind of write."""
+    store: EventStore | str | os.PathLike[str],
+    token: str | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    labels: bool = True,
+) -> SecureHeaders:
+    """The web view of `store` (a store object, or a store directory opened read-only). With a token
+    (16 characters or more), every request must carry it (`Authorization: Bearer T`, `?token=T` once,
+    then a cookie), and people may label outputs (`labels`): the directory is then opened for that one
+    kind of write. With allowed_hosts, only requests whose Host header names one are answered (a host
+    app that mounts the view checks its own Host headers). Every response carries the view's
+    Content-Security-Policy, nosniff and no-framing headers."""
+    if token is not None:
+        check_token(token)
     writes = token is not None and labels
     if hasattr(store, "read_run"):
         log = store
@@ -79,4 +89,5 @@ def serve_app(
     app = Starlette(routes=routes, exception_handlers={UserError: user_error})
     can_label = writes and not getattr(log, "readonly", False)
     app.state.ctx = WebContext(log, token, can_label)  # type: ignore[arg-type]
-    return TokenGate(app, token)
+    gated = TokenGate(app, token)
+    return SecureHeaders(gated if allowed_hosts is None else HostGate(gated, frozenset(allowed_hosts)))

@@ -9,7 +9,19 @@ from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from engine.errors import InputError
+
 COOKIE = "engine_token"
+SHORTEST = 16  # characters: a token short enough to guess is no gate
+MAKE_ONE = "python3 -c 'import secrets; print(secrets.token_urlsafe())'"
+
+
+def check_token(token: str, field: str = "--token") -> str:
+    """A token is printable, without spaces, and at least SHORTEST characters long."""
+    if len(token) < SHORTEST or not token.isprintable() or any(c.isspace() for c in token):
+        expected = f"expected a token of {SHORTEST}+ printable characters, no spaces (make one: {MAKE_ONE})"
+        raise InputError("engine serve", field, expected)
+    return token
 
 
 class TokenGate:

@@ -147,5 +147,7 @@ def budget(r: dict[str, Any]) -> str:
     cost = sum(v["cost_usd"] for v in r["variants"])
     out = f"<p>{tokens:,} tokens (judge included) · ${cost:.4f}</p>"
     if r["budget_exhausted"]:
-        out += f'<p class="warn">Budget exhausted: {e(", ".join(r["budget_exhausted"]))}</p>'
+        notes = [stop["note"] for stop in r.get("budget_stops") or [] if stop.get("note")]
+        said = "; ".join(notes) if notes else ", ".join(r["budget_exhausted"])
+        out += f'<p class="warn">Budget exhausted: {e(said)}</p>'
     return out

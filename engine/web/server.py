@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import webbrowser
 from pathlib import Path
@@ -13,13 +14,48 @@ from hypercorn.trio import serve
 from engine.errors import InputError
 from engine.store.contract import EventStore
 from engine.web.app import serve_app
+from engine.web.auth import check_token
+from engine.web.guard import LOOPBACK_NAMES, normal
 
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+WILDCARDS = {"0.0.0.0", "::", ""}  # every interface: the names clients use are not known here
+TOKEN_VARIABLE = "ENGINE_SERVE_TOKEN"
 
 
-def check_bind(host: str, token: str | None) -> None:
-    if host not in LOCAL_HOSTS and not token:
-        raise InputError("engine serve", "--token", f"expected a token to bind beyond localhost ({host})")
+def resolve_token(flag: str | None, file: Path | None) -> str | None:
+    """--token, else --token-file's first line, else $ENGINE_SERVE_TOKEN (a flag shows in `ps`)."""
+    if flag is not None and file is not None:
+        raise InputError("engine serve", "--token-file", "expected --token or --token-file, not both")
+    if flag is not None:
+        return check_token(flag)
+    if file is not None:
+        try:
+            lines = file.read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(str(file), "--token-file", f"expected a readable text file ({exc})") from None
+        return check_token(lines[0].strip() if lines else "", "--token-file")
+    found = os.environ.get(TOKEN_VARIABLE)
+    return None if found is None else check_token(found.strip(), TOKEN_VARIABLE)
+
+
+def allowed_hosts(host: str, extra: list[str]) -> frozenset[str]:
+    """The names the view answers for: loopback names, the address it is bound to, --allow-host."""
+    if normal(host) in WILDCARDS and not extra:
+        expected = (
+            f"expected --allow-host NAME (repeatable) for each name clients use to reach a view bound to "
+            f"{host or 'every interface'}; --allow-host '*' answers any (the token is then the only gate)"
+        )
+        raise InputError("engine serve", "--allow-host", expected)
+    # the bound address itself is the printed URL's host (0.0.0.0 included: a browser reaches it)
+    return frozenset(LOOPBACK_NAMES | {normal(host)} | {normal(name) for name in extra})
+
+
+def check_bind(host: str, token: str | None, extra: list[str] | None = None) -> frozenset[str]:
+    if normal(host) not in LOOPBACK_NAMES and not token:
+        expected = (
+            f"expected a token to bind beyond localhost ({host}): --token-file, ${TOKEN_VARIABLE} or --token"
+        )
+        raise InputError("engine serve", "--token", expected)
+    return allowed_hosts(host, extra or [])
 
 
 def bind_address(host: str, port: int) -> str:
@@ -32,13 +68,13 @@ def run_server(
     port: int,
     token: str | None,
     open_browser: bool,
+    extra_hosts: list[str] | None = None,
     label: str = "",
     labels: bool = True,
 ) -> None:
     """Serve until interrupted; prints the URL (with the actual port when port is 0) first. With a
     token, people may label outputs (`labels`: a bundle's view keeps nothing, so it never labels)."""
-    check_bind(host, token)
-    app = serve_app(store, token, labels)
+    app = serve_app(store, token, check_bind(host, token, extra_hosts), labels)
     config = Config()
     config.bind = [bind_address(host, port)]
     config.accesslog = None

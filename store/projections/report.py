@@ -7,7 +7,9 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 
 from __future__ import annotations
 
+from engine.events import kinds as k
 from engine.events.report import (
+    BudgetStop,
     DataError,
     GroundTruth,
     IdenticalRepeats,
@@ -122,7 +124,18 @@ def build_report(state: RunState) -> RunReport:
         ground_truth=GroundTruth(from_labels=state.from_labels, from_judges=state.from_judges)
         if state.label_round
         else None,
+        budget_stops=[budget_stop(e) for e in state.budget_stops],
     )
+
+
+def budget_stop(e: k.BudgetExhausted) -> BudgetStop:
+    def num(x: float) -> str:
+        return f"{x:,.4f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
+
+    note = f"{e.budget}: {num(e.used)} of {num(e.limit)} used"
+    if e.reserved > 0:
+        note += f"; stopped early: the next trial could spend up to {num(e.reserved)} (its reservation)"
+    return BudgetStop(budget=e.budget, limit=e.limit, used=e.used, reserved=e.reserved, note=note)
 
 
 def identical_repeats(state: RunState) -> list[IdenticalRepeats]:

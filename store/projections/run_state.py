@@ -20,6 +20,7 @@ from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
 from engine.store.projection import Projection
 from engine.store.projections.pairwise import PairTally, add_verdict
+from engine.store.projections.spend import Spend
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
 BUDGET_ERRORS = ("judge_budget",)  # unscored by a planned stop, not by a failure: no error
@@ -121,7 +122,9 @@ class RunState:
     totals: dict[str, VariantTotals] = field(default_factory=dict)
     awaiting_grade: dict[tuple[str, str, int], k.TrialCompleted] = field(default_factory=dict)
     in_flight: set[tuple[str, str, int]] = field(default_factory=set)
+    spend: Spend = field(default_factory=Spend)  # reservations, spend lost in crashes, largest spends
     budget_exhausted: list[str] = field(default_factory=list)
+    budget_stops: list[k.BudgetExhausted] = field(default_factory=list)
     cancel_requested: bool = False
     variations: list[k.VariationAccepted | k.VariationRejected] = field(default_factory=list)
     looks: list[k.LookDecided] = field(default_factory=list)  # a sequential run's interim looks
@@ -230,6 +233,7 @@ def _started(s: RunState, e: k.RunStarted) -> None:
     s.trials_total = max(s.trials_total, e.trials_total)
     s.started_ts = s.started_ts or e.ts
     s.pid, s.host, s.origin = e.pid, e.host, e.origin
+    s.spend.lose_in_flight(s.in_flight)  # maybe served before the process died: spent
     s.in_flight.clear()  # a restarted run re-runs whatever was in flight
 
 
@@ -240,6 +244,7 @@ def _proposed(s: RunState, e: k.VariantProposed) -> None:
 
 def _trial_started(s: RunState, e: k.TrialStarted) -> None:
     s.in_flight.add((e.variant, e.case, e.repeat))
+    s.spend.started((e.variant, e.case, e.repeat), e.reserved_tokens, to_fixed(e.reserved_cost))
 
 
 def _completed(s: RunState, e: k.TrialCompleted) -> None:
@@ -262,6 +267,7 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
     t.latency_sum_us += latency_us
     cell.cost += cost
     _spend(s, t, e.tokens_in, e.tokens_out, cost)
+    s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost)
     if e.agent is not None and "tool_calls" in e.agent.metrics:
         _tools(t, e.agent.metrics)
 
@@ -301,6 +307,7 @@ def _failed(s: RunState, e: k.TrialFailed) -> None:
     cell.failed |= bit
     cell.cost += cost
     _spend(s, s.totals_for(e.variant), e.tokens_in, e.tokens_out, cost)
+    s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost)
     s.tally("trial", e.error_class or e.error_kind, e.variant, e.message[:300])
 
 
@@ -331,6 +338,7 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
             s.from_judges += 1
     s.totals_for(e.variant).judge_tokens += e.judge_tokens
     s.tokens_used += e.judge_tokens
+    s.spend.judged(e.judge_tokens)
     for grade in e.grades:
         if grade.error:
             s.tally("grading", grade.error, e.variant, f"{grade.name}: {grade.reason}"[:300])
@@ -363,6 +371,7 @@ def _regrade(s: RunState, e: k.RegradeStarted) -> None:
 def _budget(s: RunState, e: k.BudgetExhausted) -> None:
     if e.budget not in s.budget_exhausted:
         s.budget_exhausted.append(e.budget)
+        s.budget_stops.append(e)
 
 
 def _cancel(s: RunState, e: k.CancelRequested) -> None:
@@ -392,6 +401,7 @@ def _run_completed(s: RunState, e: k.RunCompleted) -> None:
     s.status = e.status
     s.finished_ts = e.ts
     s.stop_message = e.message
+    s.spend.lose_in_flight(s.in_flight)  # stopped mid-call (a forced stop): maybe served
     s.in_flight.clear()
 
 
