@@ -16,7 +16,10 @@ from tests.conftest import run_engine
 from tests.label_runs import judged_run
 from tests.serve_helpers import serving
 
-READY = "document.body.dataset.labelReady === '1'"
+# a selector, not a script: the view's Content-Security-Policy refuses the eval that
+# wait_for_function needs
+READY = "body[data-label-ready='1']"
+TOKEN = "label-token-0123456789"
 AGREEMENT = "li[data-judge=judge] [data-field=label-agreement]"
 
 
@@ -32,18 +35,18 @@ async def test_three_trials_labelled_with_the_keyboard_change_the_agreement(
     tmp_path: Path, browser: BrowserThread
 ) -> None:
     await judged_run(tmp_path / "st")
-    with serving(tmp_path / "st", "--token", "t0k") as url:
+    with serving(tmp_path / "st", "--token", TOKEN) as url:
 
         def label_three(page):  # noqa: ANN001, ANN202
-            page.goto(f"{url}/runs/lab/labels?token=t0k")  # the link sets the token's cookie
+            page.goto(f"{url}/runs/lab/labels?token={TOKEN}")  # the link sets the token's cookie
             before = page.locator(AGREEMENT).inner_text()
             page.click("#label-start")
             for key in ("p", "f", "p"):  # c0 pass (agrees), c1 fail (the judge passed it), c2 pass
-                page.wait_for_function(READY)
+                page.wait_for_selector(READY, state="attached")
                 here = page.url
                 page.keyboard.press(key)
                 page.wait_for_url(lambda now, here=here: now != here)
-            page.wait_for_function(READY)
+            page.wait_for_selector(READY, state="attached")
             screenshot(page, "labelled")
             page.goto(f"{url}/runs/lab/labels")
             count = page.locator("[data-field=label-count]").inner_text()

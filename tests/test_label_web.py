@@ -37,8 +37,8 @@ async def test_without_a_token_the_view_cannot_label(tmp_path: Path) -> None:
 
 async def test_the_token_guards_the_label_route_and_a_label_lands_in_the_log(tmp_path: Path) -> None:
     await judged_run(tmp_path / "st", strict=True)
-    secret = {"Authorization": "Bearer s3cret"}
-    with serving(tmp_path / "st", "--token", "s3cret") as url:
+    secret = {"Authorization": "Bearer label-token-0123456789"}
+    with serving(tmp_path / "st", "--token", "label-token-0123456789") as url:
         api = f"{url}/api/runs/lab/labels"
         assert httpx.post(api, json=LABEL).status_code == 401
         assert httpx.post(api, json=LABEL, headers={"Authorization": "Bearer nope"}).status_code == 401
