@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import msgspec
+from rich.text import Text
 
 from engine.cli import report_view as view
 
@@ -19,7 +20,14 @@ def print_report(data: bytes, as_json: bool) -> None:
         return
     console = make_console()
     for renderable in report_renderables(json.loads(data)):
-        console.print(renderable, highlight=False)
+        console.print(renderable, highlight=False, soft_wrap=isinstance(renderable, CommandText))
+
+
+class CommandText(Text):
+    """A command for a person to copy, on its own line: printed whole, never wrapped mid-command."""
+
+
+RERUN = "  rerun: "
 
 
 WIDTH = 100  # every table fits a 100-column terminal; wider terminals get the same layout
@@ -57,8 +65,6 @@ def table(title: str, header: list[str], rows: list[list[str]], left: int | set[
 
 def report_renderables(r: dict[str, Any]) -> list[Any]:
     """Text objects, not markup: names and error messages are user data and may hold brackets."""
-    from rich.text import Text
-
     partial = "  (partial)" if r["is_partial"] else ""
     heading = f"  run {r['run_id']}  {r['status']}{partial}"
     out: list[Any] = [Text.assemble((r["experiment"], "bold"), heading)]
@@ -84,11 +90,12 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
     if r["flaky_cases"]:
         out.append(Text(f"flaky cases: {len(r['flaky_cases'])}"))
     for title, lines in view.line_sections(r):
-        out.append(Text(f"{title.lower()}:"))
-        out += [Text(f"  {line}") for line in lines]
-    same = r.get("identical_repeats") or []
-    if same:  # repeats that never vary measured nothing: caching, or temperature 0
-        out.append(Text(f"identical outputs across repeats: {len(same)} case(s) (caching or temperature 0?)"))
+        out.append(Text(f"{title[0].lower()}{title[1:]}:"))
+        for line in lines:
+            text, rerun, command = line.partition(RERUN)
+            out.append(Text(f"  {text}" + (", rerun it with:" if rerun else "")))
+            if rerun:
+                out.append(CommandText(f"    {command}"))
     return out
 
 

@@ -218,7 +218,26 @@ def tool_lines(r: Report) -> list[str]:
     ]
 
 
+MAX_NAMED_CASES = 5
+
+
+def identical_lines(r: Report) -> list[str]:
+    """Per variant, the cases whose repeats all gave one output: repeats that measured nothing."""
+    by_variant: dict[str, list[str]] = {}
+    for found in r.get("identical_repeats") or []:
+        by_variant.setdefault(found["variant"], []).append(found["case"])
+    lines = []
+    for variant, cases in by_variant.items():
+        named = ", ".join(cases[:MAX_NAMED_CASES]) + (", ..." if len(cases) > MAX_NAMED_CASES else "")
+        lines.append(f"{variant}: {len(cases)} case(s) ({named})")
+    return lines
+
+
+IDENTICAL_TITLE = "Identical outputs across repeats (caching or temperature 0?)"
+
+
 def line_sections(r: Report) -> list[tuple[str, list[str]]]:
     """(title, lines) of the report's list sections that have something to say."""
-    found = [("Agents' tools", tool_lines(r)), ("Scenarios not passing", scenario_lines(r))]
+    found = [("Agents' tools", tool_lines(r)), ("Scenarios not passing", scenario_lines(r)),
+             (IDENTICAL_TITLE, identical_lines(r))]  # fmt: skip
     return [(title, lines) for title, lines in found if lines]
