@@ -18,6 +18,7 @@ from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.parsing import split_validation_error
+from engine.input.sent_params import check_sent_params
 
 Fail = Callable[[str, str], None]
 
@@ -41,6 +42,8 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     _check_case_commands(spec, fail)
     _check_params(spec, variants, fail)
     _check_variant_targets(spec, variants, fail)
+    fields = [variant_field(spec, i, v.name) for i, v in enumerate(variants)]
+    check_sent_params(spec, variants, fields, fail)  # after the targets they are sent to are checked
     _check_judge_targets(spec, fail)
     _check_case_text(spec, fail)
     if spec.kind == "tune" and (spec.tune is None or not spec.tune.parameters):
