@@ -288,6 +288,7 @@ def compare(
         "max_p95_latency_increase": max_p95_latency_increase,
         "max_cost_increase": max_cost_increase,
     }
+    pair = _variant_pair(base_variant, variant)  # a mistake on the command line before the store
     with open_log(store) as log:
         cand_id = resolve_run(log, candidate)
         spec = run_state(log, cand_id).spec
@@ -296,7 +297,6 @@ def compare(
         gate_spec = msgspec.structs.replace(
             spec.gate, **{k: v for k, v in overrides.items() if v is not None}
         )
-        pair = _variant_pair(base_variant, variant)
         result = compare_runs(log, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair)
     print_comparison(result, as_json)
     if gate and result.regressed:
@@ -504,13 +504,23 @@ def serve(
 
 
 def main() -> None:
-    """Console entry point: user errors exit 2 with one line and no traceback."""
+    """Console entry point: every error is one `error: ...` line, user errors exit 2, no traceback."""
+    from engine.cli.usage import click_exceptions, usage_line
     from engine.errors import exit_for
 
     _plain_input_warnings()
-
+    click = click_exceptions()
     try:
-        app()  # standalone mode: usage errors already exit 2
+        code = app(standalone_mode=False)  # usage errors come back here, to be told as one line
+    except click.NoArgsIsHelpError as exc:  # bare `engine`: the command list
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        print(f"error: {usage_line(exc)}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr)
+        sys.exit(1)
     except Exception as exc:
         found = exit_for(exc)
         if found is None:
@@ -518,13 +528,17 @@ def main() -> None:
         code, line = found
         print(f"error: {line}", file=sys.stderr)
         sys.exit(code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | None:
     if base is None and candidate is None:
         return None
     if base is None or candidate is None:
-        raise typer.BadParameter("--base-variant and --variant go together")
+        from engine.errors import InputError
+
+        given, missing = ("--variant", "--base-variant") if base is None else ("--base-variant", "--variant")
+        raise InputError("engine compare", given, f"expected {missing} too: one names BASE's variant")
     return base, candidate
 
 
