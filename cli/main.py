@@ -42,7 +42,8 @@ def run(
     file: Annotated[
         Path | None,
         typer.Argument(
-            help="Experiment file (.toml or .yaml); default engine.toml, engine.yaml or .engine/config.toml."
+            help="Experiment file (.toml, .yaml, .json or .experiment.md); default engine.toml, "
+            "engine.yaml or .engine/config.toml."
         ),
     ] = None,
     store: StoreOpt = None,
@@ -220,7 +221,7 @@ def cancel(
 
 @app.command()
 def create(
-    file: Annotated[Path, typer.Argument(help="Experiment file.")],
+    file: Annotated[Path, typer.Argument(help="Experiment file (.toml, .yaml, .json or .experiment.md).")],
     store: StoreOpt = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="The new run's id.")] = None,
     as_json: JsonListOpt = False,
@@ -235,7 +236,9 @@ def create(
 
 
 @app.command()
-def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
+def validate(
+    file: Annotated[Path, typer.Argument(help="Experiment file (.toml, .yaml, .json or .experiment.md).")],
+) -> None:
     """Check an experiment file without running it."""
     from engine.input.loader import load_experiment
     from engine.input.preflight import check_environment
@@ -243,7 +246,8 @@ def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> 
 
     spec = load_experiment(file)
     check_environment(spec, str(file), file.resolve().parent)
-    typer.echo(f"{file}: ok ({describe_size(spec)})")
+    typer.echo(f"{file}: ok")
+    typer.echo(f"  {describe_size(spec)}")  # a line of its own: a long path and the size fit 100 columns
 
 
 @app.command()

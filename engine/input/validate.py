@@ -193,12 +193,17 @@ def describe_size(spec: ExperimentSpec) -> str:
         rounds = spec.tune.max_extra_repeats + 1
         variations = spec.tune.max_experiments
         bound = cases * repeats * rounds * (variations + 1)
-        return (
-            f"tuning: up to {variations} variations x {cases} cases x {repeats} repeats"
-            f" (x{rounds} on close calls), baseline included = up to {bound} trials"
-        )
+        sizes = f"{counted(cases, 'case')} x {counted(repeats, 'repeat')}, x{rounds} on close calls"
+        tried = f"{counted(variations, 'variation')} (+ baseline)"
+        return f"tuning: up to {counted(bound, 'trial')}: {tried} x {sizes}"
     variants = len(expand_variants(spec))
-    return f"{variants} variants x {cases} cases x {repeats} repeats = {variants * cases * repeats} trials"
+    sizes = f"{counted(variants, 'variant')} x {counted(cases, 'case')} x {counted(repeats, 'repeat')}"
+    return f"{sizes} = {counted(variants * cases * repeats, 'trial')}"
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 case', '3 cases'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def variant_field(spec: ExperimentSpec, index: int, name: str) -> str:
