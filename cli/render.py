@@ -104,21 +104,24 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
     return out
 
 
-def _when(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
+def _when(ts: float, form: str = "%Y-%m-%d %H:%M:%S") -> str:
+    return datetime.datetime.fromtimestamp(ts).strftime(form) if ts else "-"
 
 
 def print_runs(runs: list[Any], as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(runs) + b"\n")
         return
+    # to the minute, and the origin only when some run was scheduled: a 22-character run id and a
+    # 30-character experiment name keep one line at 100 columns
     rows = [
-        # a tuning session does not know its trial count up front
         [s.run_id, s.experiment, s.status, str(s.trials_total) if s.trials_total else "-",
-         _when(s.started_ts), s.origin]
+         _when(s.started_ts, "%Y-%m-%d %H:%M"), s.origin]
         for s in runs
     ]  # fmt: skip
     header = ["run id", "experiment", "status", "trials", "started", "origin"]
+    if all(s.origin == "manual" for s in runs):
+        header, rows = header[:-1], [row[:-1] for row in rows]
     make_console().print(table("", header, rows, left={0, 1, 2, 4, 5}))
 
 
