@@ -214,7 +214,10 @@ def cancel(
             return
         holder = cancel_run(log, rid, reason, by=f"cli pid {os.getpid()}")
     if holder is None:
-        typer.echo(f"run {rid} had no live process: cancelled (`engine run --resume {rid}` goes on)")
+        from engine.cli.hints import hint
+
+        typer.echo(f"run {rid} had no live process: cancelled; it goes on with:")
+        typer.echo(f"  {hint('run', '--resume', rid, store=store_path(store))}")
     else:
         typer.echo(f"cancel requested for {rid} (pid {holder.pid} on {holder.host} stops it)")
 

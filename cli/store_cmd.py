@@ -39,5 +39,5 @@ def backup_command(store: Path, dest: Path) -> None:
         dest.mkdir(parents=True, exist_ok=True)
         log.backup(dest)
     size = (dest / "data.mdb").stat().st_size
-    typer.echo(f"backup of {store} written to {dest} ({size:,} bytes); verify it with:")
+    typer.echo(f"backup written ({size:,} bytes); verify it with:")  # the command names where
     typer.echo(f"  {engine_command('check', '--store', str(dest))}")

@@ -205,9 +205,9 @@ def test_invalid_syntax(tmp_path: Path) -> None:
     path = write(tmp_path, "- just\n- a list\n", "list.yaml")
     assert_names(load_error(path), path, "", "table/mapping at the top level")
     path = write(tmp_path, "name: x\ncases:\n  - id: a\n   prompt: b\n", "indent.yaml")
-    assert_names(load_error(path), path, "", "invalid YAML on line 4, column 4: expected <block end>")
+    assert_names(load_error(path), path, "", "invalid YAML at line 4:4: expected <block end>")
     path = write(tmp_path, '{"name": "j",,}', "exp.json")
-    assert_names(load_error(path), path, "", "invalid JSON on line 1, column 14")
+    assert_names(load_error(path), path, "", "invalid JSON at line 1:14")
 
 
 def test_a_json_experiment_file_is_read_as_json(tmp_path: Path) -> None:

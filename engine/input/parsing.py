@@ -110,16 +110,16 @@ def _parse_yaml(text: str, name: str) -> Any:
         mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
         if mark is None or problem is None:
             raise InputError(name, "", f"invalid YAML: {exc}".replace("\n", " ")) from None
-        where = f"line {mark.line + 1}, column {mark.column + 1}"
-        raise InputError(name, "", f"invalid YAML on {where}: {problem}") from None
+        where = f"line {mark.line + 1}:{mark.column + 1}"  # line:column
+        raise InputError(name, "", f"invalid YAML at {where}: {problem}") from None
 
 
 def _parse_json(text: str, name: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        raise InputError(name, "", f"invalid JSON on {where}: {exc.msg}") from None
+        where = f"line {exc.lineno}:{exc.colno}"  # line:column
+        raise InputError(name, "", f"invalid JSON at {where}: {exc.msg}") from None
 
 
 def allowed_values(root: type, path: str) -> list[Any]:
