@@ -66,3 +66,17 @@ def test_an_agent_target_takes_any_params(tmp_path: Path) -> None:
     path.write_text(text.replace('base_url = "http://127.0.0.1:9/v1"\n', ""))
     result = run_engine("validate", str(path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr.decode()
+
+
+def test_a_tuned_parameter_the_target_would_drop_is_refused() -> None:
+    from engine.api import spec_from_dict
+    from engine.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        spec_from_dict({
+            "name": "t", "kind": "tune", "target": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1"},
+            "cases": [{"id": "a", "prompt": "p", "expected": "x"}],
+            "tune": {"parameters": [{"name": "temprature", "min": 0, "max": 1, "default": 0.5}]},
+        })  # fmt: skip
+    assert caught.value.field == "tune.parameters[0].name"
+    assert "did you mean 'temperature'?" in str(caught.value)
