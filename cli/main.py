@@ -519,7 +519,7 @@ def main() -> None:
     click = click_exceptions()
     try:
         code = app(standalone_mode=False)  # usage errors come back here, to be told as one line
-    except click.NoArgsIsHelpError as exc:  # bare `engine`: the command list
+    except getattr(click, "NoArgsIsHelpError", ()) as exc:  # bare `engine`: the command list (click 8.2+)
         exc.show()
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
@@ -544,8 +544,8 @@ def _variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | 
     if base is None or candidate is None:
         from engine.errors import InputError
 
-        given, missing = ("--variant", "--base-variant") if base is None else ("--base-variant", "--variant")
-        raise InputError("engine compare", given, f"expected {missing} too: one names BASE's variant")
+        given = "--variant" if base is None else "--base-variant"
+        raise InputError("engine compare", given, "expected --base-variant A and --variant B together")
     return base, candidate
 
 

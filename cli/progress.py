@@ -57,6 +57,7 @@ class RunProgress:
     run: Counts = field(default_factory=Counts)
     proposed: list[str] = field(default_factory=list)
     variants: dict[str, tuple[TaskID, Counts]] = field(default_factory=dict)
+    task: TaskID = field(init=False)
 
     def __post_init__(self) -> None:
         self.task = self.bar.add_task("trials", total=None, counts=self.run.describe())

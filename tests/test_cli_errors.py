@@ -27,7 +27,7 @@ def one_error_line(result: subprocess.CompletedProcess[bytes]) -> str:
     ("args", "expected"),
     [
         (["report", "--html"], "engine report: option '--html' requires an argument (engine report --help"),
-        (["compare", "a", "b", "--variant", "x"], "engine compare: --variant: expected --base-variant too"),
+        (["compare", "a", "b", "--variant", "x"], "compare: --variant: expected --base-variant A and"),
         (["run", "--jsn"], "engine run: no such option: --jsn"),
         (["serve", "--port", "x"], "engine serve: invalid value for '--port'"),
         (["validate"], "engine validate: missing argument"),
