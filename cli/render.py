@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import msgspec
+from rich.text import Text
 
 from engine.cli import labels_view
 from engine.cli import report_view as view
@@ -20,7 +21,19 @@ def print_report(data: bytes, as_json: bool) -> None:
         return
     console = make_console()
     for renderable in report_renderables(json.loads(data)):
-        console.print(renderable, highlight=False)
+        console.print(renderable, highlight=False, soft_wrap=isinstance(renderable, CommandText))
+
+
+class CommandText(Text):
+    """A command for a person to copy, on its own line: printed whole, never wrapped mid-command."""
+
+
+RERUN = "  rerun: "
+# the terminal's results table: short headers (their figures are narrower than "cases p/f/fl/e"), so
+# a variant's name and its "(baseline, winner)" marks keep one line at 100 columns
+SHORT = {"pass rate": "pass", "cases p/f/fl/e": "p/f/fl/e"}
+TERMINAL_RESULT_HEADER = [SHORT.get(h, h) for h in view.RESULT_HEADER]
+RESULTS_TITLE = "results (p/f/fl/e: cases passed, failed, flaky, errored)"
 
 
 WIDTH = 100  # every table fits a 100-column terminal; wider terminals get the same layout
@@ -58,13 +71,11 @@ def table(title: str, header: list[str], rows: list[list[str]], left: int | set[
 
 def report_renderables(r: dict[str, Any]) -> list[Any]:
     """Text objects, not markup: names and error messages are user data and may hold brackets."""
-    from rich.text import Text
-
     partial = "  (partial)" if r["is_partial"] else ""
     heading = f"  run {r['run_id']}  {r['status']}{partial}"
     out: list[Any] = [Text.assemble((r["experiment"], "bold"), heading)]
     out += [Text(line, style="yellow") for line in view.status_lines(r)]
-    out.append(table("results", view.RESULT_HEADER, view.result_rows(r)))
+    out.append(table(RESULTS_TITLE, TERMINAL_RESULT_HEADER, view.result_rows(r)))
     basis = view.score_basis_note(r)
     if basis:
         out.append(Text(basis))
@@ -91,29 +102,33 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
     if r["flaky_cases"]:
         out.append(Text(f"flaky cases: {len(r['flaky_cases'])}"))
     for title, lines in view.line_sections(r):
-        out.append(Text(f"{title.lower()}:"))
-        out += [Text(f"  {line}") for line in lines]
-    same = r.get("identical_repeats") or []
-    if same:  # repeats that never vary measured nothing: caching, or temperature 0
-        out.append(Text(f"identical outputs across repeats: {len(same)} case(s) (caching or temperature 0?)"))
+        out.append(Text(f"{title[0].lower()}{title[1:]}:"))
+        for line in lines:
+            text, rerun, command = line.partition(RERUN)
+            out.append(Text(f"  {text}" + (", rerun it with:" if rerun else "")))
+            if rerun:
+                out.append(CommandText(f"    {command}"))
     return out
 
 
-def _when(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
+def _when(ts: float, form: str = "%Y-%m-%d %H:%M:%S") -> str:
+    return datetime.datetime.fromtimestamp(ts).strftime(form) if ts else "-"
 
 
 def print_runs(runs: list[Any], as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(runs) + b"\n")
         return
+    # to the minute, and the origin only when some run was scheduled: a 22-character run id and a
+    # 30-character experiment name keep one line at 100 columns
     rows = [
-        # a tuning session does not know its trial count up front
         [s.run_id, s.experiment, s.status, str(s.trials_total) if s.trials_total else "-",
-         _when(s.started_ts), s.origin]
+         _when(s.started_ts, "%Y-%m-%d %H:%M"), s.origin]
         for s in runs
     ]  # fmt: skip
     header = ["run id", "experiment", "status", "trials", "started", "origin"]
+    if all(s.origin == "manual" for s in runs):
+        header, rows = header[:-1], [row[:-1] for row in rows]
     make_console().print(table("", header, rows, left={0, 1, 2, 4, 5}))
 
 

@@ -35,9 +35,17 @@ def interval(pair: list[float] | None, digits: int = 2) -> str:
 
 
 def p_value(value: float | None) -> str:
+    """Three significant digits, for people: 0.266, 0.0107, 1.00; below 0.001 only that."""
     if value is None:
         return "-"
-    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
+    return "<0.001" if value < 0.001 else f"{value:#.3g}"
+
+
+def money(value: float | None) -> str:
+    """Fixed decimals, never an exponent: 0.000037 (a cent is small beside a trial's cost), 3.72."""
+    if value is None:
+        return "-"
+    return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.6f}"
 
 
 def signed(value: float | None) -> str:
@@ -45,9 +53,12 @@ def signed(value: float | None) -> str:
 
 
 def variant_label(r: Report, name: str) -> str:
-    """The name, marked as baseline (unless it says so itself) and as winner."""
+    """The name, marked as baseline (unless it says so itself) and as winner, as the winner line
+    says it: "tied best" when the best are not separated, nothing when there was nothing to beat."""
+    tied = r.get("tied_best") or []
+    best = "tied best" if name in tied else "winner" if name == r["winner"] and not tied else ""
     marks = [m for m, on in (("baseline", name == r["baseline"] and name != "baseline"),
-                             ("winner", name == r["winner"])) if on]  # fmt: skip
+                             (best, bool(best) and len(r["variants"]) > 1)) if on]  # fmt: skip
     return name + (f" ({', '.join(marks)})" if marks else "")
 
 
@@ -74,7 +85,7 @@ def spend_rows(r: Report) -> list[list[str]]:
         lat = v.get("latency_ms") or {}
         latencies = [fmt(lat.get(p), 1) for p in ("p50", "p95", "p99")]
         tokens = [str(v["tokens"]["in"]), str(v["tokens"]["out"]), str(v.get("judge_tokens", 0))]
-        rows.append([variant_label(r, v["name"]), *latencies, *tokens, f"{v['cost_usd']:.4f}"])
+        rows.append([variant_label(r, v["name"]), *latencies, *tokens, money(v["cost_usd"])])
     return rows
 
 
@@ -126,13 +137,15 @@ def variation_rows(r: Report) -> list[list[str]]:
 
 
 def winner_line(r: Report) -> str:
+    if len(r["variants"]) == 1:  # nothing to beat: a lone variant wins nothing
+        return f"Winner: none (one variant, {r['variants'][0]['name']}: nothing to compare)"
     if not r["winner"]:
         return "Winner: none"
     significance = "significant" if r["winner_significant"] else "not significant"
     tied = r.get("tied_best") or []
     if tied:
         p = r.get("runner_up_p_value")
-        separation = "not separated" if p is None else f"not separated: p {p:g}"
+        separation = "not separated" if p is None else f"not separated: p {p_value(p)}"
         return f"Tied best: {', '.join(tied)} ({r['winner']} leads, {separation}; vs baseline {significance})"
     return f"Winner: {r['winner']} ({significance})"
 
@@ -304,8 +317,27 @@ def decidability_lines(r: Report) -> list[str]:
     return [accept, gate] + [f"warning: {line}" for line in d.get("warnings") or []]
 
 
+MAX_NAMED_CASES = 5
+
+
+def identical_lines(r: Report) -> list[str]:
+    """Per variant, the cases whose repeats all gave one output: repeats that measured nothing."""
+    by_variant: dict[str, list[str]] = {}
+    for found in r.get("identical_repeats") or []:
+        by_variant.setdefault(found["variant"], []).append(found["case"])
+    lines = []
+    for variant, cases in by_variant.items():
+        named = ", ".join(cases[:MAX_NAMED_CASES]) + (", ..." if len(cases) > MAX_NAMED_CASES else "")
+        lines.append(f"{variant}: {len(cases)} case(s) ({named})")
+    return lines
+
+
+IDENTICAL_TITLE = "Identical outputs across repeats (caching or temperature 0?)"
+
+
 def line_sections(r: Report) -> list[tuple[str, list[str]]]:
     """(title, lines) of the report's list sections that have something to say."""
-    found = [("Agents' tools", tool_lines(r)), ("Scenarios not passing", scenario_lines(r))]
+    found = [("Agents' tools", tool_lines(r)), ("Scenarios not passing", scenario_lines(r)),
+             (IDENTICAL_TITLE, identical_lines(r))]  # fmt: skip
     found.append(("What this plan can decide", decidability_lines(r)))
     return [(title, lines) for title, lines in found if lines]

@@ -9,6 +9,7 @@ from typing import Protocol
 
 import trio
 
+from engine.cli.hints import hint
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.report import RunReport
@@ -80,7 +81,7 @@ async def _run(
     source: str,
     notes: list[str],
 ) -> int:
-    from engine.api import SUBSCRIBER_BUFFER, open_engine
+    from engine.api import SUBSCRIBER_BUFFER, new_run_id, open_engine
     from engine.cli.render import print_report
     from engine.events.codec import to_json
     from engine.runtime.runner import RunControl
@@ -90,6 +91,7 @@ async def _run(
     async with open_engine(store) as eng:
         if run_id is not None and (resume or run_id in eng.log.run_ids()):
             run_id, resume = resolve_run(eng.log, run_id), True
+        run_id = run_id or new_run_id()  # known before the first event: a forced stop names it
         control = RunControl()
         send, receive = trio.open_memory_channel[k.Event](SUBSCRIBER_BUFFER)
         async with trio.open_nursery() as nursery:
@@ -100,12 +102,13 @@ async def _run(
             )
             nursery.cancel_scope.cancel()
     if report is None:  # a second signal forced the stop: no report, the run stays resumable
-        print("forced stop: the run is left interrupted; `engine run --resume` continues it", file=sys.stderr)
+        print("forced stop: the run is left interrupted; continue it with:", file=sys.stderr)
+        print(f"  {hint('run', '--resume', run_id, store=store)}", file=sys.stderr)
         return signal_exit_code(control.stop_reason)
     print_report(to_json(report), as_json)
     code = exit_code(report, control.stop_reason)
     if not as_json:
-        print_next_steps(report)
+        print_next_steps(report, store)
     return code
 
 
@@ -121,7 +124,7 @@ def exit_code(report: RunReport, stop_reason: str | None) -> int:
     return 1 if report.status == "failed" or report.error_rate_exceeded else 0
 
 
-def print_next_steps(report: RunReport) -> None:
+def print_next_steps(report: RunReport, store: Path | None = None) -> None:
     rid = report.run_id
     lines = [f"run id: {rid}"]
     if report.status == "failed" and report.stop_reason:
@@ -131,8 +134,9 @@ def print_next_steps(report: RunReport) -> None:
         limit = f"execution.max_error_rate {report.max_error_rate:g}"
         lines.append(f"exit 1: {rate} of trials had no usable result (above {limit})")
     if report.status == "cancelled" or report.status == "running":
-        lines.append(f"continue it:  engine run --resume {rid}")
-    lines.append(f"next:  engine report {rid} --markdown   |   engine export {rid} --format jsonl")
+        lines.append(f"continue it:  {hint('run', '--resume', rid, store=store)}")
+    lines.append(f"next:  {hint('report', rid, '--markdown', store=store)}")
+    lines.append(f"       {hint('export', rid, '--format', 'jsonl', store=store)}")
     print("\n".join(lines), file=sys.stderr)
 
 
@@ -166,23 +170,19 @@ async def _stop_on_signals(
 
 
 async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, notes: list[str]) -> None:
-    """The progress bar; `notes` go to stderr as the run starts, before its first trial."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """The progress display; `notes` go to stderr as the run starts, before its first trial."""
+    from engine.cli.progress import RunProgress, progress_bar
 
-    final = (k.TrialGraded, k.TrialFailed, k.TrialSkipped)
     show = not quiet and sys.stderr.isatty()
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, disable=not show, transient=True) as bar:
-        task = bar.add_task("trials", total=None)
+    with progress_bar(disable=not show) as bar:
+        progress = RunProgress(bar)
         async with receive:
             async for event in receive:
-                if isinstance(event, k.RunStarted):
+                if notes and isinstance(event, k.RunStarted):
                     for line in notes:
                         print(line, file=sys.stderr, flush=True)
                     notes = []
-                    bar.update(task, total=event.trials_total, description=event.experiment)
-                elif isinstance(event, final):
-                    bar.advance(task)
+                progress.on(event)
 
 
 def schedule_command(

@@ -8,6 +8,7 @@ import typer
 
 from engine.cli.store_open import open_store
 from engine.errors import InputError
+from engine.events.commands import engine_command
 from engine.store.verify import SHOWN
 
 
@@ -38,4 +39,5 @@ def backup_command(store: Path, dest: Path) -> None:
         dest.mkdir(parents=True, exist_ok=True)
         log.backup(dest)
     size = (dest / "data.mdb").stat().st_size
-    typer.echo(f"backup of {store} written to {dest} ({size} bytes); verify it: engine check --store {dest}")
+    typer.echo(f"backup written ({size:,} bytes); verify it with:")  # the command names where
+    typer.echo(f"  {engine_command('check', '--store', str(dest))}")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 
 class UserError(Exception):
-    """Anything the user can fix: the CLI prints one line and exits 2."""
+    """Anything the user can fix: the CLI prints one line and exits 2 (or the class's exit_code)."""
+
+    exit_code = 2
 
 
 class InputError(UserError):
@@ -63,7 +65,10 @@ def exit_for(exc: BaseException) -> tuple[int, str] | None:
     """
     from engine.store.errors import StoreError, StoreWriteError
 
-    found = user_error(exc) or find_error(exc, StoreError)
+    user = user_error(exc)
+    if user is not None:
+        return user.exit_code, str(user)
+    found = find_error(exc, StoreError)
     if found is not None:
         return (1 if isinstance(found, StoreWriteError) else 2), str(found)
     io_error = find_error(exc, OSError)

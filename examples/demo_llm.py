@@ -54,13 +54,22 @@ def start_server(port: int) -> subprocess.Popen[bytes]:
     sys.exit("error: the llama.cpp server did not answer within 180 s")
 
 
-def run_example(file: Path, port: int, store: str, folder: Path) -> dict[str, Any]:
-    """`engine run` on the example, pointed at this server's port; the report as JSON."""
-    text = file.read_text().replace(f"127.0.0.1:{DEFAULT_PORT}", f"127.0.0.1:{port}")
+def experiment_file(file: Path, port: int, store: str) -> Path:
+    """The example itself on the default port; on another, a copy pointed at that port, kept beside
+    the store: the run records the file it ran, and its rerun commands name that file."""
+    if port == DEFAULT_PORT:
+        return file
+    folder = Path(store).resolve().with_name(Path(store).resolve().name + "-demo-llm")
+    folder.mkdir(parents=True, exist_ok=True)
     copy = folder / file.name
-    copy.write_text(text)
+    copy.write_text(file.read_text().replace(f"127.0.0.1:{DEFAULT_PORT}", f"127.0.0.1:{port}"))
+    return copy
+
+
+def run_example(file: Path, port: int, store: str) -> dict[str, Any]:
+    """`engine run` on the example, pointed at this server's port; the report as JSON."""
     engine = [sys.executable, "-m", "engine.cli.main"]
-    subprocess.run([*engine, "run", str(copy), "--store", store], check=True)
+    subprocess.run([*engine, "run", str(experiment_file(file, port, store)), "--store", store], check=True)
     listed = subprocess.run([*engine, "list", "--json", "--store", store], check=True, capture_output=True)
     run_id = json.loads(listed.stdout)[-1]["run_id"]
     shown = subprocess.run([*engine, "report", run_id, "--json", "--store", store], capture_output=True)
@@ -86,8 +95,7 @@ def main() -> None:
     args = parser.parse_args()
     server = start_server(args.port)
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            reports = [run_example(file, args.port, args.store, Path(tmp)) for file in EXAMPLES]
+        reports = [run_example(file, args.port, args.store) for file in EXAMPLES]
     finally:
         server.terminate()
         server.wait(timeout=30)

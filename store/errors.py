@@ -5,6 +5,8 @@ They live in the store layer (the engine's `UserError` is a layer above); `engin
 
 from __future__ import annotations
 
+from engine.events.commands import engine_command
+
 
 class StoreError(Exception):
     """A store that cannot be used as asked: exit code 2, one line."""
@@ -31,7 +33,7 @@ class StoreWriteError(StoreError):
 
     def __init__(self, run_id: str, committed: int, cause: str) -> None:
         self.run_id, self.committed = run_id, committed
-        resume = f"engine run --resume {run_id}"
+        resume = engine_command("run", "--resume", run_id)
         super().__init__(f"{self.what}: {committed} events committed, resume with {resume} ({cause})")
 
 

@@ -55,3 +55,21 @@ def test_an_audit_of_a_run_without_a_judge_says_so(tmp_path: Path, write_experim
     )
     done = run_engine("judge-audit", "plain", "--store", "st", cwd=tmp_path)
     assert done.returncode == 2 and b"run plain has no judge grader to audit" in done.stderr
+
+
+async def test_an_audit_of_a_dead_judge_names_the_refused_connection_and_exits_1(tmp_path: Path) -> None:
+    async with open_fake_openai(answer=drifting({})) as server:
+        target = {"kind": "openai", "base_url": server.base_url, "model": "m", "max_retries": 0}
+        spec = spec_from_dict({
+            "name": "audited", "seed": 2, "target": target,
+            "cases": [{"id": f"c{i}", "prompt": f"What is 2+2? (case c{i})"} for i in range(3)],
+            "graders": [{"kind": "judge"}],
+        })  # fmt: skip
+        async with open_engine(tmp_path / "st") as eng:
+            report = await eng.run(spec)
+        address = server.base_url.split("//")[1].split("/")[0]
+    # the server is gone: the judge's port refuses connections
+    done = run_engine("judge-audit", report.run_id, "--store", "st", cwd=tmp_path)
+    line = done.stderr.decode().strip()
+    assert done.returncode == 1 and len(line.splitlines()) == 1, line
+    assert "judge-audit: judge 'judge'" in line and "refused" in line and address in line

@@ -141,13 +141,13 @@ def test_yaml_loads_the_same_spec_as_toml(tmp_path: Path, suffix: str) -> None:
         ('[[variants]]\nname = "b"\nparms = {}\n', "variants[0]", ["unknown field parms"]),
         ('[[graders]]\nkind = "regex"\npattern = "("\n', "graders[0].pattern", ["valid regular expression"]),
         ('[[graders]]\nkind = "regex"\n', "graders[0].pattern", ["required"]),
-        ('[[graders]]\nkind = "telepathy"\n', "graders[0].kind", ["invalid value", "'contains'"]),
+        ('[[graders]]\nkind = "telepathy"\n', "graders[0].kind", ["of exact, contains", "'telepathy'"]),
         ('[[graders]]\nkind = "exact"\npattern = "x"\n', "graders[0]", ["unknown field pattern"]),
         ('[[graders]]\nkind = "forbidden"\n', "graders[0].value", ["forbidden text"]),
         ('[[graders]]\nkind = "command"\n', "graders[0].commands", ["criteria.commands"]),
         ("[repeat]\ncount = 0\n", "repeat.count", ["expected int >= 1"]),
         ("[repeat]\ncount = 1000000000\n", "repeat.count", ["expected int <= 10000"]),
-        ('[repeat]\nstrategy = "median"\n', "repeat.strategy", ["'pass_at_k'"]),
+        ('[repeat]\nstrategy = "median"\n', "repeat.strategy", ["one of mean, pass_at_k"]),
         ('[[cases]]\nid = "a"\nprompt = "again"\nexpected = "y"\n', "cases[1].id", ["unique id", "'a'"]),
         ('[[cases]]\nid = "b"\nexpected = "y"\n', "cases[1].prompt", ["required"]),
         ('[target]\nkind = "openai"\n', "target.base_url", ["required"]),
@@ -204,6 +204,16 @@ def test_invalid_syntax(tmp_path: Path) -> None:
     assert_names(load_error(path), path, "", "invalid YAML")
     path = write(tmp_path, "- just\n- a list\n", "list.yaml")
     assert_names(load_error(path), path, "", "table/mapping at the top level")
+    path = write(tmp_path, "name: x\ncases:\n  - id: a\n   prompt: b\n", "indent.yaml")
+    assert_names(load_error(path), path, "", "invalid YAML at line 4:4: expected <block end>")
+    path = write(tmp_path, '{"name": "j",,}', "exp.json")
+    assert_names(load_error(path), path, "", "invalid JSON at line 1:14")
+
+
+def test_a_json_experiment_file_is_read_as_json(tmp_path: Path) -> None:
+    text = '{"name": "j", "cases": [{"id": "a", "prompt": "p", "expected": "x"}]}'
+    path = write(tmp_path, text, "exp.json")
+    assert load_experiment(path).cases[0].expected == "x"
 
 
 def test_a_missing_file(tmp_path: Path) -> None:

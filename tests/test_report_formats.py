@@ -36,13 +36,16 @@ def test_markdown_report(store: tuple[Path, dict]) -> None:
     md = result.stdout.decode()
     assert md.startswith("## capitals: run r1, completed\n")
     assert "| variant | trials | errors | score |" in md and "p95 ms" in md
-    assert "| baseline | 12 | 0 |" in md or "| baseline (winner) | 12 | 0 |" in md  # no "baseline (baseline)"
+    labels = ("baseline", "baseline (winner)", "baseline (tied best)")  # never "baseline (baseline)"
+    assert any(f"| {label} | 12 | 0 |" in md for label in labels)
     assert "| candidate | delta | 95% CI | p | p (Holm) | test | significant |" in md
     assert "vs the baseline:" in md and "baseline baseline" not in md
     assert f"| {md_escape(ODD)} " in md and "<i>" not in md and "odd \\| &lt;i&gt;" in md
     winner = report["winner"] or "none"
     if report["tied_best"]:  # the winner leads but no test separates it from the runner-up
         assert f"**Tied best:** {md_escape(', '.join(report['tied_best']))} ({md_escape(winner)} leads" in md
+        # the table says what the summary says: tied best, not a winner
+        assert "(winner)" not in md and "tied best)" in md
     else:
         assert f"**Winner:** {md_escape(winner)}" in md
     rows = [line for line in md.splitlines() if line.startswith("| ")]

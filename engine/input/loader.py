@@ -7,7 +7,7 @@ was expected, so the CLI can print one line and exit 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -68,15 +68,25 @@ def resolve_suites(spec: ExperimentSpec, base_dir: Path, name: str) -> Experimen
     return msgspec.structs.replace(spec, cases=[*spec.cases, *cases], suite=None, suites=[])
 
 
+T = TypeVar("T")
+
+
 def convert_spec(raw: dict[str, Any], name: str) -> ExperimentSpec:
+    return convert_checked(raw, ExperimentSpec, name)
+
+
+def convert_checked(raw: dict[str, Any], kind: type[T], name: str) -> T:
+    """msgspec's conversion, its complaint told as the file, the field and what was expected (the
+    valid choices of a field that has a few)."""
     try:
-        return msgspec.convert(raw, ExperimentSpec, strict=True)
+        return msgspec.convert(raw, kind, strict=True)
     except msgspec.ValidationError as exc:
         field, expected = split_validation_error(str(exc))
         if expected.startswith(("invalid enum value", "invalid value")):
-            choices = allowed_values(ExperimentSpec, field)
-            expected += f" (expected one of {', '.join(map(repr, choices))})" if choices else ""
-        hint = field_hint(ExperimentSpec, field)
+            choices = allowed_values(kind, field)
+            got = expected.partition(" value ")[2]
+            expected = f"expected one of {', '.join(map(str, choices))} (got {got})" if choices else expected
+        hint = field_hint(kind, field)
         raise InputError(name, field, f"{expected} ({hint})" if hint else expected) from None
 
 
@@ -90,11 +100,7 @@ def load_graders(path: str | Path) -> tuple[list[GraderSpec], float | None]:
     file = Path(path)
     raw = parse_file(file, "a graders file: .toml or .yaml with [[graders]] and optional [scoring]")
     subset = {key: raw[key] for key in ("graders", "scoring") if key in raw}
-    try:
-        parsed = msgspec.convert(subset, _GraderFile, strict=True)
-    except msgspec.ValidationError as exc:
-        field, expected = split_validation_error(str(exc))
-        raise InputError(str(file), field, expected) from None
+    parsed = convert_checked(subset, _GraderFile, str(file))
     if not parsed.graders:
         raise InputError(str(file), "graders", "expected at least one [[graders]] entry")
     return parsed.graders, None if parsed.scoring is None else parsed.scoring.pass_threshold

@@ -14,6 +14,7 @@ import msgspec
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec
+from engine.input.tune_rerun import as_experiment
 
 
 class Narrowing(msgspec.Struct, kw_only=True, frozen=True):
@@ -31,8 +32,8 @@ def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
             raise InputError(file, "--case", f"no case id matches {', '.join(map(repr, by.cases))}")
         changes["cases"] = kept
     if by.variants:
-        if spec.kind == "tune":
-            raise InputError(file, "--variant", "a tuning session makes its own variants")
+        if spec.kind == "tune":  # one configuration the session tried (a failing trial's rerun)
+            return narrow(as_experiment(spec, by.variants, file), _without_variants(by), file)
         known = {v.name: v for v in expand_variants(spec)}
         missing = [name for name in by.variants if name not in known]
         if missing:
@@ -47,3 +48,7 @@ def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
             raise InputError(file, "--max-experiments", "expected an integer >= 1")
         changes["tune"] = msgspec.structs.replace(spec.tune, max_experiments=by.max_experiments)
     return msgspec.structs.replace(spec, **changes) if changes else spec
+
+
+def _without_variants(by: Narrowing) -> Narrowing:
+    return msgspec.structs.replace(by, variants=[])

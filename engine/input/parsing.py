@@ -6,6 +6,7 @@ Files are TOML, YAML, or Markdown with YAML front matter; msgspec's validation m
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 import types
@@ -24,7 +25,7 @@ _FIELD_FIRST = re.compile(r"^(\w+): (expected .*)$", re.S)
 _MISSING_FIELD = re.compile(r"^object missing required field (\w+)$")
 
 
-EXPERIMENT_FILE = "an experiment file: .toml, .yaml or .experiment.md"
+EXPERIMENT_FILE = "an experiment file: .toml, .yaml, .json or .experiment.md"
 
 
 def parse_file(file: Path, what: str = EXPERIMENT_FILE) -> dict[str, Any]:
@@ -39,6 +40,8 @@ def parse_file(file: Path, what: str = EXPERIMENT_FILE) -> dict[str, Any]:
             data = _parse_yaml(text, name)
         elif file.suffix.lower() == ".md":
             data = _parse_markdown(text, name)
+        elif file.suffix.lower() == ".json":  # the same fields as a TOML file, in JSON
+            data = _parse_json(text, name)
         else:
             data = _parse_toml(text, name)
     except RecursionError:
@@ -104,7 +107,19 @@ def _parse_yaml(text: str, name: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise InputError(name, "", f"invalid YAML: {exc}".replace("\n", " ")) from None
+        mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+        if mark is None or problem is None:
+            raise InputError(name, "", f"invalid YAML: {exc}".replace("\n", " ")) from None
+        where = f"line {mark.line + 1}:{mark.column + 1}"  # line:column
+        raise InputError(name, "", f"invalid YAML at {where}: {problem}") from None
+
+
+def _parse_json(text: str, name: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}:{exc.colno}"  # line:column
+        raise InputError(name, "", f"invalid JSON at {where}: {exc.msg}") from None
 
 
 def allowed_values(root: type, path: str) -> list[Any]:

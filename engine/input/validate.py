@@ -18,6 +18,7 @@ from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.parsing import split_validation_error
+from engine.input.sent_params import check_sent_params
 from engine.input.target_checks import check_targets
 
 Fail = Callable[[str, str], None]
@@ -42,6 +43,8 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     _check_case_commands(spec, fail)
     _check_params(spec, variants, fail)
     _check_variant_targets(spec, variants, fail)
+    fields = [variant_field(spec, i, v.name) for i, v in enumerate(variants)]
+    check_sent_params(spec, variants, fields, fail)  # after the targets they are sent to are checked
     _check_judge_targets(spec, fail)
     check_targets(spec, variants, fail)
     _check_case_text(spec, fail)
@@ -205,12 +208,17 @@ def describe_size(spec: ExperimentSpec) -> str:
         rounds = spec.tune.max_extra_repeats + 1
         variations = spec.tune.max_experiments
         bound = cases * repeats * rounds * (variations + 1)
-        return (
-            f"tuning: up to {variations} variations x {cases} cases x {repeats} repeats"
-            f" (x{rounds} on close calls), baseline included = up to {bound} trials"
-        )
+        sizes = f"{counted(cases, 'case')} x {counted(repeats, 'repeat')}, x{rounds} on close calls"
+        tried = f"{counted(variations, 'variation')} (+ baseline)"
+        return f"tuning: up to {counted(bound, 'trial')}: {tried} x {sizes}"
     variants = len(expand_variants(spec))
-    return f"{variants} variants x {cases} cases x {repeats} repeats = {variants * cases * repeats} trials"
+    sizes = f"{counted(variants, 'variant')} x {counted(cases, 'case')} x {counted(repeats, 'repeat')}"
+    return f"{sizes} = {counted(variants * cases * repeats, 'trial')}"
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 case', '3 cases'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def variant_field(spec: ExperimentSpec, index: int, name: str) -> str:

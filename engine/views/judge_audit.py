@@ -6,6 +6,7 @@ nothing is written to the log: an audit only reads and asks the judge again.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import msgspec
 import trio
@@ -14,7 +15,7 @@ from engine.actors.executor import MakeTarget
 from engine.actors.graders.base import Submission
 from engine.actors.graders.factory import make_graders
 from engine.actors.targets.registry import target_maker
-from engine.errors import InputError
+from engine.errors import InputError, UserError
 from engine.events import kinds as k
 from engine.events.report import LabelAgreement
 from engine.runtime.workers import grader_context
@@ -33,6 +34,14 @@ class JudgeStability(msgspec.Struct, kw_only=True):
     max_abs_change: float | None
     pass_flips: int  # passed once, failed the other time
     unparseable: int  # the new answer could not be read
+
+
+class JudgeUnreachable(UserError):
+    """The judge could not be asked (a refused connection, a server error): an audit of a dead judge
+    would only count every answer as unreadable. Exit code 1, as `engine run` on an unreachable
+    target."""
+
+    exit_code = 1
 
 
 class JudgeAudit(msgspec.Struct, kw_only=True):
@@ -74,11 +83,13 @@ async def judge_audit(
         logged = {g.name: g for g in event.grades}
         for grader in graders:
             again = await grader.grade(submission)
+            if again.error == "judge_failed":  # stop at once: asking a dead judge 20 times says nothing more
+                await _close(graders)
+                raise JudgeUnreachable(f"engine judge-audit: judge {again.name!r}: {again.reason}")
             before = logged.get(again.name)
             if before is not None:
                 changes[again.name].append((before.score, again.score, before.passed, again.passed))
-    for grader in graders:
-        await grader.aclose()  # type: ignore[attr-defined]
+    await _close(graders)
     people = await trio.to_thread.run_sync(_people, log, run_id)
     judges = [_stability(name, found) for name, found in changes.items()]
     return JudgeAudit(run_id=run_id, judges=judges, people=people)
@@ -88,6 +99,11 @@ def _people(log: EventStore, run_id: str) -> LabelAgreement | None:
     from engine.views.labels import agreement_of
 
     return agreement_of(log, run_id) if has_labels(log, run_id) else None
+
+
+async def _close(graders: list[Any]) -> None:
+    for grader in graders:
+        await grader.aclose()
 
 
 def _output_hashes(log: EventStore, run_id: str) -> dict[tuple[str, str, int], str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 
+from engine.actors.variants import expand_variants
 from engine.errors import NotFoundError
 from engine.events import kinds as k
 from engine.events.codec import to_json
@@ -23,9 +24,27 @@ def list_runs(log: EventStore) -> list[RunSummary]:
 
 def summarize(log: EventStore, run_id: str) -> RunSummary:
     """The run's summary; a "running" run whose process is gone is "interrupted" (resumable)."""
-    summary = load_summary(log, run_id)
+    summary = with_trial_count(log, load_summary(log, run_id))
     if summary.status == "running" and not process_alive(summary.pid, summary.host):
         summary.status = "interrupted"
+    return summary
+
+
+def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
+    """Runs whose start does not count their trials: a tuning session (it proposes variants as it
+    goes) counts the trials it ran; a created run not started yet, the trials it plans. So `list`,
+    `status` and the web view give every kind of run one figure."""
+    if summary.trials_total:
+        return summary
+    defined = next(run_events(log, summary.run_id, {"experiment.defined"}), None)
+    if not isinstance(defined, k.ExperimentDefined):
+        return summary
+    spec = defined.spec
+    summary.experiment = summary.experiment or spec.name
+    if spec.kind == "tune":
+        summary.trials_total = load_run_state(log, summary.run_id).trials_done()
+    else:
+        summary.trials_total = len(expand_variants(spec)) * len(spec.cases) * spec.repeat.count
     return summary
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import webbrowser
@@ -11,7 +12,7 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
-from engine.errors import InputError
+from engine.errors import InputError, find_error
 from engine.store.contract import EventStore
 from engine.web.app import serve_app
 from engine.web.auth import check_token
@@ -85,10 +86,25 @@ def run_server(
             binds = await nursery.start(serve, app, config)
             url = binds[0] + "/" + (f"?token={token}" if token else "")
             print(f"engine serve: {url} ({label or f'store {store}'}; Ctrl-C stops)", flush=True)
-            if open_browser:
-                webbrowser.open(url)
+            if open_browser and not webbrowser.open(url):
+                print("engine serve: --open found no browser: open the URL above in one", file=sys.stderr)
 
     try:
         trio.run(main)
     except KeyboardInterrupt:
         sys.exit(130)
+    except BaseException as exc:
+        refused = bind_refused(exc, host, port)
+        if refused is None:
+            raise
+        raise refused from None
+
+
+def bind_refused(exc: BaseException, host: str, port: int) -> InputError | None:
+    """A port that cannot be bound, told with the port and a way out (not `[Errno 98]` alone)."""
+    found = find_error(exc, OSError)
+    if not isinstance(found, OSError) or found.errno not in (errno.EADDRINUSE, errno.EACCES):
+        return None
+    why = "is in use" if found.errno == errno.EADDRINUSE else "needs privileges to bind"
+    way_out = "pick another with --port N (0: any free port)"
+    return InputError("engine serve", "--port", f"{bind_address(host, port)} {why}: {way_out}")

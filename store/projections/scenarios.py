@@ -7,8 +7,7 @@ gives that trial the same seed it had.
 
 from __future__ import annotations
 
-import shlex
-
+from engine.events.commands import engine_command
 from engine.events.report import Reproducer, ScenarioVerdict
 from engine.events.spec import ReplicaAggregation
 from engine.store.projections.run_state import RunState
@@ -34,8 +33,13 @@ def scenario_verdicts(state: RunState, names: list[str], case_ids: list[str]) ->
 
 def reproducer_command(source: str, case: str, variant: str, seed: int) -> str:
     file = source or "EXPERIMENT_FILE"
-    parts = ["engine", "run", file, "--case", case, "--variant", variant, "--seed", str(seed)]
-    return " ".join(shlex.quote(part) for part in parts)
+    case = glob_literal(case)
+    return engine_command("run", file, "--case", case, "--variant", variant, "--seed", str(seed))
+
+
+def glob_literal(text: str) -> str:
+    """A glob matching exactly `text` (`--case` takes globs): `*`, `?` and `[` stand for themselves."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def reproducers(state: RunState, names: list[str], case_ids: list[str]) -> list[Reproducer]:

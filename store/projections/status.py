@@ -37,7 +37,7 @@ def status_view(summary: RunSummary, state: RunState, now: float) -> StatusView:
         run_id=summary.run_id,
         experiment=summary.experiment,
         status=summary.status,
-        trials_total=state.trials_total,
+        trials_total=state.trials_total or summary.trials_total,  # a created run's plan
         trials_done=state.trials_done(),
         # a killed run's last "started" trials are not in flight: nothing is executing them
         in_flight=len(state.in_flight) if summary.status == "running" else 0,

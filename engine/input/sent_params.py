@@ -1,0 +1,49 @@
+"""Generation parameters an HTTP target would drop: an OpenAI-compatible or Anthropic target sends
+the parameters it knows, plus those its `extra_params` names; anything else in a `params` table
+would be silently left out of every request (a misspelled `temprature` makes two variants
+identical), so it is refused with the closest known name."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+
+from engine.actors.targets import anthropic, openai
+from engine.actors.targets.base import resolve_target
+from engine.events.spec import ExperimentSpec, TargetSpec, VariantSpec
+
+Fail = Callable[[str, str], None]
+# what each HTTP target kind puts in its request body; other kinds hand params to the agent as is
+SENT: dict[str, tuple[str, ...]] = {
+    "openai": openai.SAMPLING,
+    "anthropic": (*anthropic.SAMPLING, "max_tokens"),
+}
+
+
+def check_sent_params(
+    spec: ExperimentSpec, variants: list[VariantSpec], fields: list[str], fail: Fail
+) -> None:
+    """`fields[i]` names where variants[i] comes from (a declared variant or a matrix entry)."""
+    _check(spec.target, "params", spec.params, fail)
+    for variant, field in zip(variants, fields, strict=True):
+        _check(resolve_target(spec.target, variant), f"{field}.params", variant.params, fail)
+    if spec.kind == "tune" and spec.tune is not None:
+        for i, p in enumerate(spec.tune.parameters):
+            _check(spec.target, f"tune.parameters[{i}].name", {p.name: None}, fail, named=False)
+
+
+def _check(target: TargetSpec, field: str, params: Iterable[str], fail: Fail, named: bool = True) -> None:
+    sent = SENT.get(target.kind)
+    if sent is None:
+        return
+    known = [*sent, *getattr(target, "extra_params", [])]
+    for name in params:
+        if name not in known:
+            fail(f"{field}.{name}" if named else field, unsent(name, target.kind, known))
+
+
+def unsent(name: str, kind: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+    if close:
+        return f"not sent by {kind}: did you mean {close[0]!r}? (or name it in target.extra_params)"
+    return f"not sent by {kind}: a server's own parameter is sent when target.extra_params names it"
