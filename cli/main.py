@@ -66,6 +66,10 @@ def run(
     max_experiments: Annotated[
         int | None, typer.Option("--max-experiments", help="Tuning: variations this session (overrides).")
     ] = None,
+    repeats: Annotated[
+        int | None,
+        typer.Option("--repeats", help="Repeats per case (overrides; a rerun of one measured with more)."),
+    ] = None,
     allow_large: Annotated[
         bool, typer.Option("--allow-large", help="Confirm a run of more than 1,000,000 trials.")
     ] = False,
@@ -81,7 +85,7 @@ def run(
     if file is None and resume is None:  # the project's default experiment, if it has one
         file = default_experiment(Path.cwd())
     narrowing = Narrowing(
-        cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments
+        cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments, repeats=repeats
     )
     if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
         raise typer.Exit(schedule_command(file, store_path(store), schedule, narrowing))
@@ -251,6 +255,7 @@ def validate(
     file: Annotated[Path, typer.Argument(help="Experiment file (.toml, .yaml, .json or .experiment.md).")],
 ) -> None:
     """Check an experiment file without running it."""
+    from engine.cli.wrap import fold
     from engine.input.decidable import announce
     from engine.input.loader import load_experiment
     from engine.input.preflight import check_environment, warn_unscorable
@@ -262,7 +267,7 @@ def validate(
     decidable = announce(spec, str(file))
     typer.echo(f"{file}: ok")
     typer.echo(f"  {describe_size(spec)}")  # a line of its own: a long path and the size fit 100 columns
-    typer.echo(f"  {decidable}")
+    typer.echo(fold(f"  {decidable}"))
 
 
 @app.command()
@@ -703,7 +708,9 @@ def _plain_input_warnings() -> None:
 
     def format_warning(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> str:
         if issubclass(category, InputWarning):
-            return f"warning: {message}\n"
+            from engine.cli.wrap import fold
+
+            return fold(f"warning: {message}") + "\n"
         return python_format(message, category, *rest, **kw)
 
     warnings.formatwarning = format_warning  # type: ignore[assignment]

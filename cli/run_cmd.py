@@ -172,6 +172,7 @@ async def _stop_on_signals(
 async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, notes: list[str]) -> None:
     """The progress display; `notes` go to stderr as the run starts, before its first trial."""
     from engine.cli.progress import RunProgress, progress_bar
+    from engine.cli.wrap import fold
 
     show = not quiet and sys.stderr.isatty()
     with progress_bar(disable=not show) as bar:
@@ -180,7 +181,7 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, no
             async for event in receive:
                 if notes and isinstance(event, k.RunStarted):
                     for line in notes:
-                        print(line, file=sys.stderr, flush=True)
+                        print(fold(line), file=sys.stderr, flush=True)
                     notes = []
                 progress.on(event)
 

@@ -92,21 +92,26 @@ def test_the_level_follows_what_decides_acceptance() -> None:
 def test_validate_states_the_smallest_p_and_warns(tmp_path: Path, write_experiment) -> None:
     file = write_experiment(experiment(cases=3, repeats=3))
     done = run_engine("validate", str(file), cwd=tmp_path)
-    out, err = done.stdout.decode(), done.stderr.decode()
+    # prose is folded to 100 columns: read it as one line of words
+    out, err = unfolded(done.stdout), unfolded(done.stderr)
     assert done.returncode == 0, err
-    assert f"{file}: smallest p: acceptance 0.25 over 3 cases (needs < 0.05)" in out
+    assert f"{file}: ok" in out and "smallest p: acceptance 0.25 over 3 cases (needs < 0.05)" in out
     assert f"warning: {file}: 3 cases: no change can be accepted at alpha 0.05 (smallest p 0.25)" in err
     assert "add repeats: at least 5 are needed" in err  # 2 variants x 3 cases = 6 tests
     enough = write_experiment(experiment(cases=8, repeats=6), "enough.toml")
     quiet = run_engine("validate", str(enough), cwd=tmp_path)
     assert quiet.returncode == 0 and "warning" not in quiet.stderr.decode()
-    assert "per-case gate 0.00216 at 6 repeats (needs < 0.00313)" in quiet.stdout.decode()
+    assert "per-case gate 0.00216 at 6 repeats (needs < 0.00313)" in unfolded(quiet.stdout)
+
+
+def unfolded(output: bytes) -> str:
+    return " ".join(output.decode().split())
 
 
 def test_run_warns_before_it_starts_and_the_report_carries_it(tmp_path: Path, write_experiment) -> None:
     file = write_experiment(experiment(cases=3, repeats=2))
     ran = run_engine("run", str(file), "--json", "--run-id", "r1", "--store", "st", cwd=tmp_path)
-    err = ran.stderr.decode()
+    err = unfolded(ran.stderr)
     assert ran.returncode == 0, err
     assert "3 cases: no change can be accepted" in err and "add repeats: at least 5" in err
     d = json.loads(ran.stdout)["decidability"]

@@ -17,10 +17,11 @@ WIDTH = 100
 
 
 def too_wide(text: str) -> list[str]:
-    """Lines wider than 100 columns that are not a command on its own line."""
+    """Lines wider than 100 columns that are not a command, or one path, on a line of its own."""
     return [
         line for line in text.splitlines()
         if len(line.rstrip()) > WIDTH and not line.lstrip().startswith("engine ")
+        and len(line.split()) > 1
     ]  # fmt: skip
 
 

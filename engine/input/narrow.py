@@ -16,12 +16,15 @@ from engine.errors import InputError
 from engine.events.spec import ExperimentSpec
 from engine.input.tune_rerun import as_experiment
 
+MAX_REPEATS = 1000
+
 
 class Narrowing(msgspec.Struct, kw_only=True, frozen=True):
     cases: list[str] = []  # id globs
     variants: list[str] = []  # names (matrix variants by their generated names too)
     seed: int | None = None
     max_experiments: int | None = None
+    repeats: int | None = None  # a tuning candidate measured with extra repeats reruns with as many
 
 
 def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
@@ -41,6 +44,10 @@ def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
         changes["variants"], changes["matrix"] = [known[name] for name in by.variants], None
     if by.seed is not None:
         changes["seed"] = by.seed
+    if by.repeats is not None:
+        if not 1 <= by.repeats <= MAX_REPEATS:
+            raise InputError(file, "--repeats", f"expected an integer in 1..{MAX_REPEATS}")
+        changes["repeat"] = msgspec.structs.replace(spec.repeat, count=by.repeats)
     if by.max_experiments is not None:
         if spec.tune is None or spec.kind != "tune":
             raise InputError(file, "--max-experiments", "applies to tuning sessions (kind = 'tune')")

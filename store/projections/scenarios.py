@@ -10,7 +10,7 @@ from __future__ import annotations
 from engine.events.commands import engine_command
 from engine.events.report import Reproducer, ScenarioVerdict
 from engine.events.spec import ReplicaAggregation
-from engine.store.projections.run_state import RunState
+from engine.store.projections.run_state import Cell, RunState
 from engine.store.projections.verdicts import case_verdict
 
 MAX_REPRODUCERS = 1000  # a report stays readable when most of a huge run fails
@@ -31,10 +31,14 @@ def scenario_verdicts(state: RunState, names: list[str], case_ids: list[str]) ->
     return out
 
 
-def reproducer_command(source: str, case: str, variant: str, seed: int) -> str:
+def reproducer_command(source: str, case: str, variant: str, seed: int, repeats: int | None = None) -> str:
+    """`engine run FILE --case C --variant V --seed S`, with `--repeats N` when the variant was measured
+    with more repeats than the file plans (a tuning session's close call): the same trials, so the
+    same verdict."""
     file = source or "EXPERIMENT_FILE"
     case = glob_literal(case)
-    return engine_command("run", file, "--case", case, "--variant", variant, "--seed", str(seed))
+    more = ["--repeats", str(repeats)] if repeats else []
+    return engine_command("run", file, "--case", case, "--variant", variant, "--seed", str(seed), *more)
 
 
 def glob_literal(text: str) -> str:
@@ -55,6 +59,12 @@ def reproducers(state: RunState, names: list[str], case_ids: list[str]) -> list[
             for repeat in (r for r in range(failing.bit_length()) if failing >> r & 1):
                 if len(out) == MAX_REPRODUCERS:
                     return out
-                command = reproducer_command(state.source, case, name, seed)
+                command = reproducer_command(state.source, case, name, seed, _extra_repeats(state, cell))
                 out.append(Reproducer(variant=name, case=case, repeat=repeat + 1, seed=seed, command=command))
     return out
+
+
+def _extra_repeats(state: RunState, cell: Cell) -> int | None:
+    planned = state.spec.repeat.count if state.spec else 0
+    ran = cell.done().bit_length()
+    return ran if ran > planned else None
