@@ -70,3 +70,15 @@ async def gone(pid: int) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def warnings_in(stderr: bytes) -> list[str]:
+    """The `warning:` messages a command printed, each unfolded to one line (the CLI folds prose to
+    100 columns, continuing it on indented lines)."""
+    found: list[str] = []
+    for line in stderr.decode().splitlines():
+        if line.startswith("warning:"):
+            found.append(line)
+        elif found and line.startswith("  ") and not line.startswith("   "):
+            found[-1] += " " + line.strip()
+    return found

@@ -159,7 +159,7 @@ def test_inside_a_run_a_candidate_that_errors_more_cannot_win_significantly() ->
     assert report.winner == "crashy" and not report.winner_significant  # its score: 8 easy cases only
     data = json.loads(msgspec.json.encode(report))
     assert view.more_error_lines(data) == [
-        "More errors than base: crashy errors per trial +0.600 (p 0.0005, Holm); "
+        "More errors than base: crashy errors per trial +0.600 (p <0.001, Holm); "
         "its score counts only the cases it finished."
     ]
     assert "Cases errors left unscored (not in pass rate or score): crashy 12." in view.status_lines(data)

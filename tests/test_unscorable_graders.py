@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine.input.loader import load_experiment
 from engine.store.projections.outcome import unscorable_graders
-from tests.conftest import run_engine
+from tests.conftest import run_engine, warnings_in
 
 EXPERIMENT = """
 name = "references"
@@ -43,10 +43,10 @@ def test_validate_and_run_warn_and_every_report_format_says_it(tmp_path: Path) -
     (tmp_path / "exp.toml").write_text(EXPERIMENT)
     checked = run_engine("validate", "exp.toml", cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr.decode()
-    assert checked.stderr.decode().splitlines() == [f"warning: exp.toml: {WHY}"]
+    assert warnings_in(checked.stderr) == [f"warning: exp.toml: {WHY}"]
     ran = run_engine("run", "exp.toml", "--run-id", "r", "--store", "st", "--json", cwd=tmp_path)
-    assert ran.stderr.decode().count(WHY) == 1  # said once, before the run
-    assert f"exp.toml: {WHY}" in ran.stderr.decode()
+    said = [line for line in warnings_in(ran.stderr) if WHY in line]
+    assert said == [f"warning: exp.toml: {WHY}"]  # said once, before the run
     assert WHY in json.loads(ran.stdout)["warnings"]
     for args in (["--format", "markdown"], ["--format", "html"], []):
         shown = run_engine("report", "r", *args, "--store", "st", cwd=tmp_path)

@@ -11,7 +11,7 @@ import pytest
 from engine.errors import InputWarning
 from engine.input.loader import load_experiment
 from tests.compat.helpers import run_file, write_script
-from tests.conftest import run_engine
+from tests.conftest import run_engine, warnings_in
 
 TARGETS = """
 targets:
@@ -133,8 +133,7 @@ def test_the_unmapped_kinds_warning_is_one_line_from_the_cli(tmp_path: Path) -> 
     file = project(tmp_path)
     (tmp_path / "evals" / "support.eval.yaml").write_text(ASSERTED)
     done = run_engine("validate", str(file), cwd=tmp_path)
-    lines = done.stderr.decode().splitlines()
-    warnings = [line for line in lines if line.startswith("warning:") and "assertions" in line]
+    warnings = [line for line in warnings_in(done.stderr) if "assertions" in line]
     assert done.returncode == 0 and len(warnings) == 1, done.stderr.decode()
     assert (
         "support.eval.yaml: assertions: not run" in warnings[0] and json.dumps("latency")[1:-1] in warnings[0]

@@ -13,7 +13,7 @@ import trio
 
 from engine.errors import InputWarning
 from tests.compat.helpers import run_file
-from tests.conftest import ROOT, run_engine
+from tests.conftest import ROOT, run_engine, warnings_in
 from tests.fakes.openai_server import open_fake_openai
 
 EXAMPLES = ROOT / "examples"
@@ -79,8 +79,7 @@ def test_agentv(tmp_path: Path) -> None:
     folder = copy_of("agentv", tmp_path)
     done = run_engine("run", "--run-id", "docs", "--json", "--store", "st", cwd=folder)
     assert done.returncode == 0, done.stderr.decode()
-    lines = done.stderr.decode().splitlines()
-    warnings = [line for line in lines if line.startswith("warning:") and "assertions" in line]
+    warnings = [line for line in warnings_in(done.stderr) if "assertions" in line]
     assert len(warnings) == 1, warnings
     assert warnings[0].endswith("assertions: not run (no engine grader for them): latency")
     assert rates(json.loads(done.stdout)) == {"baseline": 1.0}
