@@ -75,6 +75,7 @@ async def _run(
     from engine.api import SUBSCRIBER_BUFFER, open_engine
     from engine.cli.render import print_report
     from engine.events.codec import to_json
+    from engine.input.flags import check_run_id
     from engine.runtime.runner import RunControl
     from engine.views.queries import resolve_run
 
@@ -82,6 +83,8 @@ async def _run(
     async with open_engine(store) as eng:
         if run_id is not None and (resume or run_id in eng.log.run_ids()):
             run_id, resume = resolve_run(eng.log, run_id), True
+        elif run_id is not None:
+            check_run_id(run_id)  # a new run's id: before its first event
         control = RunControl()
         send, receive = trio.open_memory_channel[k.Event](SUBSCRIBER_BUFFER)
         async with trio.open_nursery() as nursery:

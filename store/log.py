@@ -218,6 +218,8 @@ class EventLog:
         """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""
         prefix = run_id.encode() + b"\x00"
         out: list[tuple[int, str]] = []
+        if len(prefix) + 8 > self._env.max_key_size():
+            return out  # no run has an id this long (its index rows could not be stored)
         with self._reading() as txn:
             cursor = txn.cursor(db=self._runs)
             if not cursor.set_range(_run_key(run_id, max(from_seq, 1))):
