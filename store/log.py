@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 import struct
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,14 +24,28 @@ from typing import NamedTuple, TypeVar
 
 import lmdb
 
-from engine.store.errors import StoreError, StoreFullError, StoreReadOnlyError, StoreWriteError
+from engine.store.errors import (
+    StoreDamagedError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+    StoreWriteError,
+)
 from engine.store.files import check_data_file
-from engine.store.guard import check_layout, damage_as_error
-from engine.store.opening import READ_ONLY_ENV, disk_nearly_full, open_env, read_only_wanted, size_limit
-from engine.store.verify import CheckReport, check_log, structure_problems
+from engine.store.guard import damage_as_error
+from engine.store.opening import (
+    READ_ONLY_ENV,
+    disk_nearly_full,
+    open_databases,
+    open_env,
+    read_only_wanted,
+    size_limit,
+)
+from engine.store.records import RecordDamaged, seal, unseal
+from engine.store.verify import CheckReport, check_snapshot
 
 _U64 = struct.Struct(">Q")
-LAYOUT_VERSION = b"1"
+LAYOUT_VERSION = b"2"  # "1": records without checksums (still read; upgraded when opened to write)
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 READ_CHUNK = 16384
@@ -59,9 +74,6 @@ def _index_rows(batch: Sequence[Append | tuple[str, str, bytes]], first: int) ->
             prefixes[run_id] = run_id.encode() + b"\x00"
         rows.append((prefixes[run_id] + pack(first + i), tag.encode()))
     return [row for run in sorted(by_run, key=prefixes.__getitem__) for row in by_run[run]]
-
-
-_DATABASES = (b"events", b"runs", b"blobs", b"meta")
 
 
 class _NoRoom(Exception):
@@ -103,16 +115,30 @@ class EventLog:
         check_data_file(self.path)
         # set_mapsize needs no open transaction in this process: one lock keeps it so
         self._lock = threading.Lock()
+        self._dbs: list[object] | None = None
+        self.checked_from: int | None = None
         with damage_as_error(self.path):
             self._env = open_env(self.path, map_size, self.readonly)
             try:
-                self._events, self._runs, self.blobs_db, self._meta = (
-                    self._env.open_db(name, create=not self.readonly) for name in _DATABASES
-                )
-                check_layout(self._env, self._meta, self._events, self.readonly, LAYOUT_VERSION)
+                self._ready()
             except BaseException:
                 self._env.close()
                 raise
+
+    def _ready(self) -> bool:
+        """Whether the store has its databases; a store another process was creating when this
+        handle opened is looked at again (until then it reads as empty)."""
+        if self._dbs is None:
+            self._dbs, self.checked_from = open_databases(self._env, self.readonly, LAYOUT_VERSION)
+            if self._dbs is not None:
+                self._events, self._runs, self.blobs_db, self._meta = self._dbs
+        return self._dbs is not None
+
+    def _payload(self, seq: int, record: bytes) -> bytes:
+        try:
+            return unseal(seq, record, self.checked_from)
+        except RecordDamaged as exc:
+            raise StoreDamagedError(self.path, str(exc)) from None
 
     def close(self) -> None:
         with self._lock:
@@ -141,7 +167,7 @@ class EventLog:
             seq = _U64.unpack(cursor.key())[0] if cursor.last() else 0
             first = seq + 1
             pack = _U64.pack
-            cursor.putmulti([(pack(first + i), item[2]) for i, item in enumerate(batch)], append=True)
+            cursor.putmulti([(pack(first + i), seal(item[2])) for i, item in enumerate(batch)], append=True)
             txn.cursor(db=self._runs).putmulti(_index_rows(batch, first))
             return seq + len(batch)
 
@@ -183,12 +209,19 @@ class EventLog:
 
     # --- reading -------------------------------------------------------------
     @contextmanager
-    def _reading(self) -> Iterator[lmdb.Transaction]:
-        with self._lock, damage_as_error(self.path), self._begin() as txn:
-            yield txn
+    def _reading(self) -> Iterator[lmdb.Transaction | None]:
+        """A read transaction; None for a store still being created (it reads as empty)."""
+        with self._lock, damage_as_error(self.path):
+            if not self._ready():
+                yield None
+                return
+            with self._begin() as txn:
+                yield txn
 
     def last_seq(self) -> int:
         with self._reading() as txn:
+            if txn is None:
+                return 0
             cursor = txn.cursor(db=self._events)
             return _U64.unpack(cursor.key())[0] if cursor.last() else 0
 
@@ -206,21 +239,24 @@ class EventLog:
         # sequence numbers are dense (each batch starts at last + 1, nothing is ever deleted),
         # so only the first key of a chunk is decoded; the rest are counted
         with self._reading() as txn:
+            if txn is None:
+                return []
             cursor = txn.cursor(db=self._events)
             if not cursor.set_range(_U64.pack(from_seq)):
                 return []
             first = _U64.unpack(cursor.key())[0]
             limit = READ_CHUNK if to_seq is None else max(0, min(READ_CHUNK, to_seq - first + 1))
             values = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
-        return list(zip(range(first, first + len(values)), values, strict=True))
+        payload = self._payload
+        return [(seq, payload(seq, value)) for seq, value in enumerate(values, first)]
 
     def run_index(self, run_id: str, from_seq: int = 1, limit: int | None = None) -> list[tuple[int, str]]:
         """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""
         prefix = run_id.encode() + b"\x00"
         out: list[tuple[int, str]] = []
-        if len(prefix) + 8 > self._env.max_key_size():
-            return out  # no run has an id this long (its index rows could not be stored)
         with self._reading() as txn:
+            if txn is None or len(prefix) + 8 > self._env.max_key_size():
+                return out  # no store yet, or an id too long to be a key: no such run
             cursor = txn.cursor(db=self._runs)
             if not cursor.set_range(_run_key(run_id, max(from_seq, 1))):
                 return out
@@ -245,19 +281,27 @@ class EventLog:
             seq = index[-1][0] + 1
 
     def get_many(self, seqs: list[int]) -> list[tuple[int, bytes]]:
+        """The events at these sequence numbers (each one the run index named: a missing one is damage)."""
         out: list[tuple[int, bytes]] = []
         for start in range(0, len(seqs), READ_CHUNK):
             with self._reading() as txn:
+                if txn is None:
+                    return out
                 for seq in seqs[start : start + READ_CHUNK]:
                     value = txn.get(_U64.pack(seq), db=self._events)
-                    if value is not None:
-                        out.append((seq, value))
+                    if value is None:
+                        raise StoreDamagedError(
+                            self.path, f"event {seq}: the run index names it, it is missing"
+                        )
+                    out.append((seq, self._payload(seq, value)))
         return out
 
     def run_ids(self) -> list[str]:
         """Every run id in the log, oldest first (by the sequence number of its first event)."""
         firsts: list[tuple[int, str]] = []
         with self._reading() as txn:
+            if txn is None:
+                return []
             cursor = txn.cursor(db=self._runs)
             key = b""
             while cursor.set_range(key):
@@ -269,22 +313,22 @@ class EventLog:
 
     def get_blob(self, key: str) -> bytes | None:
         with self._reading() as txn:
-            return txn.get(key.encode(), db=self.blobs_db)
+            return None if txn is None else txn.get(key.encode(), db=self.blobs_db)
 
     # --- safety ----------------------------------------------------------------
     def check(self, run_id: str | None = None) -> CheckReport:
         """Read everything (one run's events, when given) and list what is damaged.
 
-        The pages are verified first, byte by byte outside LMDB: when they are damaged, reading the
-        records through LMDB could crash the process (a record's size pointing past the file), so
-        only the page problems are listed.
-        """
-        structure = structure_problems(self.path)
-        if structure:
-            return CheckReport(problems=[*structure, "records not read: the pages holding them are damaged"])
-        dbs = {"events": self._events, "runs": self._runs, "blobs": self.blobs_db}
-        with self._lock, damage_as_error(self.path):
-            return check_log(self._env, dbs, run_id)
+        Of one consistent snapshot: the store is copied in one read transaction first (a live run
+        goes on appending meanwhile), and the copy is what is verified, so a healthy live store
+        never shows damage that is only a commit in progress. The copy's pages are verified byte by
+        byte outside LMDB before its records are read through LMDB (see `store.verify`)."""
+        with tempfile.TemporaryDirectory(prefix="engine-check-") as snapshot:
+            with self._lock, damage_as_error(self.path):
+                if not self._ready():
+                    return CheckReport()  # a store being created: nothing in it yet
+                self._env.copy(snapshot)
+            return check_snapshot(Path(snapshot), run_id, LAYOUT_VERSION)
 
     def backup(self, dest: Path) -> None:
         """A compacted copy of the whole store in `dest` (an existing empty folder), in one read

@@ -204,7 +204,7 @@ def unreachable_message(state: RunState) -> str:
 
 
 def _read_output(log: EventStore, key: str) -> str:
-    return read_text(log, key) or ""
+    return read_text(log, key)
 
 
 async def _finish(request: RunRequest, reason: str, pipe: Pipeline) -> RunReport:
