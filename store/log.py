@@ -112,11 +112,14 @@ class EventLog:
             self.path.mkdir(parents=True, exist_ok=True)
         elif not (self.path / "data.mdb").exists():
             raise StoreError(f"no store at {self.path} (a read-only store must exist)")
-        check_data_file(self.path)
         # set_mapsize needs no open transaction in this process: one lock keeps it so
         self._lock = threading.Lock()
+        self._map_size = map_size
+        self._env: lmdb.Environment | None = None
         self._dbs: list[object] | None = None
         self.checked_from: int | None = None
+        if not check_data_file(self.path) and self.readonly:
+            return  # another process is creating the store: it reads as empty until it is there
         with damage_as_error(self.path):
             self._env = open_env(self.path, map_size, self.readonly)
             try:
@@ -126,8 +129,12 @@ class EventLog:
                 raise
 
     def _ready(self) -> bool:
-        """Whether the store has its databases; a store another process was creating when this
-        handle opened is looked at again (until then it reads as empty)."""
+        """Whether the store has its databases. A store another process was creating when this
+        handle opened reads as empty, and is looked at again at each read until it is there."""
+        if self._env is None:
+            if not check_data_file(self.path):
+                return False
+            self._env = open_env(self.path, self._map_size, self.readonly)
         if self._dbs is None:
             self._dbs, self.checked_from = open_databases(self._env, self.readonly, LAYOUT_VERSION)
             if self._dbs is not None:
@@ -142,7 +149,8 @@ class EventLog:
 
     def close(self) -> None:
         with self._lock:
-            self._env.close()
+            if self._env is not None:
+                self._env.close()
 
     def __enter__(self) -> EventLog:
         return self
@@ -334,6 +342,8 @@ class EventLog:
         """A compacted copy of the whole store in `dest` (an existing empty folder), in one read
         transaction: a consistent snapshot even while a run appends."""
         with self._lock, damage_as_error(self.path):
+            if not self._ready():
+                raise StoreError(f"store {self.path} is being created by another process: back it up after")
             self._env.copy(str(dest), compact=True)
 
     def swap(self, key: str, expected: bytes | None, new: bytes | None) -> bytes | None:
@@ -353,4 +363,4 @@ class EventLog:
         return self._write(compare_and_set)
 
     def map_size(self) -> int:
-        return int(self._env.info()["map_size"])
+        return 0 if self._env is None else int(self._env.info()["map_size"])
