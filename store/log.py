@@ -41,7 +41,7 @@ from engine.store.opening import (
     read_only_wanted,
     size_limit,
 )
-from engine.store.records import RecordDamaged, seal, unseal
+from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal, unseal_run
 from engine.store.verify import CheckReport, check_snapshot
 
 _U64 = struct.Struct(">Q")
@@ -175,7 +175,8 @@ class EventLog:
             seq = _U64.unpack(cursor.key())[0] if cursor.last() else 0
             first = seq + 1
             pack = _U64.pack
-            cursor.putmulti([(pack(first + i), seal(item[2])) for i, item in enumerate(batch)], append=True)
+            records = [(pack(first + i), seal(item[2])) for i, item in enumerate(batch)]
+            cursor.putmulti(records, append=True)
             txn.cursor(db=self._runs).putmulti(_index_rows(batch, first))
             return seq + len(batch)
 
@@ -224,6 +225,8 @@ class EventLog:
                 yield None
                 return
             with self._begin() as txn:
+                if self.checked_from is None:  # an old store: another process may have upgraded it
+                    self.checked_from = unpack_seq(txn.get(CHECKED_FROM_KEY, db=self._meta))
                 yield txn
 
     def last_seq(self) -> int:
@@ -255,8 +258,10 @@ class EventLog:
             first = _U64.unpack(cursor.key())[0]
             limit = READ_CHUNK if to_seq is None else max(0, min(READ_CHUNK, to_seq - first + 1))
             values = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
-        payload = self._payload
-        return [(seq, payload(seq, value)) for seq, value in enumerate(values, first)]
+        try:
+            return unseal_run(first, values, self.checked_from)
+        except RecordDamaged as exc:
+            raise StoreDamagedError(self.path, str(exc)) from None
 
     def run_index(self, run_id: str, from_seq: int = 1, limit: int | None = None) -> list[tuple[int, str]]:
         """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""

@@ -48,8 +48,9 @@ def test_a_new_store_seals_every_record(tmp_path: Path) -> None:
         log.append(rows(skipped("r", 3)))
         assert log.checked_from == 1
         assert [decode(data).case for _, data in log.read()] == ["c0", "c1", "c2"]
-    stored = raw_record(tmp_path, 2)
-    assert stored[:1] == b"\xc1" and unseal(2, stored, 1) == encode(skipped("r", 1, start=1)[0])
+    stored, payload = raw_record(tmp_path, 2), encode(skipped("r", 1, start=1)[0])
+    assert stored[: len(payload)] == payload and len(stored) == len(payload) + 4
+    assert unseal(2, stored, 1) == payload
 
 
 def test_a_log_from_before_checksums_reads_and_is_upgraded_when_written(tmp_path: Path) -> None:
@@ -65,7 +66,7 @@ def test_a_log_from_before_checksums_reads_and_is_upgraded_when_written(tmp_path
         assert [decode(data).case for _, data in log.read_run("old")] == ["c0", "c1", "c2"]
         report = log.check()
         assert not report.problems and report.events == 5
-    assert raw_record(tmp_path, 1) == old[0] and raw_record(tmp_path, 4)[:1] == b"\xc1"
+    assert raw_record(tmp_path, 1) == old[0] and raw_record(tmp_path, 4) != encode(skipped("new", 1)[0])
 
 
 def test_a_bare_record_where_checksums_are_due_is_damage(tmp_path: Path) -> None:
@@ -73,11 +74,11 @@ def test_a_bare_record_where_checksums_are_due_is_damage(tmp_path: Path) -> None
         log.append(rows(skipped("r", 2)))
     put_record(tmp_path, 2, encode(skipped("r", 1)[0]))  # a valid event, but without its checksum
     with EventLog(tmp_path, readonly=True) as log:
-        with pytest.raises(StoreDamagedError, match="event 2: no checksum"):
+        with pytest.raises(StoreDamagedError, match="event 2: checksum mismatch"):
             list(log.read())
-        with pytest.raises(StoreDamagedError, match="event 2: no checksum"):
+        with pytest.raises(StoreDamagedError, match="event 2: checksum mismatch"):
             list(log.read_run("r"))
-        assert log.check().problems == ["event 2: no checksum where every record has one (its bytes changed)"]
+        assert log.check().problems == ["event 2: checksum mismatch (its bytes changed on disk)"]
 
 
 def test_a_changed_byte_fails_the_checksum_even_when_it_still_decodes(tmp_path: Path) -> None:
@@ -85,7 +86,7 @@ def test_a_changed_byte_fails_the_checksum_even_when_it_still_decodes(tmp_path: 
         log.append(rows(skipped("r", 1)))
     record = raw_record(tmp_path, 1)
     changed = record.replace(b"c0", b"c1")  # still a valid event: only the checksum can tell
-    assert decode(changed[5:]).case == "c1"
+    assert decode(changed[:-4]).case == "c1"
     put_record(tmp_path, 1, changed)
     with EventLog(tmp_path, readonly=True) as log:
         with pytest.raises(StoreDamagedError, match="event 1: checksum mismatch"):
