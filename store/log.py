@@ -41,7 +41,7 @@ from engine.store.opening import (
     read_only_wanted,
     size_limit,
 )
-from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal, unseal_run
+from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal_many, unseal_run
 from engine.store.verify import CheckReport, check_snapshot
 
 _U64 = struct.Struct(">Q")
@@ -141,12 +141,6 @@ class EventLog:
                 self._events, self._runs, self.blobs_db, self._meta = self._dbs
         return self._dbs is not None
 
-    def _payload(self, seq: int, record: bytes) -> bytes:
-        try:
-            return unseal(seq, record, self.checked_from)
-        except RecordDamaged as exc:
-            raise StoreDamagedError(self.path, str(exc)) from None
-
     def close(self) -> None:
         with self._lock:
             if self._env is not None:
@@ -240,26 +234,27 @@ class EventLog:
         """Events with from_seq <= seq (<= to_seq), in order, read in short transactions."""
         seq = max(from_seq, 1)
         while True:
-            chunk = self._read_chunk(seq, to_seq)
-            yield from chunk
-            if len(chunk) < READ_CHUNK:
+            count, rows = self._read_chunk(seq, to_seq)
+            yield from rows
+            if count < READ_CHUNK:
                 return
-            seq = chunk[-1][0] + 1
+            seq += count
 
-    def _read_chunk(self, from_seq: int, to_seq: int | None) -> list[tuple[int, bytes]]:
+    def _read_chunk(self, from_seq: int, to_seq: int | None) -> tuple[int, Iterator[tuple[int, bytes]]]:
+        """How many events from `from_seq` on (at most a chunk), and the events, verified."""
         # sequence numbers are dense (each batch starts at last + 1, nothing is ever deleted),
         # so only the first key of a chunk is decoded; the rest are counted
         with self._reading() as txn:
             if txn is None:
-                return []
+                return 0, iter(())
             cursor = txn.cursor(db=self._events)
             if not cursor.set_range(_U64.pack(from_seq)):
-                return []
+                return 0, iter(())
             first = _U64.unpack(cursor.key())[0]
             limit = READ_CHUNK if to_seq is None else max(0, min(READ_CHUNK, to_seq - first + 1))
             values = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
         try:
-            return unseal_run(first, values, self.checked_from)
+            return len(values), unseal_run(first, values, self.checked_from)
         except RecordDamaged as exc:
             raise StoreDamagedError(self.path, str(exc)) from None
 
@@ -288,26 +283,32 @@ class EventLog:
         seq = from_seq
         while True:
             index = self.run_index(run_id, seq, limit=READ_CHUNK)
-            yield from self.get_many([s for s, tag in index if tags is None or tag in tags])
+            yield from self._get_many([s for s, tag in index if tags is None or tag in tags])
             if len(index) < READ_CHUNK:
                 return
             seq = index[-1][0] + 1
 
     def get_many(self, seqs: list[int]) -> list[tuple[int, bytes]]:
         """The events at these sequence numbers (each one the run index named: a missing one is damage)."""
-        out: list[tuple[int, bytes]] = []
+        return list(self._get_many(seqs))
+
+    def _get_many(self, seqs: list[int]) -> Iterator[tuple[int, bytes]]:
         for start in range(0, len(seqs), READ_CHUNK):
+            wanted, records = seqs[start : start + READ_CHUNK], []
             with self._reading() as txn:
                 if txn is None:
-                    return out
-                for seq in seqs[start : start + READ_CHUNK]:
+                    return
+                for seq in wanted:
                     value = txn.get(_U64.pack(seq), db=self._events)
                     if value is None:
                         raise StoreDamagedError(
                             self.path, f"event {seq}: the run index names it, it is missing"
                         )
-                    out.append((seq, self._payload(seq, value)))
-        return out
+                    records.append(value)
+            try:
+                yield from unseal_many(wanted, records, self.checked_from)
+            except RecordDamaged as exc:
+                raise StoreDamagedError(self.path, str(exc)) from None
 
     def run_ids(self) -> list[str]:
         """Every run id in the log, oldest first (by the sequence number of its first event)."""

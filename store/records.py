@@ -18,6 +18,7 @@ library's CRC-32 included: benchmarks/bench_checksum.py).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 from google_crc32c import value as crc32c
 
@@ -47,18 +48,32 @@ def unseal(seq: int, record: bytes, checked_from: int | None) -> bytes:
     return record[:-TRAILER]
 
 
-def unseal_run(first: int, records: list[bytes], checked_from: int | None) -> list[tuple[int, bytes]]:
-    """Consecutive records from sequence number `first` on, verified (the replay's hot loop)."""
+def unseal_run(first: int, records: list[bytes], checked_from: int | None) -> Iterator[tuple[int, bytes]]:
+    """Consecutive records from sequence number `first` on, all verified before the first is given;
+    their payloads are cut out one at a time as they are consumed (a replay decodes each and drops
+    it: the allocator reuses the memory, which a list of all of them would not let it do)."""
     if checked_from is None or first + len(records) <= checked_from:
-        return list(enumerate(records, first))
-    if first < checked_from:  # a run straddling the upgrade of an old store: one at a time
-        return [(seq, unseal(seq, record, checked_from)) for seq, record in enumerate(records, first)]
-    check = crc32c
-    out = [(seq, record[:-TRAILER]) for seq, record in enumerate(records, first) if check(record) == RESIDUE]
-    if len(out) != len(records):
-        bad = next(seq for seq, record in enumerate(records, first) if check(record) != RESIDUE)
+        return enumerate(records, first)
+    if first < checked_from:  # a chunk straddling the upgrade of an old store: one at a time
+        return iter([(seq, unseal(seq, record, checked_from)) for seq, record in enumerate(records, first)])
+    if set(map(crc32c, records)) - {RESIDUE}:  # the common case, all sound, in one pass in C
+        bad = next(seq for seq, record in enumerate(records, first) if crc32c(record) != RESIDUE)
         raise RecordDamaged(f"event {bad}: checksum mismatch (its bytes changed on disk)")
-    return out
+    return ((seq, record[:-TRAILER]) for seq, record in enumerate(records, first))
+
+
+def unseal_many(
+    seqs: list[int], records: list[bytes], checked_from: int | None
+) -> Iterator[tuple[int, bytes]]:
+    """Records at these (rising) sequence numbers, verified as `unseal_run` does."""
+    if not seqs or not is_sealed(seqs[0], checked_from):
+        return iter(
+            [(seq, unseal(seq, record, checked_from)) for seq, record in zip(seqs, records, strict=True)]
+        )
+    if set(map(crc32c, records)) - {RESIDUE}:
+        bad = next(seq for seq, record in zip(seqs, records, strict=True) if crc32c(record) != RESIDUE)
+        raise RecordDamaged(f"event {bad}: checksum mismatch (its bytes changed on disk)")
+    return ((seq, record[:-TRAILER]) for seq, record in zip(seqs, records, strict=True))
 
 
 def pack_seq(seq: int) -> bytes:

@@ -13,7 +13,10 @@ def error_summaries(state: RunState) -> list[ErrorSummary]:
     ordered = sorted(state.errors.items(), key=lambda item: (item[0][0] != "trial", -item[1].count, item[0]))
     return [
         ErrorSummary(
-            stage=stage, error_class=cls, count=tally.count, sample=tally.sample,
+            stage=stage,
+            error_class=cls,
+            count=tally.count,
+            sample=tally.sample,
             variants=dict(sorted(tally.by_variant.items())),
         )  # fmt: skip
         for (stage, cls), tally in ordered
