@@ -43,6 +43,16 @@ def decode_stored(log: object, seq: int, data: bytes | memoryview) -> AnyEvent:
         raise StoreDamagedError(where, f"event {seq} does not decode ({type(exc).__name__}: {exc})") from None
 
 
+def decode_of_run(log: object, seq: int, data: bytes | memoryview, run_id: str) -> AnyEvent:
+    """An event the run index listed under `run_id`: one of another run means the index is damaged
+    (each record is checksummed; the index rows pointing at them are checked against them here)."""
+    event = decode_stored(log, seq, data)
+    if event.run_id != run_id:
+        where = getattr(log, "path", "the store")
+        raise StoreDamagedError(where, f"run index: {run_id} lists event {seq}, which is {event.run_id}'s")
+    return event
+
+
 @contextmanager
 def damage_as_error(path: Path) -> Iterator[None]:
     try:

@@ -11,8 +11,8 @@ before it every record is bare and reads as it always did.
 
 CRC-32C (Castagnoli, the iSCSI/ext4/Kafka checksum) detects every error of 1 to 3 bits in records up
 to ~2^31 bits and every burst of up to 32 bits: what bit rot and torn sectors do. It comes from
-`google-crc32c` (a C extension, the fastest per call of the CRC libraries measured, the standard
-library's CRC-32 included: benchmarks/bench_checksum.py).
+`google-crc32c` (Google's maintained C extension: half the cost per call of the standard library's
+CRC-32 on event-sized records, see benchmarks/bench_checksum.py).
 """
 
 from __future__ import annotations

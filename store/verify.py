@@ -100,6 +100,8 @@ def _check_index(txn: lmdb.Transaction, db: object, run_id: str | None, report: 
     for key, tag in txn.cursor(db=db):
         try:
             run, seq = key[:-9].decode(), _U64.unpack(key[-8:])[0]
+            if seq in index:
+                report.add(f"run index: {index[seq][0]} and {run} both list event {seq}")
             if run_id is None or run == run_id:
                 index[seq] = (run, tag.decode())
         except (UnicodeDecodeError, struct.error) as exc:

@@ -11,6 +11,7 @@ import pytest
 from engine.events.codec import decode, encode
 from engine.store.errors import StoreDamagedError
 from engine.store.log import EventLog
+from engine.store.projection import run_events
 from engine.store.records import unseal
 from tests.test_log import rows, skipped
 
@@ -92,3 +93,17 @@ def test_a_changed_byte_fails_the_checksum_even_when_it_still_decodes(tmp_path: 
         with pytest.raises(StoreDamagedError, match="event 1: checksum mismatch"):
             list(log.read())
         assert any("event 1: checksum mismatch" in p for p in log.check().problems)
+
+
+def test_a_run_index_row_pointing_at_another_runs_event_is_damage(tmp_path: Path) -> None:
+    with EventLog(tmp_path) as log:
+        log.append(rows(skipped("a", 1) + skipped("b", 1)))
+    env = lmdb.open(str(tmp_path), max_dbs=8)
+    with env.begin(write=True, db=env.open_db(b"runs")) as txn:  # a's row now names b's event
+        txn.delete(b"a\x00" + struct.pack(">Q", 1))
+        txn.put(b"a\x00" + struct.pack(">Q", 2), b"trial.skipped")
+    env.close()
+    with EventLog(tmp_path, readonly=True) as log:
+        with pytest.raises(StoreDamagedError, match="run index: a lists event 2, which is b's"):
+            list(run_events(log, "a"))
+        assert "run index: a and b both list event 2" in log.check().problems
