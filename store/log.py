@@ -32,7 +32,7 @@ from engine.store.errors import (
     StoreWriteError,
 )
 from engine.store.files import check_data_file
-from engine.store.guard import damage_as_error
+from engine.store.guard import DAMAGE, damage_as_error
 from engine.store.opening import (
     READ_ONLY_ENV,
     disk_nearly_full,
@@ -341,8 +341,19 @@ class EventLog:
             with self._lock, damage_as_error(self.path):
                 if not self._ready():
                     return CheckReport()  # a store being created: nothing in it yet
-                self._env.copy(snapshot)
-            return check_snapshot(Path(snapshot), run_id, LAYOUT_VERSION)
+                self._snapshot(snapshot)
+            with damage_as_error(self.path):
+                return check_snapshot(Path(snapshot), run_id, LAYOUT_VERSION)
+        raise AssertionError("unreachable")
+
+    def _snapshot(self, folder: str) -> None:
+        try:
+            self._env.copy(folder)
+        except lmdb.Error as exc:
+            if isinstance(exc, DAMAGE):
+                raise
+            where = tempfile.gettempdir()
+            raise StoreError(f"engine check copies the store to {where} first (set TMPDIR): {exc}") from None
 
     def backup(self, dest: Path) -> None:
         """A compacted copy of the whole store in `dest` (an existing empty folder), in one read
