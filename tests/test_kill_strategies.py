@@ -123,5 +123,6 @@ async def test_kill_9_while_a_grade_is_outstanding_then_resume_runs_each_trial_o
             assert max(results.values()) == 1 and not set(results) & set(skips), (strategy, point)
             assert (results, skips, decided) == clean, (strategy, point)
             assert report == expected, (strategy, point)
-            # a trial in flight at the kill may be asked again, but never more than those
-            assert len(subject.requests) - calls_before <= subject_calls + 1, (strategy, point)
+            # trials in flight at the kill (at most 2 with concurrency 1: the scheduler's bound) are
+            # asked again, nothing else is
+            assert len(subject.requests) - calls_before <= subject_calls + 2, (strategy, point)
