@@ -187,7 +187,7 @@ async def _evaluate(
     looks = spec.tune.max_extra_repeats + 1 if spec.tune.require_significance else 1
     for rounds in range(looks):
         repeats = spec.repeat.count * (rounds + 1)
-        if rounds + 1 < looks and _results_beyond(pipe.state, (baseline.name, candidate.name), repeats):
+        if rounds + 1 < looks and _results_beyond(pipe.state, candidate.name, repeats):
             continue  # a resumed session: this round's decision, "more repeats", is in the log already
         plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, repeats=repeats)
         reason = await run.workers.run(plan)
@@ -206,12 +206,13 @@ async def _evaluate(
     return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds, level
 
 
-def _results_beyond(state: RunState, variants: tuple[str, str], repeats: int) -> bool:
-    """Whether the log holds a result of these variants from repeat `repeats` on. Deciding again on
-    such a state would count trials the first decision never saw, and could stop short of the
-    rounds the session ran before it was cut off (or run ones it never ran)."""
+def _results_beyond(state: RunState, candidate: str, repeats: int) -> bool:
+    """Whether the log holds a result of the candidate from repeat `repeats` on: this evaluation
+    decided on more repeats before the session was cut off. Deciding again on such a state would
+    count trials the first decision never saw (and could stop short of rounds the session ran). The
+    candidate, not the baseline: a baseline kept from an earlier evaluation has repeats of its own."""
     return any(
-        variant in variants and (cell.done() | cell.completed) >> repeats
+        variant == candidate and (cell.done() | cell.completed) >> repeats
         for (variant, _), cell in state.cells.items()
     )
 
