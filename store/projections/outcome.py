@@ -37,8 +37,8 @@ def integrity_warnings(state: RunState) -> list[str]:
     found = []
     if state.duplicates:
         found.append(
-            f"{state.duplicates} trial results were logged twice and counted once: trials ran in two "
-            "processes at once (their spend is in the log, not in these totals)"
+            f"{state.duplicates} trial results were logged twice and counted once: those trials ran "
+            "more than once (their spend is in the log, not in these totals)"
         )
     if state.unusable_count:
         found.append(
