@@ -98,6 +98,7 @@ def _check_index(txn: lmdb.Transaction, db: object, run_id: str | None, report: 
     """{seq: (run, tag)} from the run index (one run's rows when run_id is given)."""
     index: dict[int, tuple[str, str]] = {}
     for key, tag in txn.cursor(db=db):
+        _findable(txn, db, key, "run index row", report)
         try:
             run, seq = key[:-9].decode(), _U64.unpack(key[-8:])[0]
             if seq in index:
@@ -122,6 +123,7 @@ def _check_events(
     expected = 1
     for key, value in txn.cursor(db=db):
         seq = _U64.unpack(key)[0] if len(key) == 8 else -1
+        _findable(txn, db, key, f"event {seq}", report)
         if seq != expected:
             report.add(f"event sequence: expected {expected}, found {seq} (a gap or a bad key)")
         expected = seq + 1
@@ -155,8 +157,17 @@ def blob_refs(event: object) -> list[str]:
     return [ref for ref in refs if ref]
 
 
+def _findable(txn: lmdb.Transaction, db: object, key: bytes, what: str, report: CheckReport) -> None:
+    """A scan walks the leaves in order; a lookup descends through the branch pages' separator keys.
+    A changed separator can hide a record from lookups (the run index's reads) but not from a scan."""
+    if txn.get(key, db=db) is None:
+        shown = what if what.startswith("event") else f"{what} {bytes(key)[:40]!r}"
+        report.add(f"{shown}: found by a scan, not by a lookup (a damaged branch page)")
+
+
 def _check_blobs(txn: lmdb.Transaction, db: object, report: CheckReport) -> None:
     for key, stored in txn.cursor(db=db):
+        _findable(txn, db, key, "blob", report)
         report.blobs += 1
         try:
             problem = blob_problem(key.decode(), bytes(stored))
