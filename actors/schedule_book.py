@@ -52,6 +52,10 @@ class Book:
         # a trial in flight when an earlier process died may have been served: it counts
         self.executed = state.trials_executed() + state.spend.lost_trials
         self.exhausted: str | None = None
+        # the resume plan, from the log alone and before anything is scheduled: a cell whose output
+        # came before a crash but not its grade is graded first, and (pass_at_k with early exit) earns
+        # its next repeat from that grade only, so no repeat of it runs while the old one is graded
+        self.regrading: set[tuple[str, str]] = {(v, c) for v, c, _ in state.awaiting_grade}
         self.pending = self._pending()
         self.connect_failures = 0
         self.reached = False  # some trial got past connecting: the target is there
@@ -69,6 +73,8 @@ class Book:
         for r in first_round:
             for case in plan.cases:
                 for variant in plan.variants:
+                    if plan.early_exit and (variant.name, case.id) in self.regrading:
+                        continue  # its next repeat, if any, is chained once the regrade is in
                     slot = self.next_repeat(variant, case) if plan.early_exit else (variant, case, r)
                     if slot is not None and not self.is_taken(slot):
                         yield slot

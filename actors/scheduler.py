@@ -86,13 +86,20 @@ class Scheduler:
             if not state.taken(variant, case) >> r & 1
         ]
         if skipped:
-            await self._emit.send(WriteBatch(list(skipped)))
+            await self._write_skips(skipped)
 
     def _skip(self, variant: str, case: str, repeat: int) -> k.Event:
         return k.TrialSkipped(
             run_id=self.book.plan.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
             reason=EARLY_EXIT,
         )  # fmt: skip
+
+    async def _write_skips(self, skipped: list[k.Event]) -> None:
+        """Skips are folded before the scheduler goes on: the next plan of a session (a tuning round,
+        a sequential look) then sees those repeats as taken and never skips them twice."""
+        folded = trio.Event()
+        await self._emit.send(WriteBatch(skipped, [], folded))
+        await folded.wait()
 
     async def _regrade_leftovers(self) -> None:
         """Outputs completed before a crash but never graded: grade them, don't call the subject again."""
@@ -143,6 +150,6 @@ class Scheduler:
         if passed:
             skipped = [self._skip(variant, case, r) for r in range(repeat + 1, book.plan.repeats)]
             if skipped:
-                await self._emit.send(WriteBatch(skipped))
+                await self._write_skips(skipped)
             return
         book.chain_after_failure(key)

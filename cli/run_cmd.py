@@ -84,6 +84,7 @@ async def _run(
     from engine.api import SUBSCRIBER_BUFFER, new_run_id, open_engine
     from engine.cli.render import print_report
     from engine.events.codec import to_json
+    from engine.input.flags import check_run_id
     from engine.runtime.runner import RunControl
     from engine.views.queries import resolve_run
 
@@ -91,6 +92,8 @@ async def _run(
     async with open_engine(store) as eng:
         if run_id is not None and (resume or run_id in eng.log.run_ids()):
             run_id, resume = resolve_run(eng.log, run_id), True
+        elif run_id is not None:
+            check_run_id(run_id)  # a new run's id: before its first event
         run_id = run_id or new_run_id()  # known before the first event: a forced stop names it
         control = RunControl()
         send, receive = trio.open_memory_channel[k.Event](SUBSCRIBER_BUFFER)

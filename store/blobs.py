@@ -35,11 +35,14 @@ def unpack_blob(stored: bytes) -> bytes:
     return stored[1:]
 
 
-def read_blob(log: EventStore, key: str) -> bytes | None:
-    """A blob's bytes, checked against their content hash: edited bytes are damage, never output."""
+def read_blob(log: EventStore, key: str) -> bytes:
+    """A blob's bytes, checked against their content hash: edited bytes are damage, never output. A
+    blob is written in the same transaction as the event naming it, so a missing one is damage too
+    (never "no output")."""
     stored = log.get_blob(key)
     if stored is None:
-        return None
+        where = getattr(log, "path", "the store")
+        raise StoreDamagedError(where, f"blob {key[:16]} is missing (an event refers to it)")
     problem = blob_problem(key, stored)
     if problem is not None:
         raise StoreDamagedError(getattr(log, "path", "the store"), problem)
@@ -57,6 +60,5 @@ def blob_problem(key: str, stored: bytes) -> str | None:
     return None
 
 
-def read_text(log: EventStore, key: str) -> str | None:
-    data = read_blob(log, key)
-    return None if data is None else data.decode("utf-8", errors="replace")
+def read_text(log: EventStore, key: str) -> str:
+    return read_blob(log, key).decode("utf-8", errors="replace")

@@ -71,4 +71,3 @@ async def store_call(log: EventStore, fn: Callable[..., T], *args: Any) -> T:
     import trio
 
     return await trio.to_thread.run_sync(fn, *args)
-

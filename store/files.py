@@ -38,17 +38,28 @@ class Meta(NamedTuple):
     main_root: int
 
 
-def check_data_file(store: Path) -> None:
-    """Raise StoreDamagedError unless `store`/data.mdb is absent (a new store) or looks whole."""
+def check_data_file(store: Path) -> bool:
+    """Raise StoreDamagedError unless `store`/data.mdb is absent (a new store) or looks whole.
+
+    False: another process is creating the store right now (it holds LMDB's exclusive lock while it
+    writes the first pages): not damage, and not a store to map yet."""
     data = store / "data.mdb"
     try:
         size = data.stat().st_size
     except FileNotFoundError:
-        return
-    if size == 0:
+        return True
+    try:
+        if size == 0:
+            raise StoreDamagedError(data, "the data file is empty (0 bytes), not a new store")
+        _check_trees(data)
+    except StoreDamagedError:
         if _being_created(store):
-            return
-        raise StoreDamagedError(data, "the data file is empty (0 bytes), not a new store")
+            return False
+        raise
+    return True
+
+
+def _check_trees(data: Path) -> None:
     with data.open("rb") as file:
         for _ in range(STABLE_TRIES):
             meta = _newest_meta(file, data)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 import struct
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,14 +24,28 @@ from typing import NamedTuple, TypeVar
 
 import lmdb
 
-from engine.store.errors import StoreError, StoreFullError, StoreReadOnlyError, StoreWriteError
+from engine.store.errors import (
+    StoreDamagedError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+    StoreWriteError,
+)
 from engine.store.files import check_data_file
-from engine.store.guard import check_layout, damage_as_error
-from engine.store.opening import READ_ONLY_ENV, disk_nearly_full, open_env, read_only_wanted, size_limit
-from engine.store.verify import CheckReport, check_log, structure_problems
+from engine.store.guard import DAMAGE, damage_as_error
+from engine.store.opening import (
+    READ_ONLY_ENV,
+    disk_nearly_full,
+    open_databases,
+    open_env,
+    read_only_wanted,
+    size_limit,
+)
+from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal_many, unseal_run
+from engine.store.verify import CheckReport, check_snapshot
 
 _U64 = struct.Struct(">Q")
-LAYOUT_VERSION = b"1"
+LAYOUT_VERSION = b"2"  # "1": records without checksums (still read; upgraded when opened to write)
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 READ_CHUNK = 16384
@@ -59,9 +74,6 @@ def _index_rows(batch: Sequence[Append | tuple[str, str, bytes]], first: int) ->
             prefixes[run_id] = run_id.encode() + b"\x00"
         rows.append((prefixes[run_id] + pack(first + i), tag.encode()))
     return [row for run in sorted(by_run, key=prefixes.__getitem__) for row in by_run[run]]
-
-
-_DATABASES = (b"events", b"runs", b"blobs", b"meta")
 
 
 class _NoRoom(Exception):
@@ -100,23 +112,39 @@ class EventLog:
             self.path.mkdir(parents=True, exist_ok=True)
         elif not (self.path / "data.mdb").exists():
             raise StoreError(f"no store at {self.path} (a read-only store must exist)")
-        check_data_file(self.path)
         # set_mapsize needs no open transaction in this process: one lock keeps it so
         self._lock = threading.Lock()
+        self._map_size = map_size
+        self._env: lmdb.Environment | None = None
+        self._dbs: list[object] | None = None
+        self.checked_from: int | None = None
+        if not check_data_file(self.path) and self.readonly:
+            return  # another process is creating the store: it reads as empty until it is there
         with damage_as_error(self.path):
             self._env = open_env(self.path, map_size, self.readonly)
             try:
-                self._events, self._runs, self.blobs_db, self._meta = (
-                    self._env.open_db(name, create=not self.readonly) for name in _DATABASES
-                )
-                check_layout(self._env, self._meta, self._events, self.readonly, LAYOUT_VERSION)
+                self._ready()
             except BaseException:
                 self._env.close()
                 raise
 
+    def _ready(self) -> bool:
+        """Whether the store has its databases. A store another process was creating when this
+        handle opened reads as empty, and is looked at again at each read until it is there."""
+        if self._env is None:
+            if not check_data_file(self.path):
+                return False
+            self._env = open_env(self.path, self._map_size, self.readonly)
+        if self._dbs is None:
+            self._dbs, self.checked_from = open_databases(self._env, self.readonly, LAYOUT_VERSION)
+            if self._dbs is not None:
+                self._events, self._runs, self.blobs_db, self._meta = self._dbs
+        return self._dbs is not None
+
     def close(self) -> None:
         with self._lock:
-            self._env.close()
+            if self._env is not None:
+                self._env.close()
 
     def __enter__(self) -> EventLog:
         return self
@@ -141,7 +169,8 @@ class EventLog:
             seq = _U64.unpack(cursor.key())[0] if cursor.last() else 0
             first = seq + 1
             pack = _U64.pack
-            cursor.putmulti([(pack(first + i), item[2]) for i, item in enumerate(batch)], append=True)
+            records = [(pack(first + i), seal(item[2])) for i, item in enumerate(batch)]
+            cursor.putmulti(records, append=True)
             txn.cursor(db=self._runs).putmulti(_index_rows(batch, first))
             return seq + len(batch)
 
@@ -183,12 +212,21 @@ class EventLog:
 
     # --- reading -------------------------------------------------------------
     @contextmanager
-    def _reading(self) -> Iterator[lmdb.Transaction]:
-        with self._lock, damage_as_error(self.path), self._begin() as txn:
-            yield txn
+    def _reading(self) -> Iterator[lmdb.Transaction | None]:
+        """A read transaction; None for a store still being created (it reads as empty)."""
+        with self._lock, damage_as_error(self.path):
+            if not self._ready():
+                yield None
+                return
+            with self._begin() as txn:
+                if self.checked_from is None:  # an old store: another process may have upgraded it
+                    self.checked_from = unpack_seq(txn.get(CHECKED_FROM_KEY, db=self._meta))
+                yield txn
 
     def last_seq(self) -> int:
         with self._reading() as txn:
+            if txn is None:
+                return 0
             cursor = txn.cursor(db=self._events)
             return _U64.unpack(cursor.key())[0] if cursor.last() else 0
 
@@ -196,29 +234,37 @@ class EventLog:
         """Events with from_seq <= seq (<= to_seq), in order, read in short transactions."""
         seq = max(from_seq, 1)
         while True:
-            chunk = self._read_chunk(seq, to_seq)
-            yield from chunk
-            if len(chunk) < READ_CHUNK:
+            count, rows = self._read_chunk(seq, to_seq)
+            yield from rows
+            if count < READ_CHUNK:
                 return
-            seq = chunk[-1][0] + 1
+            seq += count
 
-    def _read_chunk(self, from_seq: int, to_seq: int | None) -> list[tuple[int, bytes]]:
+    def _read_chunk(self, from_seq: int, to_seq: int | None) -> tuple[int, Iterator[tuple[int, bytes]]]:
+        """How many events from `from_seq` on (at most a chunk), and the events, verified."""
         # sequence numbers are dense (each batch starts at last + 1, nothing is ever deleted),
         # so only the first key of a chunk is decoded; the rest are counted
         with self._reading() as txn:
+            if txn is None:
+                return 0, iter(())
             cursor = txn.cursor(db=self._events)
             if not cursor.set_range(_U64.pack(from_seq)):
-                return []
+                return 0, iter(())
             first = _U64.unpack(cursor.key())[0]
             limit = READ_CHUNK if to_seq is None else max(0, min(READ_CHUNK, to_seq - first + 1))
             values = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
-        return list(zip(range(first, first + len(values)), values, strict=True))
+        try:
+            return len(values), unseal_run(first, values, self.checked_from)
+        except RecordDamaged as exc:
+            raise StoreDamagedError(self.path, str(exc)) from None
 
     def run_index(self, run_id: str, from_seq: int = 1, limit: int | None = None) -> list[tuple[int, str]]:
         """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""
         prefix = run_id.encode() + b"\x00"
         out: list[tuple[int, str]] = []
         with self._reading() as txn:
+            if txn is None or len(prefix) + 8 > self._env.max_key_size():
+                return out  # no store yet, or an id too long to be a key: no such run
             cursor = txn.cursor(db=self._runs)
             if not cursor.set_range(_run_key(run_id, max(from_seq, 1))):
                 return out
@@ -237,25 +283,39 @@ class EventLog:
         seq = from_seq
         while True:
             index = self.run_index(run_id, seq, limit=READ_CHUNK)
-            yield from self.get_many([s for s, tag in index if tags is None or tag in tags])
+            yield from self._get_many([s for s, tag in index if tags is None or tag in tags])
             if len(index) < READ_CHUNK:
                 return
             seq = index[-1][0] + 1
 
     def get_many(self, seqs: list[int]) -> list[tuple[int, bytes]]:
-        out: list[tuple[int, bytes]] = []
+        """The events at these sequence numbers (each one the run index named: a missing one is damage)."""
+        return list(self._get_many(seqs))
+
+    def _get_many(self, seqs: list[int]) -> Iterator[tuple[int, bytes]]:
         for start in range(0, len(seqs), READ_CHUNK):
+            wanted, records = seqs[start : start + READ_CHUNK], []
             with self._reading() as txn:
-                for seq in seqs[start : start + READ_CHUNK]:
+                if txn is None:
+                    return
+                for seq in wanted:
                     value = txn.get(_U64.pack(seq), db=self._events)
-                    if value is not None:
-                        out.append((seq, value))
-        return out
+                    if value is None:
+                        raise StoreDamagedError(
+                            self.path, f"event {seq}: the run index names it, it is missing"
+                        )
+                    records.append(value)
+            try:
+                yield from unseal_many(wanted, records, self.checked_from)
+            except RecordDamaged as exc:
+                raise StoreDamagedError(self.path, str(exc)) from None
 
     def run_ids(self) -> list[str]:
         """Every run id in the log, oldest first (by the sequence number of its first event)."""
         firsts: list[tuple[int, str]] = []
         with self._reading() as txn:
+            if txn is None:
+                return []
             cursor = txn.cursor(db=self._runs)
             key = b""
             while cursor.set_range(key):
@@ -267,27 +327,40 @@ class EventLog:
 
     def get_blob(self, key: str) -> bytes | None:
         with self._reading() as txn:
-            return txn.get(key.encode(), db=self.blobs_db)
+            return None if txn is None else txn.get(key.encode(), db=self.blobs_db)
 
     # --- safety ----------------------------------------------------------------
     def check(self, run_id: str | None = None) -> CheckReport:
         """Read everything (one run's events, when given) and list what is damaged.
 
-        The pages are verified first, byte by byte outside LMDB: when they are damaged, reading the
-        records through LMDB could crash the process (a record's size pointing past the file), so
-        only the page problems are listed.
-        """
-        structure = structure_problems(self.path)
-        if structure:
-            return CheckReport(problems=[*structure, "records not read: the pages holding them are damaged"])
-        dbs = {"events": self._events, "runs": self._runs, "blobs": self.blobs_db}
-        with self._lock, damage_as_error(self.path):
-            return check_log(self._env, dbs, run_id)
+        Of one consistent snapshot: the store is copied in one read transaction first (a live run
+        goes on appending meanwhile), and the copy is what is verified, so a healthy live store
+        never shows damage that is only a commit in progress. The copy's pages are verified byte by
+        byte outside LMDB before its records are read through LMDB (see `store.verify`)."""
+        with tempfile.TemporaryDirectory(prefix="engine-check-") as snapshot:
+            with self._lock, damage_as_error(self.path):
+                if not self._ready():
+                    return CheckReport()  # a store being created: nothing in it yet
+                self._snapshot(snapshot)
+            with damage_as_error(self.path):
+                return check_snapshot(Path(snapshot), run_id, LAYOUT_VERSION)
+        raise AssertionError("unreachable")
+
+    def _snapshot(self, folder: str) -> None:
+        try:
+            self._env.copy(folder)
+        except lmdb.Error as exc:
+            if isinstance(exc, DAMAGE):
+                raise
+            where = tempfile.gettempdir()
+            raise StoreError(f"engine check copies the store to {where} first (set TMPDIR): {exc}") from None
 
     def backup(self, dest: Path) -> None:
         """A compacted copy of the whole store in `dest` (an existing empty folder), in one read
         transaction: a consistent snapshot even while a run appends."""
         with self._lock, damage_as_error(self.path):
+            if not self._ready():
+                raise StoreError(f"store {self.path} is being created by another process: back it up after")
             self._env.copy(str(dest), compact=True)
 
     def swap(self, key: str, expected: bytes | None, new: bytes | None) -> bytes | None:
@@ -307,4 +380,4 @@ class EventLog:
         return self._write(compare_and_set)
 
     def map_size(self) -> int:
-        return int(self._env.info()["map_size"])
+        return 0 if self._env is None else int(self._env.info()["map_size"])

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import lmdb
 
-from engine.store.errors import StoreError
+from engine.store.errors import StoreDamagedError, StoreError
+from engine.store.guard import check_layout
 
 READ_ONLY_ENV = "ENGINE_STORE_READONLY"
 MAX_SIZE_ENV = "ENGINE_STORE_MAX_SIZE"
@@ -61,3 +63,30 @@ def disk_nearly_full(path: Path) -> bool:
     except OSError:
         return False
     return stats.f_bavail * stats.f_frsize < NEARLY_FULL
+
+
+DATABASES = (b"events", b"runs", b"blobs", b"meta")
+
+
+def open_databases(
+    env: lmdb.Environment, readonly: bool, version: bytes
+) -> tuple[list[Any] | None, int | None]:
+    """The named databases and where checksums start (see `guard.check_layout`).
+
+    Writable: created with the header record in one transaction, so a reader sees a store either
+    without any of them (being created: it reads as empty) or with all of them. Read-only: None
+    while the main database is still empty (another process is creating the store)."""
+    path = env.path()
+    if readonly:
+        with env.begin() as txn:
+            if txn.stat()["entries"] == 0:
+                return None, None
+        try:
+            dbs = [env.open_db(name, create=False) for name in DATABASES]
+        except lmdb.NotFoundError as exc:  # some named databases and not others: not a store we made
+            raise StoreDamagedError(path, f"a database is missing ({exc})") from None
+        with env.begin() as txn:
+            return dbs, check_layout(txn, dbs[3], dbs[0], True, version, path)
+    with env.begin(write=True) as txn:
+        dbs = [env.open_db(name, txn=txn, create=True) for name in DATABASES]
+        return dbs, check_layout(txn, dbs[3], dbs[0], False, version, path)

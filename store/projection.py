@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 from engine.events.codec import EventDecodeError
 from engine.events.kinds import TAG_BY_TYPE, AnyEvent
 from engine.store.contract import EventStore
-from engine.store.guard import decode_stored
+from engine.store.guard import decode_of_run, decode_stored
 
 S = TypeVar("S")
 Evolve = Callable[[S, AnyEvent], S]
@@ -27,7 +27,7 @@ def fold(evolve: Evolve[S], state: S, events: Iterable[AnyEvent]) -> S:
 def run_events(log: EventStore, run_id: str, tags: set[str] | None = None) -> Iterator[AnyEvent]:
     """A run's decoded events in log order."""
     for seq, data in log.read_run(run_id, tags=tags):
-        yield decode_stored(log, seq, data)
+        yield decode_of_run(log, seq, data, run_id)
 
 
 def run_events_from(log: EventStore, run_id: str, from_seq: int, tags: set[str]) -> Iterator[AnyEvent]:
@@ -78,5 +78,5 @@ class Projection(Generic[S]):
         for seq, data in log.read_run(run_id, tags=set(self.tags)):
             # bytes that no longer decode are damage (StoreDamagedError: `engine check`, a backup);
             # an event that decodes but cannot be folded is skipped by evolve and named in the report
-            evolve(state, decode_stored(log, seq, data), seq)
+            evolve(state, decode_of_run(log, seq, data, run_id), seq)
         return state

@@ -7,9 +7,12 @@ from pathlib import Path
 import lmdb
 import pytest
 
+from engine.events import kinds as k
 from engine.store.blobs import pack_blob, read_blob
 from engine.store.errors import StoreDamagedError
+from engine.store.log import EventLog
 from engine.store.memory import MemoryStore
+from engine.store.projection import run_events
 from tests.conftest import run_engine
 from tests.test_cli_run import experiment
 
@@ -51,3 +54,20 @@ def test_export_and_regrade_of_edited_outputs_exit_2_naming_the_damage(
         err = done.stderr.decode()
         assert done.returncode == 2 and "Traceback" not in err, err
         assert "store damaged" in err and "content hash" in err, err
+
+
+def test_a_missing_output_is_damage_not_no_output(tmp_path: Path, write_experiment) -> None:
+    file = write_experiment(experiment(cases=2, repeats=1))
+    assert run_engine("run", str(file), "-q", "--run-id", "r1", "--store", "st", cwd=tmp_path).returncode == 0
+    with EventLog(tmp_path / "st") as log:
+        outputs = [e.output_hash for e in run_events(log, "r1") if isinstance(e, k.TrialCompleted)]
+    gone = outputs[0].encode()
+    env = lmdb.open(str(tmp_path / "st"), max_dbs=8)
+    with env.begin(write=True, db=env.open_db(b"blobs")) as txn:
+        assert txn.delete(gone)
+    env.close()
+    for command in (["export", "r1"], ["check"]):
+        done = run_engine(*command, "--store", "st", cwd=tmp_path)
+        err = done.stderr.decode() + done.stdout.decode()
+        assert done.returncode == 2 and "Traceback" not in err, err
+        assert f"blob {gone.decode()[:16]} is missing" in err, err

@@ -16,6 +16,7 @@ import engine.store.log
 from engine.events import kinds as k
 from engine.events.codec import decode, encode
 from engine.store.blobs import COMPRESS_ABOVE, pack_blob, read_blob, read_text
+from engine.store.errors import StoreDamagedError
 from engine.store.log import Append, EventLog
 from tests.conftest import ROOT, SAFETY_S
 
@@ -148,7 +149,8 @@ def test_blobs_small_and_compressed(tmp_path: Path) -> None:
         assert read_text(log, packed[0][0]) == "héllo"
         assert read_blob(log, packed[1][0]) == large
         assert read_blob(log, packed[2][0]) == random_large
-        assert read_blob(log, "0" * 64) is None
+        with pytest.raises(StoreDamagedError, match="blob 0000000000000000 is missing"):
+            read_blob(log, "0" * 64)  # an event names only blobs stored with it: missing is damage
         # content addressed: storing the same bytes again is harmless
         log.append(rows(skipped("a", 1)), blobs=[pack_blob(large), pack_blob(large)])
         assert read_blob(log, packed[1][0]) == large

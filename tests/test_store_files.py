@@ -85,7 +85,9 @@ def test_an_empty_file_is_a_new_store_only_while_its_creator_holds_the_lock(tmp_
     assert holder.stdout is not None and holder.stdin is not None
     try:
         assert holder.stdout.readline() == b"locked\n"  # LMDB's creator holds this while it writes metas
-        check_data_file(tmp_path)  # being created: not damage
+        assert check_data_file(tmp_path) is False  # being created: not damage, not mapped yet
+        with EventLog(tmp_path, readonly=True) as log:  # every reader sees an empty store
+            assert (log.run_ids(), log.last_seq(), log.check().problems) == ([], 0, [])
     finally:
         holder.stdin.close()
         holder.wait(timeout=300)

@@ -14,6 +14,7 @@ import msgspec
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec
+from engine.input.flags import check_max_experiments, check_seed
 from engine.input.tune_rerun import as_experiment
 
 MAX_REPEATS = 1000
@@ -43,6 +44,7 @@ def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
             raise InputError(file, "--variant", f"no variant named {missing[0]!r} (have {', '.join(known)})")
         changes["variants"], changes["matrix"] = [known[name] for name in by.variants], None
     if by.seed is not None:
+        check_seed(by.seed, file)
         changes["seed"] = by.seed
     if by.repeats is not None:
         if not 1 <= by.repeats <= MAX_REPEATS:
@@ -51,8 +53,7 @@ def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
     if by.max_experiments is not None:
         if spec.tune is None or spec.kind != "tune":
             raise InputError(file, "--max-experiments", "applies to tuning sessions (kind = 'tune')")
-        if by.max_experiments < 1:
-            raise InputError(file, "--max-experiments", "expected an integer >= 1")
+        check_max_experiments(by.max_experiments, file)
         changes["tune"] = msgspec.structs.replace(spec.tune, max_experiments=by.max_experiments)
     return msgspec.structs.replace(spec, **changes) if changes else spec
 

@@ -12,16 +12,16 @@ from typing import Literal
 
 import msgspec
 
-from engine.errors import InputError, UserError
+from engine.errors import UserError
 from engine.events import kinds as k
 from engine.events.codec import decode, encode, to_json
 from engine.events.report import RunReport
+from engine.input.flags import check_run_id
 from engine.store.blobs import pack_blob
 from engine.store.bundle import Bundle, events_digest
 from engine.store.contract import EventStore, Row
 
 Outcome = Literal["imported", "already present"]
-_MAX_ID = 200
 
 
 def import_bundle(
@@ -31,7 +31,7 @@ def import_bundle(
     source_id = bundle.header.run_id
     run_id = as_id or source_id
     if as_id is not None:
-        _check_run_id(as_id)
+        check_run_id(as_id, "engine import", "--as")  # the rule every new run id follows
     rows = [(r.tag, r.data) for r in bundle.events]
     blobs = {b.key: b.data for b in bundle.blobs}
     if run_id != source_id:
@@ -71,10 +71,3 @@ def _renamed_report(data: bytes, run_id: str) -> tuple[str, bytes]:
     text = to_json(report)
     key, _ = pack_blob(text)
     return key, text
-
-
-def _check_run_id(run_id: str) -> None:
-    if not run_id or len(run_id) > _MAX_ID or not all(c.isalnum() or c in "-_." for c in run_id):
-        raise InputError(
-            "engine import", "--as", f"expected a run id of letters, digits, - _ . (at most {_MAX_ID})"
-        )

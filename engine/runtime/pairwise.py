@@ -107,8 +107,8 @@ class _Round:
         variant, case_id, repeat = trial
         case = self.cases[case_id]
         async with limiter:  # outputs read here, a few at a time: memory stays flat in the run's size
-            candidate = read_text(self.log, self.outputs[trial]) or ""
-            base = read_text(self.log, self.outputs[(self.baseline, case_id, repeat)]) or ""
+            candidate = read_text(self.log, self.outputs[trial])
+            base = read_text(self.log, self.outputs[(self.baseline, case_id, repeat)])
             seed = trial_seed(self.spec.seed, variant, case_id, repeat)
             pair = Pair(self.pipe.state.run_id, variant, self.baseline, case, repeat, seed, candidate, base)
             event = await self.judge.judge(pair)

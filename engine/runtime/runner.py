@@ -30,6 +30,7 @@ from engine.errors import InputError, RunBusyError
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec, fingerprint
+from engine.input.flags import check_definition, check_run_id
 from engine.input.preflight import check_environment
 from engine.runtime.lease import run_lease
 from engine.runtime.pairwise import pairwise_unless_stopped
@@ -105,6 +106,10 @@ def refuse_if_live(state: RunState) -> None:
 
 
 async def execute_run(log: EventStore, request: RunRequest) -> RunReport:
+    if not request.resume:  # the id and the definition must fit the log before anything is logged
+        check_run_id(request.run_id, request.source or "run", "run_id")
+        if request.spec is not None:
+            check_definition(request.spec, request.source or request.spec.name)
     # the lease first: the state read below is then final (no other process can still add to it)
     async with run_lease(log, request.run_id):
         return await _execute_leased(log, request)
@@ -204,7 +209,7 @@ def unreachable_message(state: RunState) -> str:
 
 
 def _read_output(log: EventStore, key: str) -> str:
-    return read_text(log, key) or ""
+    return read_text(log, key)
 
 
 async def _finish(request: RunRequest, reason: str, pipe: Pipeline) -> RunReport:

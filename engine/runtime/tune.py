@@ -196,9 +196,10 @@ async def _evaluate(
     cases = [c.id for c in spec.cases]
     looks = spec.tune.max_extra_repeats + 1 if spec.tune.require_significance else 1
     for rounds in range(looks):
-        plan = build_plan(
-            spec, run.run_id, [baseline, candidate], run.load_output, repeats=spec.repeat.count * (rounds + 1)
-        )
+        repeats = spec.repeat.count * (rounds + 1)
+        if rounds + 1 < looks and _results_beyond(pipe.state, candidate.name, repeats):
+            continue  # a resumed session: this round's decision, "more repeats", is in the log already
+        plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, repeats=repeats)
         reason = await run.workers.run(plan)
         if reason != "completed":
             return reason
@@ -213,6 +214,17 @@ async def _evaluate(
             break  # too small to matter (futile), or clear: no more repeats
     base_mean, cand_mean = stats.mean([base[c] for c in shared]), stats.mean([cand[c] for c in shared])
     return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds, level
+
+
+def _results_beyond(state: RunState, candidate: str, repeats: int) -> bool:
+    """Whether the log holds a result of the candidate from repeat `repeats` on: this evaluation
+    decided on more repeats before the session was cut off. Deciding again on such a state would
+    count trials the first decision never saw (and could stop short of rounds the session ran). The
+    candidate, not the baseline: a baseline kept from an earlier evaluation has repeats of its own."""
+    return any(
+        variant == candidate and (cell.done() | cell.completed) >> repeats
+        for (variant, _), cell in state.cells.items()
+    )
 
 
 def _usage(state: RunState, variant: str) -> dict[str, Any]:

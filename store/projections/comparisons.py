@@ -71,8 +71,11 @@ def add_relative_figures(comparisons: list[Comparison], by_name: dict[str, Varia
 
 
 def tied_with_winner(
-    winner: str | None, means: Mapping[str, float | None], per_case: Mapping[str, Mapping[str, Real]],
-    seed: int, alpha: float,
+    winner: str | None,
+    means: Mapping[str, float | None],
+    per_case: Mapping[str, Mapping[str, Real]],
+    seed: int,
+    alpha: float,
 ) -> tuple[list[str], float | None]:
     """(the variants the winner is not separated from, the winner first; the p-value against the
     runner-up). "Best" needs the winner to beat each other variant on its own evidence (an

@@ -14,7 +14,10 @@ def error_summaries(state: RunState) -> list[ErrorSummary]:
     ordered = sorted(state.errors.items(), key=lambda item: (item[0][0] != "trial", -item[1].count, item[0]))
     return [
         ErrorSummary(
-            stage=stage, error_class=cls, count=tally.count, sample=tally.sample,
+            stage=stage,
+            error_class=cls,
+            count=tally.count,
+            sample=tally.sample,
             variants=dict(sorted(tally.by_variant.items())),
         )  # fmt: skip
         for (stage, cls), tally in ordered
@@ -58,8 +61,8 @@ def integrity_warnings(state: RunState) -> list[str]:
     found = [f"{field}: {why}" for field, why in (unscorable_graders(state.spec) if state.spec else [])]
     if state.duplicates:
         found.append(
-            f"{state.duplicates} trial results were logged twice and counted once: trials ran in two "
-            "processes at once (their spend is in the log, not in these totals)"
+            f"{state.duplicates} trial results were logged twice and counted once: those trials ran "
+            "more than once (their spend is in the log, not in these totals)"
         )
     if state.unusable_count:
         found.append(

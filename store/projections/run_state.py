@@ -413,27 +413,30 @@ def _report(s: RunState, e: k.ReportWritten) -> None:
     s.report_hash = e.report_hash
 
 
-RUN_STATE = Projection[RunState]({
-    k.ExperimentDefined: _defined,
-    k.RunStarted: _started,
-    k.VariantProposed: _proposed,
-    k.TrialStarted: _trial_started,
-    k.TrialCompleted: _completed,
-    k.TrialFailed: _failed,
-    k.TrialGraded: _graded,
-    k.TrialSkipped: _skipped,
-    k.RegradeStarted: _regrade,
-    k.BudgetExhausted: _budget,
-    k.CancelRequested: _cancel,
-    k.VariationAccepted: _variation,
-    k.VariationRejected: _variation,
-    k.LookDecided: _look,
-    k.RaceRoundDecided: _race_round,
-    k.VariantEliminated: _eliminated,
-    k.PairwiseJudged: lambda s, e: add_verdict(s.pairwise, e),
-    k.RunCompleted: _run_completed,
-    k.RunCancelled: _run_cancelled,
-    k.ReportWritten: _report,
-}, on_unusable=RunState.skip_unusable)
+RUN_STATE = Projection[RunState](
+    {
+        k.ExperimentDefined: _defined,
+        k.RunStarted: _started,
+        k.VariantProposed: _proposed,
+        k.TrialStarted: _trial_started,
+        k.TrialCompleted: _completed,
+        k.TrialFailed: _failed,
+        k.TrialGraded: _graded,
+        k.TrialSkipped: _skipped,
+        k.RegradeStarted: _regrade,
+        k.BudgetExhausted: _budget,
+        k.CancelRequested: _cancel,
+        k.VariationAccepted: _variation,
+        k.VariationRejected: _variation,
+        k.LookDecided: _look,
+        k.RaceRoundDecided: _race_round,
+        k.VariantEliminated: _eliminated,
+        k.PairwiseJudged: lambda s, e: add_verdict(s.pairwise, e),
+        k.RunCompleted: _run_completed,
+        k.RunCancelled: _run_cancelled,
+        k.ReportWritten: _report,
+    },
+    on_unusable=RunState.skip_unusable,
+)
 # the fold the aggregator applies live and replay applies to the stored log
 evolve = RUN_STATE.evolve
