@@ -30,7 +30,7 @@ def run_rows(log: EventStore, run_id: str) -> list[EventRow]:
 
 
 def referenced_blobs(log: EventStore, rows: list[EventRow]) -> Iterator[BlobRow]:
-    """Each blob an event names, once, as its plain bytes (a missing one is left to `engine check`).
+    """Each blob an event names, once, as its plain bytes (checked against its hash as it is read).
 
     msgpack keeps strings as their UTF-8 bytes, so a content hash is found in the encoded event
     without decoding it; a 64-hex run that names no blob is skipped."""
@@ -41,9 +41,9 @@ def referenced_blobs(log: EventStore, rows: list[EventRow]) -> Iterator[BlobRow]
             if key in seen:
                 continue
             seen.add(key)
-            data = read_blob(log, key.decode())
-            if data is not None:
-                yield BlobRow(key.decode(), data)
+            name = key.decode()
+            if log.get_blob(name) is not None:  # a 64-hex string that names no blob is not a reference
+                yield BlobRow(name, read_blob(log, name))
 
 
 def bundle_header(log: EventStore, run_id: str, rows: list[EventRow]) -> BundleHeader:
