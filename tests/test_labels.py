@@ -132,6 +132,9 @@ async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path:
     terminal = run_engine("report", "lab", "--store", "st", cwd=tmp_path, COLUMNS="200")
     assert all(text in terminal.stdout.decode() for text in expected), terminal.stdout.decode()
     assert "needs" in terminal.stdout.decode()  # one label: the judge needs more for its interval
+    # in a 100-column terminal no column of the table is cut to an ellipsis (the sentence folds)
+    shown = terminal.stdout.decode().split("Judges against people's labels")[1].split("labelled outputs")[0]
+    assert "…" not in shown and "kappa 95% CI" in shown and " judge " in shown, shown
 
 
 async def test_labels_survive_a_regrade_and_make_a_ground_truth_round(tmp_path: Path) -> None:
