@@ -31,7 +31,7 @@ def import_bundle(
     source_id = bundle.header.run_id
     run_id = as_id or source_id
     if as_id is not None:
-        _check_run_id(as_id)
+        check_run_id(as_id)
     rows = [(r.tag, r.data) for r in bundle.events]
     blobs = {b.key: b.data for b in bundle.blobs}
     if run_id != source_id:
@@ -73,7 +73,8 @@ def _renamed_report(data: bytes, run_id: str) -> tuple[str, bytes]:
     return key, text
 
 
-def _check_run_id(run_id: str) -> None:
+def check_run_id(run_id: str) -> None:
+    """An id `--as` may give a run: refused before any store is opened or created."""
     if not run_id or len(run_id) > _MAX_ID or not all(c.isalnum() or c in "-_." for c in run_id):
         raise InputError(
             "engine import", "--as", f"expected a run id of letters, digits, - _ . (at most {_MAX_ID})"
