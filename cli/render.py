@@ -75,9 +75,8 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
         title = f"pairwise judge: side by side against {r['pairwise'][0]['baseline']}"
         out.append(table(title, view.PAIRWISE_HEADER, view.pairwise_rows(r), left=2))
     if labels_view.has_labels(r):
-        # the judge's name and the "needs N more" sentence fold; the figures never do
-        labels = table(labels_view.TITLE, labels_view.LABELS_HEADER, labels_view.label_rows(r), left={0, 9})
-        out.append(labels)
+        rows = labels_view.label_rows(r)
+        out.append(table(labels_view.TITLE, labels_view.LABELS_HEADER, rows, left=labels_view.TEXT_COLUMNS))
         out += [Text(f"  {line}") for line in labels_view.label_lines(r)]
     if r.get("variations"):
         title = "tuning: variations tried, in order"

@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+import trio
+
 from tests.conftest import run_engine
 from tests.label_runs import judged_run
 
@@ -120,9 +122,13 @@ async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path:
             rows = [("r1", LabelRow(case="c8", variant="baseline", repeat=1, verdict="pass", note="fine"))]
             record_labels(eng.log, "lab", rows)
             audit = await judge_audit(eng.log, "lab", sample=2)
+            terminal_audit = await trio.to_thread.run_sync(
+                lambda: run_engine("judge-audit", "lab", "--sample", "2", "--store", "st", cwd=tmp_path)
+            )
     assert audit.people is not None and audit.people.judges[0].fn == 1
     expected = (
-        "Judges against people's labels", "judge vs label: baseline / c8 repeat 1: judge fail, label pass"
+        "Judges against people's labels",
+        "judge vs label: baseline / c8 repeat 1: judge fail, label pass",
     )
     for fmt in ("markdown", "html"):
         done = run_engine("report", "lab", "--format", fmt, "--store", "st", cwd=tmp_path)
@@ -135,6 +141,8 @@ async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path:
     # in a 100-column terminal no column of the table is cut to an ellipsis (the sentence folds)
     shown = terminal.stdout.decode().split("Judges against people's labels")[1].split("labelled outputs")[0]
     assert "…" not in shown and "kappa 95% CI" in shown and " judge " in shown, shown
+    audited = terminal_audit.stdout.decode().split("Judges against people's labels")[1]
+    assert terminal_audit.returncode == 0 and "…" not in audited and "kappa 95% CI" in audited, audited
 
 
 async def test_labels_survive_a_regrade_and_make_a_ground_truth_round(tmp_path: Path) -> None:
