@@ -72,6 +72,12 @@ async def test_the_weak_are_dropped_and_the_best_wins_with_fewer_trials(tmp_path
     assert stopping.trials_saved == report.trials_total - report.trials_done
     assert report.winner == "best" and not report.is_partial
     assert report.winner_significant == (stopping.stopped == "one_left")
+    # the comparisons' "significant" uses the race's level, as a sequential run's uses its last look's:
+    # a p that a race looking after every round would not act on is not called significant
+    assert report.comparisons and all(
+        c.significant == (c.p_value_adjusted is not None and c.p_value_adjusted < stopping.level)
+        for c in report.comparisons
+    )
 
 
 async def test_a_resumed_race_makes_the_same_decisions(tmp_path: Path) -> None:

@@ -55,6 +55,8 @@ def build_report(state: RunState) -> RunReport:
     alpha = spec.gate.alpha if spec else 0.05
     if state.looks:  # a sequential run: significance at the level of the look it stopped at
         alpha = state.looks[-1].level
+    elif state.race_rounds:  # a race looked after every round: significance at its threshold
+        alpha = state.race_rounds[-1].threshold
     comparisons = compare_all(baseline, names, per_case, seed=spec.seed if spec else 0, alpha=alpha)
     add_relative_figures(comparisons, {v.name: v for v in variants})
     add_error_comparisons(comparisons, state, case_ids)
