@@ -76,7 +76,10 @@ def build_report(state: RunState) -> RunReport:
     else:
         winner, significant = None, False
     tied, runner_up_p = [], None
-    if spec is not None and spec.kind != "tune":
+    if state.race_rounds:  # the race decided who is separated: the dropped are, the survivors are not
+        survivors = state.race_rounds[-1].survivors
+        tied = [winner, *(s for s in survivors if s != winner)] if winner and len(survivors) > 1 else []
+    elif spec is not None and spec.kind != "tune":
         scores = {v.name: v.strategy_score for v in variants}
         tied, runner_up_p = tied_with_winner(winner, scores, per_case, spec.seed, alpha)
     done = state.trials_done()
