@@ -82,7 +82,7 @@ async def test_the_weak_are_dropped_and_the_best_wins_with_fewer_trials(tmp_path
     assert report.tied_best == []  # one left: nothing is tied with it
 
 
-async def test_the_survivors_of_an_undecided_race_are_tied_best_and_the_dropped_are_not(tmp_path: Path) -> None:
+async def test_an_undecided_race_ties_its_survivors_never_the_dropped(tmp_path: Path) -> None:
     async with open_engine(tmp_path, callables={"subject": subject}) as eng:
         report = await eng.run(race_spec(min_improvement=0.3), run_id="r")
     stopping = report.stopping
