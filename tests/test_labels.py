@@ -83,6 +83,17 @@ async def test_labels_from_files_all_or_nothing(tmp_path: Path) -> None:
     assert bad.returncode == 2 and b"engine label: verdict: expected pass or fail, got 'good'" in bad.stderr
 
 
+def test_a_spreadsheet_csv_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
+    from engine.input.labels_file import read_label_rows
+
+    exported = tmp_path / "excel.csv"  # Excel's "CSV UTF-8": a BOM, then CRLF lines
+    exported.write_bytes(b"\xef\xbb\xbfcase,variant,repeat,verdict\r\nc1,baseline,1,fail\r\n")
+    ((where, row),) = read_label_rows(exported)
+    assert where.endswith("row 1") and (row.case, row.variant, row.repeat, row.verdict) == (
+        "c1", "baseline", 1, "fail",
+    )  # fmt: skip
+
+
 def test_kappa_and_its_interval_match_an_independent_computation() -> None:
     from engine.store.kappa import cohen_kappa
 
