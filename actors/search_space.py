@@ -21,11 +21,11 @@ Config = tuple[tuple[str, float], ...]
 def grid_step(p: ParameterRange) -> float:
     """The distance between neighbouring grid points: `step`, or a tenth of the range without one."""
     step = p.step or (p.max - p.min) / CONTINUOUS_GRID_POINTS
-    return max(1.0, float(round(step))) if p.integer else step
+    return max(1.0, float(round(step))) if p.whole else step
 
 
 def _anchor(p: ParameterRange) -> float:
-    return float(round(p.default)) if p.integer else p.default
+    return float(round(p.default)) if p.whole else p.default
 
 
 def quantize(p: ParameterRange, value: float) -> float:
@@ -36,7 +36,7 @@ def quantize(p: ParameterRange, value: float) -> float:
         snapped = anchor + round((value - anchor) / step) * step
         inside = [x for x in (snapped, p.min, p.max) if p.min <= x <= p.max]
         value = min(inside, key=lambda x: (abs(x - value), x))
-    return float(round(value)) if p.integer else round(value, 10)
+    return float(round(value)) if p.whole else round(value, 10)
 
 
 def grid_points(p: ParameterRange) -> list[float]:

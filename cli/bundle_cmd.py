@@ -30,11 +30,14 @@ def run_source(store: Path | None, run_id: str | None) -> Iterator[tuple[Any, st
 def import_command(files: list[str], store: Path, as_id: str | None) -> None:
     from engine.errors import InputError
     from engine.input.bundle_files import load_bundle
+    from engine.input.flags import check_run_id
     from engine.runtime.bundle_import import import_bundle
     from engine.store.log import EventLog
 
     if as_id is not None and len(files) != 1:
         raise InputError("engine import", "--as", "renames one bundle: pass a single FILE with it")
+    if as_id is not None:
+        check_run_id(as_id, "engine import", "--as")  # before the store is created: nothing is left behind
     bundles = [(name, load_bundle(name)) for name in files]  # all verified before the store opens
     store.mkdir(parents=True, exist_ok=True)
     with EventLog(store) as log:

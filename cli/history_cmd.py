@@ -87,6 +87,9 @@ def print_audit(audit: Any, as_json: bool) -> None:
         from engine.cli import labels_view
 
         people = {"label_agreement": msgspec.to_builtins(audit.people)}
-        console.print(table(labels_view.TITLE, labels_view.LABELS_HEADER, labels_view.label_rows(people)))
+        rows = labels_view.label_rows(people)
+        console.print(
+            table(labels_view.TITLE, labels_view.LABELS_HEADER, rows, left=labels_view.TEXT_COLUMNS)
+        )
         for line in labels_view.label_lines(people):
             console.print(Text(f"  {line}"))

@@ -16,6 +16,8 @@ TITLE = "Judges against people's labels"
 LABELS_HEADER = [
     "judge", "labelled", "agreement", "kappa", "kappa 95% CI", "TP", "FP", "FN", "TN", "more labels",
 ]  # fmt: skip
+# in a terminal the judge's name and the "needs N more" sentence fold; the figures never do
+TEXT_COLUMNS = {0, 9}
 MAX_DISAGREEMENTS = 20
 
 

@@ -86,7 +86,8 @@ def report_renderables(r: dict[str, Any]) -> list[Any]:
         title = f"pairwise judge: side by side against {r['pairwise'][0]['baseline']}"
         out.append(table(title, view.PAIRWISE_HEADER, view.pairwise_rows(r), left=2))
     if labels_view.has_labels(r):
-        out.append(table(labels_view.TITLE, labels_view.LABELS_HEADER, labels_view.label_rows(r)))
+        rows = labels_view.label_rows(r)
+        out.append(table(labels_view.TITLE, labels_view.LABELS_HEADER, rows, left=labels_view.TEXT_COLUMNS))
         out += [Text(f"  {line}") for line in labels_view.label_lines(r)]
     if r.get("variations"):
         title = "tuning: variations tried, in order"

@@ -26,6 +26,15 @@ def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]
     return lines + [""]
 
 
+WARNING = "Warning: "  # how report_view.status_lines marks a warning
+
+
+def _status_line(line: str) -> str:
+    """A quoted line; only the report's warnings are marked as such (a race's rounds are not)."""
+    text = line.removeprefix(WARNING)
+    return f"> **Warning:** {md_escape(text)}" if text != line else f"> {md_escape(line)}"
+
+
 def report_markdown(report: dict[str, Any]) -> str:
     r = report
     partial = " (partial)" if r["is_partial"] else ""
@@ -33,7 +42,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         f"## {md_escape(r['experiment'])}: run {md_escape(r['run_id'])}, {md_escape(r['status'])}{partial}",
         "",
     ]
-    lines += [f"> **Warning:** {md_escape(line)}" for line in view.status_lines(r)]
+    lines += [_status_line(line) for line in view.status_lines(r)]
     lines += [""] if view.status_lines(r) else []
     strategy = md_escape(r.get("strategy", "mean"))
     lines += [f"Score strategy: {strategy}; intervals are 95% CIs (score CI: of the mean score).", ""]

@@ -173,6 +173,10 @@ class GateSpec(Spec):
     min_cost_increase_usd: NonNegative = 0.001
 
 
+# the generation parameters servers take as whole numbers (SamplingParams' int fields)
+INTEGER_PARAMETERS = frozenset({"top_k", "max_tokens", "seed"})
+
+
 class ParameterRange(Spec):
     name: Name
     min: Finite
@@ -180,6 +184,11 @@ class ParameterRange(Spec):
     default: Finite
     step: Positive | None = None
     integer: bool = False
+
+    @property
+    def whole(self) -> bool:
+        """Tried at whole numbers only: declared so, or a parameter a server refuses as a fraction."""
+        return self.integer or self.name in INTEGER_PARAMETERS
 
     def __post_init__(self) -> None:
         if self.min > self.max:

@@ -180,6 +180,13 @@ def test_import_twice_adds_nothing_and_a_different_run_needs_a_new_id(tmp_path: 
     assert json.loads(replayed.stdout)["run_id"] == "b1-seed8"
 
 
+def test_a_bad_new_id_is_refused_before_a_store_is_made(tmp_path: Path, bundled: Path) -> None:
+    refused = run_engine("import", str(bundled), "--as", "no/such id", "--store", "fresh", cwd=tmp_path)
+    err = refused.stderr.decode()
+    assert refused.returncode == 2 and len(err.strip().splitlines()) == 1 and "--as" in err
+    assert not (tmp_path / "fresh").exists()
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip", "not-a-bundle"])
 def test_a_damaged_bundle_is_refused_and_leaves_nothing(tmp_path: Path, bundled: Path, damage: str) -> None:
     data = bundled.read_bytes()

@@ -73,3 +73,26 @@ def log_spec_gate(log: EventLog) -> object:
     spec = run_state(log, "cand").spec
     assert spec is not None
     return spec.gate
+
+
+
+def test_a_url_whose_filesystem_is_missing_or_unknown_is_one_line(tmp_path: Path) -> None:
+    """fsspec names schemes whose package may be absent (dropbox:// needs dropboxdrivefs) and refuses
+    schemes it does not know: either is one line, exit 2, for every command that takes a URL."""
+    import importlib.util
+
+    assert importlib.util.find_spec("dropboxdrivefs") is None  # the premise: its package is absent
+    exp = tmp_path / "exp.toml"
+    exp.write_text('name = "u"\nseed = 1\n[[cases]]\nid = "a"\nprompt = "hello"\nexpected = "hello"\n')
+    assert run_engine("run", str(exp), "--run-id", "r", "-q", "--store", "st", cwd=tmp_path).returncode == 0
+    for url in ("dropbox://bucket/ci-bundles", "no-such-scheme://bucket/ci-bundles"):
+        for args in (
+            ("import", f"{url}/r.bundle"),
+            ("report", f"{url}/r.bundle"),
+            ("export", "r", "--format", "bundle", "--out", f"{url}/r.bundle"),
+            ("compare", "last-green", "r", "--gate", "--from", url),
+        ):
+            done = run_engine(*args, "--store", "st", cwd=tmp_path)
+            err = done.stderr.decode()
+            assert done.returncode == 2 and len(err.strip().splitlines()) == 1, (args, err)
+            assert url in err and "Traceback" not in err, (args, err)

@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+import trio
+
 from tests.conftest import run_engine
 from tests.label_runs import judged_run
 
@@ -81,6 +83,17 @@ async def test_labels_from_files_all_or_nothing(tmp_path: Path) -> None:
     assert bad.returncode == 2 and b"engine label: verdict: expected pass or fail, got 'good'" in bad.stderr
 
 
+def test_a_spreadsheet_csv_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
+    from engine.input.labels_file import read_label_rows
+
+    exported = tmp_path / "excel.csv"  # Excel's "CSV UTF-8": a BOM, then CRLF lines
+    exported.write_bytes(b"\xef\xbb\xbfcase,variant,repeat,verdict\r\nc1,baseline,1,fail\r\n")
+    ((where, row),) = read_label_rows(exported)
+    assert where.endswith("row 1") and (row.case, row.variant, row.repeat, row.verdict) == (
+        "c1", "baseline", 1, "fail",
+    )  # fmt: skip
+
+
 def test_kappa_and_its_interval_match_an_independent_computation() -> None:
     from engine.store.kappa import cohen_kappa
 
@@ -120,9 +133,13 @@ async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path:
             rows = [("r1", LabelRow(case="c8", variant="baseline", repeat=1, verdict="pass", note="fine"))]
             record_labels(eng.log, "lab", rows)
             audit = await judge_audit(eng.log, "lab", sample=2)
+            terminal_audit = await trio.to_thread.run_sync(
+                lambda: run_engine("judge-audit", "lab", "--sample", "2", "--store", "st", cwd=tmp_path)
+            )
     assert audit.people is not None and audit.people.judges[0].fn == 1
     expected = (
-        "Judges against people's labels", "judge vs label: baseline / c8 repeat 1: judge fail, label pass"
+        "Judges against people's labels",
+        "judge vs label: baseline / c8 repeat 1: judge fail, label pass",
     )
     for fmt in ("markdown", "html"):
         done = run_engine("report", "lab", "--format", fmt, "--store", "st", cwd=tmp_path)
@@ -132,6 +149,11 @@ async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path:
     terminal = run_engine("report", "lab", "--store", "st", cwd=tmp_path, COLUMNS="200")
     assert all(text in terminal.stdout.decode() for text in expected), terminal.stdout.decode()
     assert "needs" in terminal.stdout.decode()  # one label: the judge needs more for its interval
+    # in a 100-column terminal no column of the table is cut to an ellipsis (the sentence folds)
+    shown = terminal.stdout.decode().split("Judges against people's labels")[1].split("labelled outputs")[0]
+    assert "…" not in shown and "kappa 95% CI" in shown and " judge " in shown, shown
+    audited = terminal_audit.stdout.decode().split("Judges against people's labels")[1]
+    assert terminal_audit.returncode == 0 and "…" not in audited and "kappa 95% CI" in audited, audited
 
 
 async def test_labels_survive_a_regrade_and_make_a_ground_truth_round(tmp_path: Path) -> None:

@@ -72,6 +72,26 @@ async def test_the_weak_are_dropped_and_the_best_wins_with_fewer_trials(tmp_path
     assert stopping.trials_saved == report.trials_total - report.trials_done
     assert report.winner == "best" and not report.is_partial
     assert report.winner_significant == (stopping.stopped == "one_left")
+    # the comparisons' "significant" uses the race's level, as a sequential run's uses its last look's:
+    # a p that a race looking after every round would not act on is not called significant
+    assert report.comparisons and all(
+        c.significant == (c.p_value_adjusted is not None and c.p_value_adjusted < stopping.level)
+        for c in report.comparisons
+    )
+    # "tied best" is the race's verdict: the survivors, never a variant it dropped
+    assert report.tied_best == []  # one left: nothing is tied with it
+
+
+async def test_an_undecided_race_ties_its_survivors_never_the_dropped(tmp_path: Path) -> None:
+    async with open_engine(tmp_path, callables={"subject": subject}) as eng:
+        report = await eng.run(race_spec(min_improvement=0.3), run_id="r")
+    stopping = report.stopping
+    assert stopping is not None and len(stopping.survivors) > 1 and stopping.eliminations
+    assert report.tied_best[0] == report.winner and set(report.tied_best) == set(stopping.survivors)
+    assert not report.winner_significant
+    level = stopping.level  # "significant" is the race's verdict, as for a sequential run's last look
+    assert all(c.significant == (c.p_value_adjusted is not None and c.p_value_adjusted < level)
+               for c in report.comparisons)  # fmt: skip
 
 
 async def test_a_resumed_race_makes_the_same_decisions(tmp_path: Path) -> None:

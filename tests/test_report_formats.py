@@ -64,6 +64,18 @@ def test_markdown_flags_partial_runs_and_escapes_newlines() -> None:
     assert md_escape("x|y\nz") == "x\\|y z"
 
 
+def test_markdown_marks_only_warnings_as_warnings() -> None:
+    report = {
+        "run_id": "r9", "experiment": "e", "status": "completed", "is_partial": False, "trials_total": 4,
+        "trials_done": 4, "baseline": "a", "winner": None, "winner_significant": False, "variants": [],
+        "comparisons": [], "flaky_cases": [], "budget_exhausted": [], "grading": 1, "grading_name": "labels",
+        "warnings": ["graders[0]: contains cannot score 2 of 3 cases"],
+    }  # fmt: skip
+    md = report_markdown(report)
+    assert "> **Warning:** graders\\[0\\]: contains cannot score 2 of 3 cases" in md
+    assert "> Grading round 1 (labels)" in md and "Warning:** Warning" not in md
+
+
 class Tables(HTMLParser):
     """Every table's header cells and each body row's cells, as text."""
 

@@ -76,6 +76,30 @@ def test_an_integer_parameter_keeps_its_default_and_whole_steps() -> None:
     assert all(float(v).is_integer() for v in grid_points(odd)) and neighbours(odd, 7.0, 1.0) == [5.0, 9.0]
 
 
+async def test_top_k_and_max_tokens_reach_the_subject_as_whole_numbers(tmp_path: Path) -> None:
+    """Servers refuse `max_tokens: 35.0`: parameters they take as integers are tried at whole numbers
+    even when the file does not say `integer = true`."""
+    seen: list[dict[str, Any]] = []
+
+    def subject(request: TargetRequest) -> str:
+        seen.append(dict(request.params))
+        return "yes"
+
+    spec = tune_spec(
+        max_experiments=3,
+        parameters=[
+            {"name": "top_k", "min": 1, "max": 100, "step": 5, "default": 40},
+            {"name": "max_tokens", "min": 16, "max": 64, "step": 8, "default": 32},
+        ],
+    )
+    async with open_engine(tmp_path, callables={"peaked": subject}) as eng:
+        report = await eng.run(spec)
+    tried = [v.value for v in report.variations]
+    assert tried and all(isinstance(v, int) for v in tried), tried
+    sent = {(name, type(value)) for params in seen for name, value in params.items() if name != "temperature"}
+    assert sent == {("top_k", int), ("max_tokens", int)}, sent
+
+
 def test_random_strategy_is_seeded_and_never_repeats() -> None:
     spec = TuneSpec(
         strategy="random", parameters=[ParameterRange(name="t", min=0, max=1, default=0.5, step=0.1)]

@@ -41,8 +41,9 @@ def open_location(location: str | os.PathLike[str], mode: str, option: str) -> I
     text = str(location)
     try:
         if is_url(text):
-            fsspec = _fsspec(option)
-            with fsspec.open(text, mode) as handle:  # type: ignore[attr-defined]
+            with _url_call(text, option):
+                opened = _fsspec(option).open(text, mode)  # type: ignore[attr-defined]
+            with opened as handle:
                 yield handle
         elif "w" in mode:
             with _replacing(Path(text)) as handle:
@@ -92,10 +93,23 @@ def bundle_headers(directory: str | os.PathLike[str], option: str) -> list[tuple
     return found
 
 
+@contextmanager
+def _url_call(location: str, option: str) -> Iterator[None]:
+    """fsspec knows a URL's scheme by name only: its filesystem's own package may be missing (s3fs for
+    s3://), or the scheme unknown. Either is one line naming the URL, not a traceback."""
+    try:
+        yield
+    except ImportError as exc:
+        raise InputError(location, option, f"{exc} (the filesystem's own package, beside fsspec)") from None
+    except ValueError as exc:
+        raise InputError(location, option, f"not a URL fsspec can open ({exc})") from None
+
+
 def _list(directory: str, option: str) -> list[str]:
     if is_url(directory):
         fsspec = _fsspec(option)
-        fs, root = fsspec.core.url_to_fs(directory)  # type: ignore[attr-defined]
+        with _url_call(directory, option):
+            fs, root = fsspec.core.url_to_fs(directory)  # type: ignore[attr-defined]
         if not fs.exists(root):
             return []
         names = [p for p in fs.ls(root, detail=False) if str(p).endswith(SUFFIX)]

@@ -30,7 +30,7 @@ class LabelRow(msgspec.Struct, kw_only=True):
 def read_label_rows(path: Path) -> list[tuple[str, LabelRow]]:
     """(where, row) for each row: where is "FILE: row N" (data rows count from 1)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV export starts with a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(str(path), "", f"cannot read it ({exc})") from None
     raws = _csv_rows(text) if path.suffix.lower() == ".csv" else _jsonl_rows(path, text)

@@ -77,7 +77,7 @@ def remeasured(variant: VariantSpec) -> VariantSpec:
 
 
 def _clean(values: dict[str, float], ranges: dict[str, Any]) -> dict[str, Any]:
-    return {n: int(v) if ranges[n].integer else v for n, v in values.items()}
+    return {n: int(v) if ranges[n].whole else v for n, v in values.items()}
 
 
 def restore(session: Session, state_variations: list[Any], variants: dict[str, VariantSpec]) -> None:

@@ -57,6 +57,8 @@ def build_report(state: RunState) -> RunReport:
     alpha = spec.gate.alpha if spec else 0.05
     if state.looks:  # a sequential run: significance at the level of the look it stopped at
         alpha = state.looks[-1].level
+    elif state.race_rounds:  # a race looked after every round: significance at its threshold
+        alpha = state.race_rounds[-1].threshold
     comparisons = compare_all(baseline, names, per_case, seed=spec.seed if spec else 0, alpha=alpha)
     add_relative_figures(comparisons, {v.name: v for v in variants})
     add_error_comparisons(comparisons, state, case_ids)
@@ -76,7 +78,10 @@ def build_report(state: RunState) -> RunReport:
     else:
         winner, significant = None, False
     tied, runner_up_p = [], None
-    if spec is not None and spec.kind != "tune":
+    if state.race_rounds:  # the race decided who is separated: the dropped are, the survivors are not
+        survivors = state.race_rounds[-1].survivors
+        tied = [winner, *(s for s in survivors if s != winner)] if winner and len(survivors) > 1 else []
+    elif spec is not None and spec.kind != "tune":
         scores = {v.name: v.strategy_score for v in variants}
         tied, runner_up_p = tied_with_winner(winner, scores, per_case, spec.seed, alpha)
     done = state.trials_done()
