@@ -337,6 +337,11 @@ def compare(
             found = _last_green(log, spec.name, cand_id, from_dir, required=not no_baseline_ok)
             if found is None:
                 typer.echo(f"no green run of {spec.name!r} yet: nothing to gate {cand_id} against")
+                if _own_verdict_not_green(log, cand_id):
+                    typer.echo(NOT_GREEN_NOTE)
+                    from engine.cli.hints import hint
+
+                    typer.echo(hint("mark", cand_id, "green", store=store))
                 return
             source, base_id = found
         else:
@@ -364,6 +369,22 @@ def import_cmd(
     from engine.cli.bundle_cmd import import_command
 
     import_command(files, store_path(store), as_id)
+
+
+NOT_GREEN_NOTE = (
+    "note: this run will not be a baseline either: a candidate significantly worse than its baseline (or\n"
+    "  with more errors) keeps a run from going green; mark a run green to gate against it:"
+)
+
+
+def _own_verdict_not_green(log: Any, run_id: str) -> bool:
+    """The candidate completed, yet is not green: say why no baseline will ever appear by itself."""
+    from engine.views.history import history
+    from engine.views.queries import summarize
+
+    summary = summarize(log, run_id)
+    point = next((p for p in history(log, summary.experiment) if p.run_id == run_id), None)
+    return point is not None and point.status == "completed" and not point.green
 
 
 def _last_green(

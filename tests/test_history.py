@@ -63,3 +63,22 @@ def test_history_errors_are_one_line(tmp_path: Path, write_experiment) -> None:
     ):
         done = run_engine(*args, "--store", "st", cwd=tmp_path)
         assert done.returncode == 2 and expected in done.stderr and b"Traceback" not in done.stderr, args
+
+
+def test_a_run_that_cannot_go_green_says_so_and_how_to_mark_it(tmp_path: Path, write_experiment) -> None:
+    good = experiment(cases=20, repeats=1)
+    worse = good.replace("temperature = 0.7", "temperature = 0.05").replace(
+        "{ temperature = 0.1 }", "{ temperature = 1.2 }"
+    )
+    run(tmp_path, write_experiment, "w1", worse)
+    args = ("compare", "last-green", "w1", "--gate", "--no-baseline-ok", "--store", "st")
+    first = run_engine(*args, cwd=tmp_path)
+    lines = first.stdout.decode().splitlines()
+    assert first.returncode == 0 and "keeps a run from going green" in first.stdout.decode()
+    mark = lines[-1]
+    assert mark == "engine mark w1 green --store st"
+    marked = run_engine(*mark.split()[1:], cwd=tmp_path)  # the printed command, as printed
+    assert marked.returncode == 0, marked.stderr.decode()
+    run(tmp_path, write_experiment, "w2", worse)
+    gated = run_engine("compare", "last-green", "w2", "--gate", "--json", "--store", "st", cwd=tmp_path)
+    assert json.loads(gated.stdout)["baseline_run"] == "w1"
