@@ -13,8 +13,12 @@ import typer
 @contextmanager
 def run_source(store: Path | None, run_id: str | None) -> Iterator[tuple[Any, str]]:
     """(store, run id) for a command given a run id, or a bundle file in its place."""
-    from engine.input.bundle_files import looks_like_bundle
+    from engine.input.bundle_files import SUFFIX, is_url, looks_like_bundle
 
+    if run_id is not None and run_id.endswith(SUFFIX) and not is_url(run_id) and not Path(run_id).is_file():
+        from engine.errors import InputError
+
+        raise InputError(run_id, "RUN_ID", "no such bundle file (a run id, or a .bundle file's path)")
     if run_id is not None and looks_like_bundle(run_id):
         from engine.views.bundle_sources import open_bundle_store
 

@@ -237,6 +237,11 @@ RACE_STOPPED = {
 }
 
 
+def _deficit(delta: float) -> str:
+    # a variant with no pass has an infinite cost per pass, logged as the largest float
+    return "everything (it passed nothing)" if abs(delta) > 1e300 else f"{delta:.3g}"
+
+
 def race_lines(s: Report) -> list[str]:
     """The race's end, and each variant it dropped with the evidence."""
     saved = s["trials_saved"] / s["fixed_design_trials"] if s["fixed_design_trials"] else 0.0
@@ -249,7 +254,7 @@ def race_lines(s: Report) -> list[str]:
         lines.append("Dropped variants ran fewer cases, so their intervals are wider:")
     for d in s.get("eliminations") or []:
         lines.append(
-            f"  {d['variant']} after round {d['round']}: behind {d['lost_to']} by {d['delta']:.3g} "
+            f"  {d['variant']} after round {d['round']}: behind {d['lost_to']} by {_deficit(d['delta'])} "
             f"over {d['cases']} cases (p {d['p_value']:.3g} < {d['threshold']:.3g})"
         )
     return lines

@@ -193,3 +193,28 @@ def test_the_run_page_draws_the_race(tmp_path: Path) -> None:
         page = httpx.get(f"{url}/runs/r").text
     assert "<h2>Race</h2>" in page and 'aria-label="race: ' in page
     assert "<td>bad</td>" in page and "p (one-sided)" in page
+
+
+async def test_a_race_cut_by_its_budget_saves_nothing_it_did_not_decide(tmp_path: Path) -> None:
+    import msgspec
+
+    spec = race_spec()
+    spec = msgspec.structs.replace(spec, budget=msgspec.structs.replace(spec.budget, max_trials=100))
+    async with open_engine(tmp_path, callables={"subject": subject}) as eng:
+        report = await eng.run(spec, run_id="cut")
+    stopping = report.stopping
+    assert report.budget_exhausted and report.is_partial
+    assert stopping is None or (stopping.stopped == "" and stopping.trials_saved == 0)
+
+
+def test_a_variant_with_no_pass_reads_as_such_in_the_race_lines() -> None:
+    from engine.cli.report_view import race_lines
+
+    stopping = {
+        "objective": "cost_per_pass", "looks_done": 1, "max_looks": 4, "stopped": "one_left",
+        "survivors": ["cheap"], "trials_saved": 30, "fixed_design_trials": 40,
+        "eliminations": [{"variant": "broken", "round": 1, "lost_to": "cheap",
+                          "delta": 1.7976931348623157e308, "cases": 10, "p_value": 0.0, "threshold": 0.01}],
+    }  # fmt: skip
+    lines = race_lines(stopping)
+    assert "by everything (it passed nothing)" in lines[-1] and "e+308" not in "\n".join(lines)

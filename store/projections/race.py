@@ -64,7 +64,9 @@ def race_stopping(state: RunState, done: int) -> StoppingReport | None:
     fixed = state.trials_total
     return StoppingReport(
         rule="race", looks_done=last.round, max_looks=last.rounds, stopped=last.stop, level=last.threshold,
-        fixed_design_trials=fixed, trials_saved=max(0, fixed - done), objective=state.spec.stopping.objective,
+        # trials a budget or a cancel cut are not saved by the race: only an end by its own rule counts
+        fixed_design_trials=fixed, trials_saved=max(0, fixed - done) if last.stop else 0,
+        objective=state.spec.stopping.objective,
         survivors=list(last.survivors), eliminations=race_eliminations(state), rounds=race_rounds(state),
     )  # fmt: skip
 
