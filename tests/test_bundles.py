@@ -271,3 +271,11 @@ async def test_labels_travel_with_the_run(tmp_path: Path) -> None:
     with EventLog(dest) as log:
         section = json.loads(report_json(log, "lab"))["label_agreement"]
     assert section["labels"] == 2 and section["judges"][0]["disagreements"][0]["case"] == "c7"
+
+
+def test_a_bundle_path_that_does_not_exist_is_named(tmp_path: Path) -> None:
+    done = run_engine("report", "nope.bundle", cwd=tmp_path)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and err.strip() == (
+        "error: nope.bundle: RUN_ID: no such bundle file (a run id, or a .bundle file's path)"
+    )
