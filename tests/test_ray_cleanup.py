@@ -48,6 +48,8 @@ async def test_a_killed_coordinator_leaves_no_ray_process(
 ) -> None:
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # a loopback instance (no token written to ~/.ray)
     monkeypatch.setenv("ENGINE_RAY_NUM_CPUS", "1")
+    # a local instance engine starts itself: not the cluster CI names in RAY_ADDRESS for other tests
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     temp = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
     request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
     monkeypatch.setenv("RAY_TMPDIR", temp)
