@@ -89,6 +89,7 @@ async def test_sigterm_while_ray_starts_is_honoured_at_once(
     monkeypatch.setenv("RAY_AUTH_MODE", "token")
     monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(token))
     monkeypatch.setenv("ENGINE_RAY_NUM_CPUS", "1")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # Ray's own start-up, not a join of CI's cluster
     (tmp_path / "exp.toml").write_text(experiment(tmp_path / "unused.fifo"))
     engine = await Engine(tmp_path, "run").start("run", "exp.toml", "--store", "st", "-q")
     with trio.fail_after(SAFETY_S):  # opens once Ray opens it to read: Ray is starting
