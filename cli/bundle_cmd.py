@@ -13,13 +13,13 @@ import typer
 @contextmanager
 def run_source(store: Path | None, run_id: str | None) -> Iterator[tuple[Any, str]]:
     """(store, run id) for a command given a run id, or a bundle file in its place."""
-    from engine.input.bundle_files import SUFFIX, is_url, looks_like_bundle
+    from engine.input.bundle_files import SUFFIX, looks_like_bundle
 
-    if run_id is not None and run_id.endswith(SUFFIX) and not is_url(run_id) and not Path(run_id).is_file():
-        from engine.errors import InputError
+    if run_id is not None and run_id.endswith(SUFFIX):  # a bundle's name: it must be there
+        if not looks_like_bundle(run_id):
+            from engine.errors import InputError
 
-        raise InputError(run_id, "RUN_ID", "no such bundle file (a run id, or a .bundle file's path)")
-    if run_id is not None and looks_like_bundle(run_id):
+            raise InputError(run_id, "RUN_ID", "no such bundle file (a run id, or a .bundle file's path)")
         from engine.views.bundle_sources import open_bundle_store
 
         yield open_bundle_store(run_id)
