@@ -49,7 +49,8 @@ def race_chart(rounds: list[dict[str, Any]], eliminations: list[dict[str, Any]])
         return round(height - PAD - (value - lo) / span * (height - 2 * PAD), 1)
 
     dropped = {d["variant"] for d in eliminations}
-    parts = [f'<text x="4" y="{y(v) + 4}">{v:.2f}</text>' for v in (lo, (lo + hi) / 2, hi)]
+    # round first: -0.001 would read "-0.00"
+    parts = [f'<text x="4" y="{y(v) + 4}">{round(v, 2) + 0.0:.2f}</text>' for v in (lo, (lo + hi) / 2, hi)]
     parts += [
         f'<text x="{x(r)}" y="{height - 4}" text-anchor="middle">{r}</text>' for r in range(1, last + 1)
     ]
