@@ -20,9 +20,9 @@ from fractions import Fraction
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from engine.store import stats
-from engine.store.gate_stats import fisher_exact, p95_ratio_interval
-from engine.store.projections.comparisons import compare_cases
+from engine.stats import inference as stats
+from engine.stats.comparisons import compare_cases
+from engine.stats.gates import fisher_exact, p95_ratio_interval
 
 ERROR_CASES, ERROR_REPEATS, ERROR_THRESHOLD = 20, 5, 0.02
 

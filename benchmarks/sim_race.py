@@ -1,4 +1,4 @@
-"""Racing against the full design, on simulated suites (the race's own decision code, store.race).
+"""Racing against the full design, on simulated suites (the race's own decision code, stats.racing).
 
 Each simulated suite: `cases` cases whose difficulty is drawn from a Beta(2, 2); variant v passes case c
 with probability logistic(logit(difficulty_c) + effect_v). One variant is best by `margin` (logits) over
@@ -24,9 +24,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from engine.store import stats
-from engine.store.race import decide_round, race_threshold
-from engine.store.signflip import sign_flip_test
+from engine.stats import inference as stats
+from engine.stats.racing import decide_round, race_threshold
+from engine.stats.signflip import sign_flip_test
 
 ALPHA = 0.05
 

@@ -17,8 +17,8 @@ from fractions import Fraction
 import numpy as np
 import scipy.stats
 
-from engine.store import stats
-from engine.store.sequential import look_decision, look_level
+from engine.stats import inference as stats
+from engine.stats.sequential_looks import look_decision, look_level
 
 CASES, REPEATS, ALPHA = 50, 3, 0.05
 

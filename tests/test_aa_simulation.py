@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from engine.store import stats
+from engine.stats import inference as stats
 
 CASES = 30
 NOISE = 0.2

@@ -14,10 +14,10 @@ import pytest
 from engine.api import spec_from_dict
 from engine.cli.render_html import report_html
 from engine.cli.render_md import report_markdown
-from engine.store import stats
-from engine.store.decidability import Plan, decide, min_p_accept, min_p_case, plan_of, warnings
-from engine.store.gate_stats import fisher_exact
-from engine.store.signflip import sign_flip_test
+from engine.stats import inference as stats
+from engine.stats.decidability import Plan, decide, min_p_accept, min_p_case, plan_of, warnings
+from engine.stats.gates import fisher_exact
+from engine.stats.signflip import sign_flip_test
 from tests.conftest import run_engine
 from tests.test_cli_run import experiment
 

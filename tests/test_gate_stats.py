@@ -9,7 +9,7 @@ from hdrh.histogram import HdrHistogram
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.store.gate_stats import fisher_exact, mean_ratio_interval, p95_ratio_interval
+from engine.stats.gates import fisher_exact, mean_ratio_interval, p95_ratio_interval
 
 
 @given(st.integers(0, 12), st.integers(1, 12), st.integers(0, 12), st.integers(1, 12))
@@ -60,8 +60,8 @@ def test_cost_ratio_resamples_cases() -> None:
 
 def test_p95_draws_have_the_distribution_of_resampled_p95s() -> None:
     """The order-statistic shortcut against the definition: resample n trials, take the nearest rank."""
-    from engine.store.gate_stats import _p95_draws
-    from engine.store.histograms import recorded
+    from engine.stats.gates import _p95_draws
+    from engine.stats.histograms import recorded
 
     rng = np.random.default_rng(5)
     hist = histogram(rng.lognormal(3, 0.6, 37))

@@ -95,7 +95,7 @@ def test_a_spreadsheet_csv_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
 
 
 def test_kappa_and_its_interval_match_an_independent_computation() -> None:
-    from engine.store.kappa import cohen_kappa
+    from engine.stats.kappa import cohen_kappa
 
     for tp, fp, fn, tn in ((20, 5, 10, 15), (40, 3, 7, 50), (9, 1, 0, 2), (30, 10, 10, 30)):
         got = cohen_kappa(tp, fp, fn, tn)

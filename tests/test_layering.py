@@ -1,9 +1,10 @@
-"""The layering is one way: events <- store <- actors <- engine <- cli, in one namespace.
+"""The layering is one way: events <- stats <- store <- actors <- engine <- cli, in one namespace.
 
-The repository's top-level folders install as `engine.events`, `engine.store`, `engine.actors`,
-`engine.cli` and `engine` itself. A layer may import itself and the layers to its left only;
-`events` (the vocabulary) imports none of the others and does no I/O; nothing imports the folders by
-their bare names (`store`, `cli`...), which a host application may use for packages of its own.
+The repository's top-level folders install as `engine.events`, `engine.stats`, `engine.store`,
+`engine.actors`, `engine.cli` and `engine` itself. A layer may import itself and the layers to its
+left only; `events` (the vocabulary) imports none of the others and does no I/O; `stats` (pure
+statistics) imports only the vocabulary and does no I/O either; nothing imports the folders by their
+bare names (`store`, `cli`...), which a host application may use for packages of its own.
 Imports are read with `ast`, so imports inside functions, `if TYPE_CHECKING:` blocks, relative
 imports and `importlib.import_module("...")` with a literal name all count.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["events", "store", "actors", "engine", "cli"]
+LAYERS = ["events", "stats", "store", "actors", "engine", "cli"]
 # modules that mean I/O (storage, network, processes, concurrency runtimes): not in the vocabulary
 IO_MODULES = {
     "lmdb",
@@ -37,6 +38,8 @@ IO_MODULES = {
     "shutil",
 }
 EVENTS_THIRD_PARTY = {"msgspec"}  # besides the standard library, the vocabulary needs msgspec only
+# the statistics compute with numpy/scipy and read latency histograms (hdrh), on top of the vocabulary
+STATS_THIRD_PARTY = EVENTS_THIRD_PARTY | {"numpy", "scipy", "hdrh"}
 
 
 def module_name(path: Path) -> str:
@@ -98,7 +101,7 @@ def top(name: str) -> str:
     return name.split(".")[0]
 
 
-BARE = {"events", "store", "actors", "cli"}  # the folders' own names: never imported as such
+BARE = {"events", "stats", "store", "actors", "cli"}  # the folders' own names: never imported as such
 
 
 def test_the_import_reader_sees_every_form() -> None:
@@ -154,17 +157,46 @@ def test_each_package_imports_only_itself_and_packages_to_its_left(package: str)
     assert not problems, "\n".join(problems)
 
 
-def test_the_vocabulary_does_no_io_and_needs_only_msgspec() -> None:
+def import_problems(names: set[str], package: str, third_party: set[str]) -> list[str]:
+    """Of `names` (a module's imports): I/O modules, and anything beyond the standard library,
+    `third_party` and the layers up to `package`'s own."""
     stdlib = set(sys.stdlib_module_names)
+    allowed = set(LAYERS[: LAYERS.index(package) + 1])
     problems = []
-    for path in package_files("events"):
-        for name in sorted(imports_of(path)):
-            root = top(name)
-            if root in IO_MODULES:
-                problems.append(f"{path.relative_to(ROOT)} imports {name} (I/O)")
-            elif root not in stdlib and root not in EVENTS_THIRD_PARTY and layer(name) != "events":
-                problems.append(f"{path.relative_to(ROOT)} imports {name} (not stdlib or msgspec)")
+    for name in sorted(names):
+        root = top(name)
+        if root in IO_MODULES:
+            problems.append(f"{name} (I/O)")
+        elif root not in stdlib and root not in third_party and layer(name) not in allowed:
+            problems.append(f"{name} (not stdlib, {', '.join(sorted(third_party))} or a layer to the left)")
+    return problems
+
+
+def no_io_problems(package: str, third_party: set[str]) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)} imports {problem}"
+        for path in package_files(package)
+        for problem in import_problems(imports_of(path), package, third_party)
+    ]
+
+
+def test_the_vocabulary_does_no_io_and_needs_only_msgspec() -> None:
+    problems = no_io_problems("events", EVENTS_THIRD_PARTY)
     assert not problems, "\n".join(problems)
+
+
+def test_the_statistics_do_no_io_and_need_only_the_vocabulary() -> None:
+    problems = no_io_problems("stats", STATS_THIRD_PARTY)
+    assert not problems, "\n".join(problems)
+    names = {"math", "numpy", "engine.events.spec", "engine.stats.signflip", "trio", "lmdb", "httpx",
+             "engine.store.log", "pandas"}  # fmt: skip
+    assert [p.split()[0] for p in import_problems(names, "stats", STATS_THIRD_PARTY)] == [
+        "engine.store.log",
+        "httpx",
+        "lmdb",
+        "pandas",
+        "trio",
+    ]
 
 
 def test_every_layer_has_modules_checked() -> None:

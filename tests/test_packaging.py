@@ -14,8 +14,8 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-LAYER_FOLDERS = {"engine": "engine", "events": "engine.events", "store": "engine.store",
-                 "actors": "engine.actors", "cli": "engine.cli"}  # fmt: skip
+LAYER_FOLDERS = {"engine": "engine", "events": "engine.events", "stats": "engine.stats",
+                 "store": "engine.store", "actors": "engine.actors", "cli": "engine.cli"}  # fmt: skip
 
 
 def test_the_declared_packages_are_exactly_the_folders() -> None:
@@ -52,7 +52,8 @@ def test_a_built_wheel_holds_every_layer_under_engine(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"engine"}
-    layers = ["events/kinds.py", "store/log.py", "actors/scheduler.py", "cli/main.py", "api.py"]
+    layers = ["events/kinds.py", "stats/inference.py", "store/log.py", "actors/scheduler.py", "cli/main.py",
+              "api.py"]  # fmt: skip
     assert {f"engine/{path}" for path in layers} <= set(names)
     # the web view works offline: its assets ship inside the package
     assert {"engine/web/static/app.js", "engine/web/static/style.css"} <= set(names)

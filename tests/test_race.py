@@ -14,8 +14,8 @@ from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events import kinds as k
+from engine.stats.racing import CaseCost, decide_round, race_threshold
 from engine.store.projection import run_events
-from engine.store.race import CaseCost, decide_round, race_threshold
 
 QUALITY = {"best": 0.9, "close": 0.75, "weak": 0.45, "bad": 0.2}
 

@@ -13,7 +13,7 @@ from engine.events.spec import (
     ScoringSpec,
     VariantSpec,
 )
-from engine.store import stats
+from engine.stats import inference as stats
 from engine.store.projection import fold
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState, VariantTotals, evolve

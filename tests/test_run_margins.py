@@ -14,8 +14,8 @@ from scipy.special import stdtrit
 from engine.api import open_engine, spec_from_dict
 from engine.cli.compare_cmd import margin_line
 from engine.events.spec import GateSpec
+from engine.stats.run_spread import DEFAULT_MARGIN, margin
 from engine.store.projections.run_state import RunState
-from engine.store.run_spread import DEFAULT_MARGIN, margin
 from engine.views.compare import compare_runs, compare_states
 from engine.views.compare_gates import MetricDelta
 from tests.gate_runs import simulated_run

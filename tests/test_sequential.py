@@ -11,8 +11,8 @@ from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events import kinds as k
+from engine.stats.sequential_looks import look_decision, look_level
 from engine.store.projection import run_events
-from engine.store.sequential import look_decision, look_level
 
 
 def subject(request: TargetRequest) -> str:

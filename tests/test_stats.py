@@ -1,4 +1,4 @@
-"""store.stats against scipy and textbook numbers, plus Hypothesis properties and determinism."""
+"""stats.inference against scipy and textbook numbers, plus Hypothesis properties and determinism."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.store import stats
+from engine.stats import inference as stats
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_subnormal=False)
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)

@@ -13,8 +13,8 @@ from engine.actors.tuning import VariationGenerator, defaults, grid_points, quan
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.spec import ParameterRange, TuneSpec
+from engine.stats.sequential_looks import look_level
 from engine.store.projection import run_events
-from engine.store.sequential import look_level
 
 
 def peaked(request: TargetRequest) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine.actors.variants import expand_variants
 from engine.errors import warn_input
 from engine.events.spec import ExperimentSpec
-from engine.store.decidability import decide, plan_of, summary, warnings
+from engine.stats.decidability import decide, plan_of, summary, warnings
 
 
 def run_notes(spec: ExperimentSpec, file: str, figures: bool) -> list[str]:

@@ -1,5 +1,5 @@
 """A race ([stopping] rule = "race"): the cases run in rounds, every surviving variant on the same
-ones, and after each round the variants clearly worse than the leader are dropped (store.race).
+ones, and after each round the variants clearly worse than the leader are dropped (stats.racing).
 
 The case order is drawn once from the run's seed, so the rounds are the same on resume. Each round's
 decision is logged (race.round_decided, with a variant.eliminated per drop) before the next round is
@@ -19,8 +19,8 @@ from engine.events.spec import CaseSpec, ExperimentSpec, VariantSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.workers import Workers
+from engine.stats.racing import decide_round, race_threshold
 from engine.store.projections.race import race_values
-from engine.store.race import decide_round, race_threshold
 
 
 def race_order(spec: ExperimentSpec) -> list[CaseSpec]:

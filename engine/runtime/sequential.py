@@ -1,5 +1,5 @@
 """A sequential run ([stopping] rule = "sequential"): the repeats run in rounds, and after each round
-a look at the comparisons decides whether the answer is already clear (see store.sequential).
+a look at the comparisons decides whether the answer is already clear (see stats.sequential_looks).
 
 Each look is an event, so a resumed run takes up the rounds where it stopped and never decides a look
 twice; the report judges significance at the level of the look the run stopped at.
@@ -16,8 +16,8 @@ from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.workers import Workers
+from engine.stats.sequential_looks import look_decision, look_level
 from engine.store.projections.report import build_report
-from engine.store.sequential import look_decision, look_level
 
 
 async def run_sequential(

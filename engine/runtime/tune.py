@@ -28,13 +28,13 @@ from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.tune_history import BASELINE, earlier_configs
 from engine.runtime.workers import Workers
-from engine.store import stats
+from engine.stats import inference as stats
+from engine.stats.comparisons import compare_cases
+from engine.stats.sequential_looks import look_level
 from engine.store.contract import EventStore, store_call
 from engine.store.projections.cases import case_values
-from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import latency
-from engine.store.sequential import look_level
 from engine.views.apply import apply_params
 
 NO_HISTORY: frozenset[Config] = frozenset()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
-from engine.store import stats
-from engine.store.gate_stats import fisher_exact
+from engine.stats import inference as stats
+from engine.stats.gates import fisher_exact
 from engine.store.projections.run_state import Cell, RunState
 
 

@@ -21,14 +21,14 @@ import msgspec
 from engine.errors import InputError
 from engine.events.report import VariantReport
 from engine.events.spec import GateSpec
-from engine.store import stats
+from engine.stats import inference as stats
+from engine.stats.comparisons import compare_cases
+from engine.stats.run_spread import margin
 from engine.store.contract import EventStore
 from engine.store.projections.cases import case_error_rates, case_values
-from engine.store.projections.comparisons import compare_cases
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass
-from engine.store.run_spread import margin
 from engine.views.case_changes import CaseChange, case_changes
 from engine.views.compare_gates import (
     MetricDelta,

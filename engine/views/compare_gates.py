@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from engine.store.gate_stats import mean_ratio_interval, p95_ratio_interval
+from engine.stats.gates import mean_ratio_interval, p95_ratio_interval
+from engine.stats.run_spread import Margin
 from engine.store.projections.run_state import Cell, RunState
-from engine.store.run_spread import Margin
 
 
 class MetricDelta(msgspec.Struct, kw_only=True):

@@ -1,5 +1,5 @@
 """The candidate experiment's earlier runs, whose spread sets the run-to-run margins of `engine
-compare`'s latency and cost gates (store/run_spread.py says how)."""
+compare`'s latency and cost gates (stats/run_spread.py says how)."""
 
 from __future__ import annotations
 

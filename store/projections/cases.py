@@ -7,8 +7,8 @@ from fractions import Fraction
 from numbers import Real
 
 from engine.events.report import TagSummary
-from engine.store import stats
-from engine.store.projections.comparisons import rnd
+from engine.stats import inference as stats
+from engine.stats.comparisons import rnd
 from engine.store.projections.run_state import SCALE, RunState
 
 

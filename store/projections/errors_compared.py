@@ -10,9 +10,9 @@ candidate's win is not significant.
 from __future__ import annotations
 
 from engine.events.report import Comparison
-from engine.store import stats
+from engine.stats import inference as stats
+from engine.stats.comparisons import compare_cases, rnd
 from engine.store.projections.cases import case_error_rates
-from engine.store.projections.comparisons import compare_cases, rnd
 from engine.store.projections.run_state import RunState
 
 

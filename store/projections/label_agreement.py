@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.events import kinds as k
 from engine.events.report import JudgeVsPeople, LabelAgreement, LabelDisagreement
-from engine.store.kappa import METHOD, TARGET_WIDTH, cohen_kappa
+from engine.stats.kappa import METHOD, TARGET_WIDTH, cohen_kappa
 from engine.store.projections.labels import LabelState, TrialKey
 
 DISAGREEMENTS_KEPT = 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine.events import kinds as k
 from engine.events.report import ErrorSummary, VariationRecord
 from engine.events.spec import ExperimentSpec
-from engine.store.projections.comparisons import rnd
+from engine.stats.comparisons import rnd
 from engine.store.projections.run_state import RunState
 
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from engine.events import kinds as k
 from engine.events.report import PairwiseReport
-from engine.store.signflip import sign_flip_test
+from engine.stats.signflip import sign_flip_test
 
 
 @dataclass(slots=True)

@@ -1,15 +1,15 @@
 """A race's inputs and its report section, from the run state.
 
-Per case, each variant's value on the race's objective (store.race), and the report's record of the
+Per case, each variant's value on the race's objective (stats.racing), and the report's record of the
 race: the rounds with their standings, and every elimination."""
 
 from __future__ import annotations
 
 from engine.events import kinds as k
 from engine.events.report import RaceElimination, RaceRound, RaceStanding, StoppingReport
+from engine.stats.racing import CaseCost, PerCase
 from engine.store.projections.cases import case_values
 from engine.store.projections.run_state import SCALE, RunState
-from engine.store.race import CaseCost, PerCase
 
 
 def race_values(

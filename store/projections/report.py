@@ -18,10 +18,10 @@ from engine.events.report import (
     StoppingReport,
 )
 from engine.events.spec import ExperimentSpec
-from engine.store import stats
-from engine.store.decidability import decidability
+from engine.stats import inference as stats
+from engine.stats.comparisons import add_relative_figures, compare_all, rnd, tied_with_winner
+from engine.stats.decidability import decidability
 from engine.store.projections.cases import case_values
-from engine.store.projections.comparisons import add_relative_figures, compare_all, rnd, tied_with_winner
 from engine.store.projections.errors_compared import add_error_comparisons
 from engine.store.projections.outcome import (
     error_rate,

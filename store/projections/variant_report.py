@@ -11,10 +11,10 @@ from numbers import Real
 
 from engine.events.report import FlakyCase, Latency, Tokens, VariantReport
 from engine.events.spec import ReplicaAggregation
-from engine.store import stats
-from engine.store.histograms import nearest_ranks
+from engine.stats import inference as stats
+from engine.stats.comparisons import DIGITS, rnd, rnd_pair
+from engine.stats.histograms import nearest_ranks
 from engine.store.projections.cases import tag_summaries
-from engine.store.projections.comparisons import DIGITS, rnd, rnd_pair
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
 from engine.store.projections.verdicts import case_verdict, count_verdicts
 

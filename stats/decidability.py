@@ -18,9 +18,9 @@ from typing import NamedTuple
 
 from engine.events.report import Decidability
 from engine.events.spec import ExperimentSpec
-from engine.store.gate_stats import fisher_exact
-from engine.store.sequential import look_level
-from engine.store.signflip import sign_flip_test
+from engine.stats.gates import fisher_exact
+from engine.stats.sequential_looks import look_level
+from engine.stats.signflip import sign_flip_test
 
 # the search for "how many would do" stops here: beyond it the answer is "more than this" (200
 # repeats reach a Fisher p of 1e-119, 1000 cases a sign-flip p of 1e-301)

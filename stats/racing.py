@@ -10,7 +10,7 @@ went. With every variant equal, declaring one best needs K - 1 such false drops,
 often still (`benchmarks/sim_race.py` measures both).
 
 Objectives: `score` (per-case mean score) and `pass_rate` (per-case share of passing repeats), higher
-is better, tested with the sign-flip test (store.signflip); `cost_per_pass` (total cost over total
+is better, tested with the sign-flip test (stats.signflip); `cost_per_pass` (total cost over total
 passes), lower is better, tested with a paired t statistic on the ratio's linearisation (delta method)
 over cases.
 """
@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
-from engine.store.signflip import sign_flip_test
-from engine.store.stats import mean_ci95
+from engine.stats.inference import mean_ci95
+from engine.stats.signflip import sign_flip_test
 
 
 class CaseCost(NamedTuple):

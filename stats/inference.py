@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
-from engine.store.signflip import exact_differences, sign_flip_test
+from engine.stats.signflip import exact_differences, sign_flip_test
 
 # scipy.stats.norm.ppf(0.975), written out so that the Wilson interval needs no scipy import.
 Z95 = 1.959963984540054
@@ -125,7 +125,7 @@ class PairedResult(NamedTuple):
     delta: float | None  # mean(candidate - baseline) over pairs
     ci95: tuple[float, float] | None  # paired bootstrap percentile interval of delta
     p_value: float | None  # two-sided; None only when there are no pairs
-    test: str  # "sign_flip_exact" | "sign_flip_t" | "none" (see store/signflip.py)
+    test: str  # "sign_flip_exact" | "sign_flip_t" | "none" (see stats/signflip.py)
     n_pairs: int
 
 

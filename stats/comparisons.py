@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from numbers import Real
 
 from engine.events.report import Comparison, VariantReport
-from engine.store import stats
+from engine.stats import inference
 
 DIGITS = 6
 
@@ -25,7 +25,7 @@ def rnd_pair(pair: tuple[float, float] | None) -> list[float] | None:
 
 def compare_cases(
     base: Mapping[str, Real], cand: Mapping[str, Real], seed: int, resamples: int = 2000
-) -> stats.PairedResult:
+) -> inference.PairedResult:
     """The one paired comparison by case: the report, tuning decisions and `engine compare` all use it.
 
     Cases are paired by id (in the baseline's order); pass/fail, pass rates and scores take the same
@@ -34,7 +34,7 @@ def compare_cases(
     """
     shared = [c for c in base if c in cand]
     b_vals, c_vals = [base[c] for c in shared], [cand[c] for c in shared]
-    return stats.paired_comparison(b_vals, c_vals, seed=seed, resamples=resamples)
+    return inference.paired_comparison(b_vals, c_vals, seed=seed, resamples=resamples)
 
 
 def compare_all(
@@ -43,7 +43,7 @@ def compare_all(
     if baseline is None:
         return []
     raw = [(name, compare_cases(per_case[baseline], per_case[name], seed)) for name in names[1:]]
-    adjusted = stats.holm([r.p_value for _, r in raw])
+    adjusted = inference.holm([r.p_value for _, r in raw])
     return [
         Comparison(
             candidate=name,

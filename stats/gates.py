@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from hdrh.histogram import HdrHistogram
 
-from engine.store.histograms import recorded
+from engine.stats.histograms import recorded
 
 RESAMPLES = 2000
 
