@@ -20,9 +20,9 @@ from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.spec import CaseSpec
 from engine.runtime.plan import trial_seed
+from engine.stats.preference import binomial_two_sided, case_preference
 from engine.store.log import EventLog
 from engine.store.projection import run_events
-from engine.store.projections.pairwise import binomial_two_sided, case_preference
 from tests.fakes.openai_server import open_fake_openai
 
 
