@@ -10,9 +10,8 @@ from __future__ import annotations
 import trio
 
 from engine.actors.messages import WriteBatch
-from engine.events.codec import encode
-from engine.events.kinds import TAG_BY_TYPE
 from engine.store.contract import EventStore, store_call
+from engine.store.writes import event_rows
 
 MAX_EVENTS_PER_COMMIT = 5000
 
@@ -33,7 +32,7 @@ async def log_writer(
             except trio.EndOfChannel:
                 return
             group = _drain(inbox, first)
-            appends = [(e.run_id, TAG_BY_TYPE[type(e)], encode(e)) for b in group for e in b.events]
+            appends = event_rows(e for b in group for e in b.events)
             blobs = [blob for b in group for blob in b.blobs]
             await store_call(log, log.append, appends, blobs)
             for batch in group:

@@ -57,13 +57,12 @@ def _num(value: float | None) -> str:
 
 def mark_run(log: Any, run_id: str, mark: str) -> None:
     from engine.events import kinds as k
-    from engine.events.codec import encode
-    from engine.store.log import Append
+    from engine.store.writes import append_events
 
     if mark not in ("green", "red"):
         raise InputError("engine mark", "MARK", f"expected green or red, got {mark!r}")
     event = k.RunMarked(run_id=run_id, ts=time.time(), mark=mark, by=f"cli pid {os.getpid()}")  # type: ignore[arg-type]
-    log.append([Append(run_id, "run.marked", encode(event))])
+    append_events(log, [event])
     typer.echo(f"run {run_id} marked {mark}")
 
 

@@ -599,7 +599,7 @@ def promote(
 def best(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """The best accepted variation per parameter across all tuning sessions."""
     from engine.cli.render import print_best
-    from engine.views.queries import best_variations
+    from engine.store.projections.best import best_variations
 
     with open_log(store) as log:
         print_best(best_variations(log), as_json)

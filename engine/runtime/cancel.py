@@ -13,11 +13,10 @@ import time
 import uuid
 
 from engine.events import kinds as k
-from engine.events.codec import encode
 from engine.runtime.lease import holder_alive, me_now
 from engine.store.contract import EventStore
 from engine.store.lease import LeaseHolder, release_lease, take_lease
-from engine.store.log import Append
+from engine.store.writes import append_events
 from engine.views.queries import summarize
 
 STOPPABLE = ("pending", "running", "interrupted")
@@ -26,7 +25,7 @@ STOPPABLE = ("pending", "running", "interrupted")
 def request_cancel(log: EventStore, run_id: str, reason: str, by: str) -> None:
     """Append a cancel request; the run's live process stops at its next check of the log."""
     event = k.CancelRequested(run_id=run_id, ts=time.time(), reason=reason, by=by)
-    log.append([Append(run_id, "cancel.requested", encode(event))])
+    append_events(log, [event])
 
 
 def cancel_run(log: EventStore, run_id: str, reason: str, by: str) -> LeaseHolder | None:
@@ -39,8 +38,7 @@ def cancel_run(log: EventStore, run_id: str, reason: str, by: str) -> LeaseHolde
     try:
         # checked again under the lease: the run may have ended just before we took it
         if summarize(log, run_id).status in STOPPABLE:
-            ended = _ended(run_id, reason, by)
-            log.append([Append(run_id, k.TAG_BY_TYPE[type(e)], encode(e)) for e in ended])
+            append_events(log, _ended(run_id, reason, by))
     finally:
         release_lease(log, run_id, held)
     return None

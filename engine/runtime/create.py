@@ -13,12 +13,11 @@ import uuid
 
 from engine.errors import InputError
 from engine.events import kinds as k
-from engine.events.codec import encode
 from engine.events.spec import ExperimentSpec, fingerprint
 from engine.runtime.lease import holder_alive, me_now
 from engine.store.contract import EventStore
 from engine.store.lease import release_lease, take_lease
-from engine.store.log import Append
+from engine.store.writes import append_events
 
 
 def create_run(log: EventStore, spec: ExperimentSpec, run_id: str, source: str) -> None:
@@ -30,7 +29,7 @@ def create_run(log: EventStore, spec: ExperimentSpec, run_id: str, source: str) 
         defined = k.ExperimentDefined(
             run_id=run_id, ts=time.time(), spec=spec, spec_hash=fingerprint(spec), source=source
         )
-        log.append([Append(run_id, k.TAG_BY_TYPE[type(defined)], encode(defined))])
+        append_events(log, [defined])
     finally:
         if holder is None:
             release_lease(log, run_id, held)

@@ -11,7 +11,6 @@ import datetime
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 import trio
@@ -23,8 +22,7 @@ from engine.input.validate import check_cron
 from engine.runtime.runner import RunControl
 from engine.runtime.tune_history import last_scheduled_end
 from engine.store.contract import EventStore
-from engine.store.projection import run_events
-from engine.store.projections.best import BestVariation, evolve_best
+from engine.store.projections.best import best_variations
 from engine.views.queries import list_runs
 
 Log = Callable[[str], None]
@@ -71,18 +69,10 @@ def from_current_best(spec: ExperimentSpec, log: EventStore) -> ExperimentSpec:
     mine = [r.run_id for r in list_runs(log) if r.experiment == spec.name]
     tuned = {p.name for p in spec.tune.parameters}
     ended = last_scheduled_end(log, spec.name)
-    values = ended if ended is not None else _best_accepted(log, mine)
+    values = ended if ended is not None else {b.parameter: b.value for b in best_variations(log, mine)}
     start = {name: value for name, value in values.items() if name in tuned}
     seed = (spec.seed + len(mine)) % 2**63
     return msgspec.structs.replace(spec, params={**spec.params, **start}, seed=seed)
-
-
-def _best_accepted(log: EventStore, run_ids: list[str]) -> dict[str, Any]:
-    best: dict[str, BestVariation] = {}
-    for run_id in run_ids:
-        for event in run_events(log, run_id, {"variation.accepted"}):
-            evolve_best(best, event)
-    return {name: b.value for name, b in best.items()}
 
 
 async def run_on_schedule(

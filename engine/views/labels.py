@@ -10,13 +10,13 @@ import msgspec
 
 from engine.errors import InputError
 from engine.events import kinds as k
-from engine.events.codec import encode, to_json
+from engine.events.codec import to_json
 from engine.events.report import LabelAgreement, RunReport
 from engine.input.labels_file import LabelRow
 from engine.store.contract import EventStore
-from engine.store.log import Append
 from engine.store.projections.label_agreement import label_agreement
 from engine.store.projections.labels import TrialKey, has_labels, load_labelled, load_outputs
+from engine.store.writes import append_events
 
 
 def default_by() -> str:
@@ -51,7 +51,7 @@ def record_labels(log: EventStore, run_id: str, rows: list[tuple[str, LabelRow]]
     """Check every (where, row) first, then append them all in one write: all or nothing."""
     outputs = load_outputs(log, run_id)
     events = [msgspec.structs.replace(check_row(outputs, row, where), run_id=run_id) for where, row in rows]
-    log.append([Append(run_id, "label.recorded", encode(e)) for e in events])
+    append_events(log, events)
     return len(events)
 
 

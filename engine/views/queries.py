@@ -12,7 +12,6 @@ from engine.events.codec import to_json
 from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
 from engine.store.projection import run_events, run_events_from
-from engine.store.projections.best import BestVariation, evolve_best
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState, load_run_state
 from engine.store.projections.summary import RunSummary, load_summary
@@ -142,12 +141,3 @@ def stored_report_and_labels(log: EventStore, run_id: str, grading: int | None) 
     events = run_events_from(log, run_id, written[0], {"report.written"})
     found = [e for e in events if isinstance(e, k.ReportWritten) and grading in (None, e.grading)]
     return (read_blob(log, found[-1].report_hash) if found else None), labelled
-
-
-def best_variations(log: EventStore) -> list[BestVariation]:
-    """Best accepted variation per parameter across all sessions (`engine best`)."""
-    best: dict[str, BestVariation] = {}
-    for run_id in log.run_ids():
-        for event in run_events(log, run_id, {"variation.accepted"}):
-            evolve_best(best, event)
-    return sorted(best.values(), key=lambda b: b.parameter)
