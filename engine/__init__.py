@@ -5,8 +5,8 @@ The public embedding surface, re-exported lazily (the way trio re-exports from p
 
     from engine import open_engine, load_experiment, spec_from_dict, TargetRequest, TargetResponse
 
-The layers install as one namespace: engine.events (the vocabulary), engine.store (the log and
-projections), engine.actors, engine (loading, runtime, views) and engine.cli.
+The layers install as one namespace: engine.events (the vocabulary), engine.stats (pure statistics),
+engine.store (the log and projections), engine.actors, engine (loading, runtime, views) and engine.cli.
 """
 
 from __future__ import annotations

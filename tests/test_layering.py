@@ -12,6 +12,7 @@ imports and `importlib.import_module("...")` with a literal name all count.
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -205,3 +206,23 @@ def test_every_layer_has_modules_checked() -> None:
     # the layers are the whole installable code: no other top-level package escapes the check
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "benchmarks"}
     assert packages == set(LAYERS)
+
+
+STATS_IMPORT = """
+import importlib, pkgutil, sys
+import engine.stats
+for found in pkgutil.iter_modules(engine.stats.__path__):
+    importlib.import_module("engine.stats." + found.name)
+print(" ".join(sorted({n.split(".")[0] if n.split(".")[0] != "engine" else ".".join(n.split(".")[:2])
+                       for n in sys.modules})))
+"""
+
+
+def test_the_statistics_import_without_the_store_and_load_numpy_only_when_computing() -> None:
+    """Every statistics module, imported in a fresh interpreter: no LMDB, Trio or store, and
+    numpy/scipy not yet (they cost ~100 ms; `engine --help` and `engine list` compute nothing)."""
+    done = subprocess.run([sys.executable, "-c", STATS_IMPORT], capture_output=True, text=True, timeout=60,
+                          check=True, cwd=ROOT.parent)  # fmt: skip
+    loaded = set(done.stdout.split())
+    assert {"engine.stats", "engine.events", "hdrh"} <= loaded
+    assert not loaded & {"lmdb", "trio", "httpx", "numpy", "scipy", "engine.store", "engine.actors"}
