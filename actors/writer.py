@@ -32,7 +32,7 @@ async def log_writer(
             except trio.EndOfChannel:
                 return
             group = _drain(inbox, first)
-            appends = event_rows(e for b in group for e in b.events)
+            appends = event_rows(b.events for b in group)
             blobs = [blob for b in group for blob in b.blobs]
             await store_call(log, log.append, appends, blobs)
             for batch in group:
