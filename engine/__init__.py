@@ -12,17 +12,7 @@ projections), engine.actors, engine (loading, runtime, views) and engine.cli.
 from __future__ import annotations
 
 import importlib
-import os as _os
 from typing import TYPE_CHECKING, Any
-
-# In a source checkout the other layers sit beside this folder (events/, store/, actors/, cli/); an
-# installed engine has them inside it. Either way they import as engine.events, engine.store, ...
-_here = _os.path.dirname(__file__)
-_checkout = _os.path.dirname(_here)
-if not _os.path.isdir(_os.path.join(_here, "events")) and _os.path.isfile(
-    _os.path.join(_checkout, "events", "kinds.py")
-):
-    __path__.append(_checkout)  # noqa: F821 - the package's own search path
 
 _EXPORTS = {
     "open_engine": "engine.api",
