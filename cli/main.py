@@ -683,7 +683,6 @@ def serve(
 def main() -> None:
     """Console entry point: every error is one `error: ...` line, user errors exit 2, no traceback."""
     from engine.cli.usage import click_exceptions, usage_line
-    from engine.errors import exit_for
 
     _plain_input_warnings()
     click = click_exceptions()
@@ -699,13 +698,28 @@ def main() -> None:
         print("error: aborted", file=sys.stderr)
         sys.exit(1)
     except Exception as exc:
-        found = exit_for(exc)
+        found = _exit_and_line(exc)
         if found is None:
             raise
         code, line = found
         print(f"error: {line}", file=sys.stderr)
         sys.exit(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _exit_and_line(exc: Exception) -> tuple[int, str] | None:
+    """An engine error says its own exit code; an I/O failure (a full disk: what was committed
+    stays, and the run resumes) exits 1; anything else (None) is a bug, shown with its traceback."""
+    from engine.errors import find_error
+    from engine.events.errors import EngineError
+
+    found = find_error(exc, EngineError)
+    if isinstance(found, EngineError):
+        return found.exit_code, str(found)
+    io_error = find_error(exc, OSError)
+    if io_error is not None:
+        return 1, f"I/O error: {io_error}"
+    return None
 
 
 def _variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | None:

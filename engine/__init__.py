@@ -24,6 +24,7 @@ _EXPORTS = {
     # hosts that are not Trio programs: a blocking call, and a Trio guest inside asyncio
     "run_experiment": "engine.hosts",
     "open_engine_asyncio": "engine.hosts",
+    "EngineError": "engine.events.errors",
     "InputError": "engine.errors",
     "UserError": "engine.errors",
     "TargetRequest": "engine.actors.targets.base",
@@ -42,6 +43,7 @@ _EXPORTS = {
 
 __all__ = [
     "Engine",
+    "EngineError",
     "Event",
     "ExperimentSpec",
     "InputError",
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
     from engine.actors.targets.base import TargetRequest, TargetResponse
     from engine.api import Engine, RunHandle, load_experiment, new_run_id, open_engine, spec_from_dict
     from engine.errors import InputError, UserError
+    from engine.events.errors import EngineError
     from engine.events.kinds import Event, RunCompleted, TrialCompleted, TrialFailed, TrialGraded
     from engine.events.report import RunReport
     from engine.events.spec import ExperimentSpec
