@@ -115,7 +115,7 @@ def replay(
     from engine.cli.render import print_report
     from engine.views.queries import replay_json
 
-    with run_source(store, run_id) as (log, rid):
+    with run_source(store_path(store), run_id) as (log, rid):
         data = replay_json(log, rid)
     print_report(data, as_json)
 
@@ -157,7 +157,7 @@ def report(
         raise InputError("engine report", "--format", f"expected one of {', '.join(REPORT_FORMATS.names())}")
     from engine.cli.bundle_cmd import run_source
 
-    with run_source(store, run_id) as (log, rid):
+    with run_source(store_path(store), run_id) as (log, rid):
         data = report_json(log, rid, grading)
     fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
     if as_json or fmt == "json":  # the stored bytes themselves: replay reproduces them exactly
