@@ -181,7 +181,7 @@ def report(
 def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """List runs in the store."""
     from engine.cli.render import print_runs
-    from engine.views.queries import list_runs
+    from engine.runtime.run_status import list_runs
 
     with open_log(store) as log:
         print_runs(list_runs(log), as_json)
@@ -197,8 +197,9 @@ def status(
     import time
 
     from engine.cli.render import print_status
+    from engine.runtime.run_status import run_state, summarize
     from engine.store.projections.status import status_view
-    from engine.views.queries import resolve_run, run_state, summarize
+    from engine.views.queries import resolve_run
 
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
@@ -216,7 +217,8 @@ def cancel(
     """Stop a run and keep its partial results: a live run (in any process) is asked to stop; a run
     whose process is gone is marked cancelled at once."""
     from engine.runtime.cancel import STOPPABLE, cancel_run
-    from engine.views.queries import resolve_run, summarize
+    from engine.runtime.run_status import summarize
+    from engine.views.queries import resolve_run
 
     with open_log(store, write=True) as log:
         rid = resolve_run(log, run_id)
@@ -318,8 +320,9 @@ def compare(
     import msgspec
 
     from engine.cli.compare_cmd import print_comparison
+    from engine.runtime.run_status import run_state
     from engine.views.compare import compare_runs
-    from engine.views.queries import resolve_run, run_state
+    from engine.views.queries import resolve_run
 
     overrides = {
         "max_pass_rate_drop": max_pass_rate_drop,
@@ -379,8 +382,8 @@ NOT_GREEN_NOTE = (
 
 def _own_verdict_not_green(log: Any, run_id: str) -> bool:
     """The candidate completed, yet is not green: say why no baseline will ever appear by itself."""
+    from engine.runtime.run_status import summarize
     from engine.views.history import history
-    from engine.views.queries import summarize
 
     summary = summarize(log, run_id)
     point = next((p for p in history(log, summary.experiment) if p.run_id == run_id), None)
@@ -427,11 +430,13 @@ def mark(
     store: StoreOpt = None,
 ) -> None:
     """Mark a run green or red: `engine compare last-green RUN` takes the newest green run."""
-    from engine.cli.history_cmd import mark_run
+    from engine.runtime.run_mark import mark_run
     from engine.views.queries import resolve_run
 
     with open_log(store, write=True) as log:
-        mark_run(log, resolve_run(log, run_id), verdict)
+        rid = resolve_run(log, run_id)
+        mark_run(log, rid, verdict, by=f"cli pid {os.getpid()}")
+    typer.echo(f"run {rid} marked {verdict}")
 
 
 @app.command()
@@ -469,7 +474,7 @@ def judge_audit(
     import trio
 
     from engine.cli.history_cmd import print_audit
-    from engine.views.judge_audit import judge_audit as audit
+    from engine.runtime.judge_audit import judge_audit as audit
     from engine.views.queries import resolve_run
 
     with open_log(store) as log:
@@ -512,8 +517,8 @@ def regrade(
     from engine.cli.render import print_report
     from engine.events.codec import to_json
     from engine.input.loader import load_graders
+    from engine.runtime.regrade import regrade_run
     from engine.views.queries import resolve_run
-    from engine.views.regrade import regrade_run
 
     specs, threshold = load_graders(graders)
     with open_log(store, write=True) as log:
@@ -528,9 +533,9 @@ def _label_round(run_id: str, name: str | None, store: Path | None, as_json: boo
 
     from engine.cli.render import print_report
     from engine.events.codec import to_json
-    from engine.views.label_round import label_round
-    from engine.views.labels import with_labels
+    from engine.runtime.label_round import label_round
     from engine.views.queries import resolve_run
+    from engine.views.report_labels import with_labels
 
     with open_log(store, write=True) as log:
         rid = resolve_run(log, run_id)

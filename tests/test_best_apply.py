@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 from engine.api import open_engine
-from engine.views.apply import apply_params
+from engine.input.config_edit import apply_params
 from engine.views.queries import best_variations
 from tests.test_tuning import peaked, tune_spec
 

@@ -18,12 +18,12 @@ from engine.errors import UserError
 from engine.events.graders import ContainsGraderSpec
 from engine.input.bundle_files import load_bundle
 from engine.runtime.bundle_import import import_bundle
+from engine.runtime.regrade import regrade_run
 from engine.store.bundle import MAGIC
 from engine.store.log import EventLog
 from engine.views.export import bundle as bundle_export
 from engine.views.export import export_run
 from engine.views.queries import replay_json, report_json
-from engine.views.regrade import regrade_run
 from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.test_pairwise import prefers_good
@@ -259,7 +259,7 @@ def test_a_running_run_is_not_exported(tmp_path: Path) -> None:
 
 async def test_labels_travel_with_the_run(tmp_path: Path) -> None:
     from engine.input.labels_file import LabelRow
-    from engine.views.labels import record_labels
+    from engine.runtime.label_record import record_labels
     from tests.label_runs import judged_run
 
     await judged_run(tmp_path / "src", "lab")

@@ -21,6 +21,7 @@ import msgspec
 from engine.errors import InputError
 from engine.events.report import VariantReport
 from engine.events.spec import GateSpec
+from engine.runtime.run_status import run_state
 from engine.store import stats
 from engine.store.contract import EventStore
 from engine.store.projections.cases import case_error_rates, case_values
@@ -38,7 +39,6 @@ from engine.views.compare_gates import (
     latency_ratio,
     relative,
 )
-from engine.views.queries import run_state
 from engine.views.run_history import earlier_figures
 
 

@@ -18,9 +18,9 @@ from starlette.routing import Route
 from engine.errors import InputError
 from engine.events.codec import to_builtins
 from engine.input.labels_file import LabelRow
+from engine.runtime.label_record import record_labels
 from engine.store.projections.label_agreement import label_agreement
 from engine.store.projections.labels import LabelState, load_labels
-from engine.views.labels import record_labels
 from engine.web.api import _known, in_thread, json_response
 from engine.web.context import WebContext
 from engine.web.html import q
