@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.store.projections.pairwise import binomial_two_sided, case_preference  # noqa: E402
+from engine.store.projections.pairwise_verdicts import binomial_two_sided, case_preference  # noqa: E402
 
 ALPHA = 0.05
 # (cases, repeats, case leans +- spread, overall shift of the candidate's win chance)

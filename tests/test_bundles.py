@@ -19,7 +19,7 @@ from engine.events.graders import ContainsGraderSpec
 from engine.input.bundle_files import load_bundle
 from engine.runtime.bundle_import import import_bundle
 from engine.runtime.regrade import regrade_run
-from engine.store.bundle import MAGIC
+from engine.store.bundle_format import MAGIC
 from engine.store.log import EventLog
 from engine.views.export import bundle as bundle_export
 from engine.views.export import export_run
@@ -215,7 +215,7 @@ def test_a_damaged_bundle_is_refused_and_leaves_nothing(tmp_path: Path, bundled:
 def test_every_single_byte_flip_is_refused(bundled: Path) -> None:
     import io
 
-    from engine.store.bundle import BundleError, read_bundle
+    from engine.store.bundle_format import BundleError, read_bundle
 
     data = bundled.read_bytes()
     for pos in range(0, len(data), max(1, len(data) // 200)):

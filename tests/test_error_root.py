@@ -13,7 +13,7 @@ from engine.cli.main import _exit_and_line
 from engine.errors import InputError, NotFoundError, RunBusyError, UserError
 from engine.events.codec import EventDecodeError
 from engine.events.errors import EngineError
-from engine.store.bundle import BundleError
+from engine.store.bundle_format import BundleError
 from engine.store.errors import (
     StoreDamagedError,
     StoreError,

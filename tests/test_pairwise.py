@@ -22,7 +22,7 @@ from engine.events.spec import CaseSpec
 from engine.runtime.plan import trial_seed
 from engine.store.log import EventLog
 from engine.store.projection import run_events
-from engine.store.projections.pairwise import binomial_two_sided, case_preference
+from engine.store.projections.pairwise_verdicts import binomial_two_sided, case_preference
 from tests.fakes.openai_server import open_fake_openai
 
 

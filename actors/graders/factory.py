@@ -30,7 +30,7 @@ def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grade
 def grader_specs(specs: list[GraderSpec]) -> list[GraderSpec]:
     """The graders that run per trial, in order: forbidden rules only veto, so with nothing else to
     score, the default check scores the output. A pairwise judge needs two trials' outputs: it runs
-    after the trials (engine.runtime.pairwise)."""
+    after the trials (engine.runtime.pairwise_round)."""
     specs = [s for s in specs if s.kind != "pairwise"]
     return [*DEFAULT_GRADERS, *specs] if all(s.kind == "forbidden" for s in specs) else list(specs)
 

@@ -14,7 +14,7 @@ import uuid
 
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.runtime.lease import holder_alive, me_now
+from engine.runtime.run_lease import holder_alive, me_now
 from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
 from engine.store.lease import LeaseHolder, release_lease, take_lease

@@ -26,7 +26,7 @@ from engine.store import stats
 from engine.store.contract import EventStore
 from engine.store.projections.cases import case_error_rates, case_values
 from engine.store.projections.comparisons import compare_cases
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass
 from engine.store.run_spread import margin

@@ -10,7 +10,7 @@ from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
 from engine.store.projection import run_events, run_events_from
 from engine.store.projections.best import BestVariation, evolve_best
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 
 
 def resolve_run(log: EventStore, run_id: str | None) -> str:

@@ -25,7 +25,7 @@ from engine.web.context import WebContext, defined
 from engine.web.data import RunView
 from engine.web.matrix import matrix
 from engine.web.progress import progress
-from engine.web.trials import TrialFilter, trials_page
+from engine.web.trials_api import TrialFilter, trials_page
 
 
 def json_response(data: object) -> Response:

@@ -19,7 +19,7 @@ from engine.events.spec import CaseSpec, ExperimentSpec, VariantSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.workers import Workers
-from engine.store.projections.race import race_values
+from engine.store.projections.race_report import race_values
 from engine.store.race import decide_round, race_threshold
 
 

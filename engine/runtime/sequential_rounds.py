@@ -16,7 +16,7 @@ from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.workers import Workers
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 from engine.store.sequential import look_decision, look_level
 
 
