@@ -63,7 +63,7 @@ def test_early_exit_mean_score_is_unbiased_and_marked() -> None:
     state = _fold(case_pass, 3, early_exit=True, seed=7)
     report = build_report(state)
     v = report.variants[0]
-    ran = case_values(state, "v", [f"c{i:03d}" for i in range(400)], "mean")  # the old figure
+    ran = case_values(state, "v", [f"c{i:03d}" for i in range(400)], "mean")  # the naive figure
     old = float(sum(ran.values())) / len(ran)
     assert v.mean_score is not None and v.ci95 is not None
     assert abs(v.mean_score - 0.2) < 0.06 and v.ci95[0] < 0.2 < v.ci95[1]
