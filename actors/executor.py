@@ -96,7 +96,7 @@ def failure(job: TrialJob, exc: TargetError, latency_ms: float) -> k.TrialFailed
     return k.TrialFailed(
         run_id=job.request.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
         error_kind=exc.kind, message=redact(exc.message)[:2000], attempts=exc.attempts, latency_ms=latency_ms,
-        error_class=exc.error_class, exit_code=exc.exit_code,
+        error_class=exc.error_class, exit_code=exc.agent_exit_code,
     )  # fmt: skip
 
 

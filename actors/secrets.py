@@ -44,13 +44,3 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, MASK)
     return text
-
-
-def redact_bytes(data: bytes) -> bytes:
-    if not _ordered or not data:
-        return data
-    for secret in _ordered:
-        raw = secret.encode()
-        if raw in data:
-            data = data.replace(raw, MASK.encode())
-    return data

@@ -11,8 +11,9 @@ import typer
 
 
 @contextmanager
-def run_source(store: Path | None, run_id: str | None) -> Iterator[tuple[Any, str]]:
-    """(store, run id) for a command given a run id, or a bundle file in its place."""
+def run_source(store: Path, run_id: str | None) -> Iterator[tuple[Any, str]]:
+    """(store, run id) for a command given a run id, or a bundle file in its place; the store at
+    `store` is opened read-only."""
     from engine.input.bundle_files import SUFFIX, looks_like_bundle
 
     if run_id is not None and run_id.endswith(SUFFIX):  # a bundle's name: it must be there
@@ -24,10 +25,10 @@ def run_source(store: Path | None, run_id: str | None) -> Iterator[tuple[Any, st
 
         yield open_bundle_store(run_id)
         return
-    from engine.cli.main import open_log
+    from engine.cli.store_open import open_store
     from engine.views.queries import resolve_run
 
-    with open_log(store) as log:
+    with open_store(store, write=False) as log:
         yield log, resolve_run(log, run_id)
 
 

@@ -1,14 +1,12 @@
-"""`engine history`, `engine mark` and `engine judge-audit`: runs over time, green runs, judge stability."""
+"""`engine history` and `engine judge-audit`: runs over time and which are green, judge stability."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import Any
 
 import msgspec
-import typer
 
 from engine.errors import InputError
 
@@ -53,17 +51,6 @@ def _last_green(points: list[Any]) -> str:
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
-
-
-def mark_run(log: Any, run_id: str, mark: str) -> None:
-    from engine.events import kinds as k
-    from engine.store.writes import append_events
-
-    if mark not in ("green", "red"):
-        raise InputError("engine mark", "MARK", f"expected green or red, got {mark!r}")
-    event = k.RunMarked(run_id=run_id, ts=time.time(), mark=mark, by=f"cli pid {os.getpid()}")  # type: ignore[arg-type]
-    append_events(log, [event])
-    typer.echo(f"run {run_id} marked {mark}")
 
 
 def print_audit(audit: Any, as_json: bool) -> None:

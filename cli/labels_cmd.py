@@ -14,7 +14,7 @@ def label_command(
     log: Any, run_id: str, trial: list[str], from_file: Path | None, note: str, score: float | None, by: str
 ) -> None:
     from engine.input.labels_file import read_label_rows
-    from engine.views.labels import record_labels
+    from engine.runtime.label_record import record_labels
 
     if from_file is not None:
         if trial:

@@ -115,7 +115,7 @@ def replay(
     from engine.cli.render import print_report
     from engine.views.queries import replay_json
 
-    with run_source(store, run_id) as (log, rid):
+    with run_source(store_path(store), run_id) as (log, rid):
         data = replay_json(log, rid)
     print_report(data, as_json)
 
@@ -157,7 +157,7 @@ def report(
         raise InputError("engine report", "--format", f"expected one of {', '.join(REPORT_FORMATS.names())}")
     from engine.cli.bundle_cmd import run_source
 
-    with run_source(store, run_id) as (log, rid):
+    with run_source(store_path(store), run_id) as (log, rid):
         data = report_json(log, rid, grading)
     fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
     if as_json or fmt == "json":  # the stored bytes themselves: replay reproduces them exactly
@@ -181,7 +181,7 @@ def report(
 def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """List runs in the store."""
     from engine.cli.render import print_runs
-    from engine.views.queries import list_runs
+    from engine.runtime.run_status import list_runs
 
     with open_log(store) as log:
         print_runs(list_runs(log), as_json)
@@ -197,8 +197,9 @@ def status(
     import time
 
     from engine.cli.render import print_status
+    from engine.runtime.run_status import run_state, summarize
     from engine.store.projections.status import status_view
-    from engine.views.queries import resolve_run, run_state, summarize
+    from engine.views.queries import resolve_run
 
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
@@ -216,7 +217,8 @@ def cancel(
     """Stop a run and keep its partial results: a live run (in any process) is asked to stop; a run
     whose process is gone is marked cancelled at once."""
     from engine.runtime.cancel import STOPPABLE, cancel_run
-    from engine.views.queries import resolve_run, summarize
+    from engine.runtime.run_status import summarize
+    from engine.views.queries import resolve_run
 
     with open_log(store, write=True) as log:
         rid = resolve_run(log, run_id)
@@ -318,8 +320,9 @@ def compare(
     import msgspec
 
     from engine.cli.compare_cmd import print_comparison
+    from engine.runtime.run_status import run_state
     from engine.views.compare import compare_runs
-    from engine.views.queries import resolve_run, run_state
+    from engine.views.queries import resolve_run
 
     overrides = {
         "max_pass_rate_drop": max_pass_rate_drop,
@@ -379,8 +382,8 @@ NOT_GREEN_NOTE = (
 
 def _own_verdict_not_green(log: Any, run_id: str) -> bool:
     """The candidate completed, yet is not green: say why no baseline will ever appear by itself."""
+    from engine.runtime.run_status import summarize
     from engine.views.history import history
-    from engine.views.queries import summarize
 
     summary = summarize(log, run_id)
     point = next((p for p in history(log, summary.experiment) if p.run_id == run_id), None)
@@ -427,11 +430,13 @@ def mark(
     store: StoreOpt = None,
 ) -> None:
     """Mark a run green or red: `engine compare last-green RUN` takes the newest green run."""
-    from engine.cli.history_cmd import mark_run
+    from engine.runtime.run_mark import mark_run
     from engine.views.queries import resolve_run
 
     with open_log(store, write=True) as log:
-        mark_run(log, resolve_run(log, run_id), verdict)
+        rid = resolve_run(log, run_id)
+        mark_run(log, rid, verdict, by=f"cli pid {os.getpid()}")
+    typer.echo(f"run {rid} marked {verdict}")
 
 
 @app.command()
@@ -469,7 +474,7 @@ def judge_audit(
     import trio
 
     from engine.cli.history_cmd import print_audit
-    from engine.views.judge_audit import judge_audit as audit
+    from engine.runtime.judge_audit import judge_audit as audit
     from engine.views.queries import resolve_run
 
     with open_log(store) as log:
@@ -512,8 +517,8 @@ def regrade(
     from engine.cli.render import print_report
     from engine.events.codec import to_json
     from engine.input.loader import load_graders
+    from engine.runtime.regrade import regrade_run
     from engine.views.queries import resolve_run
-    from engine.views.regrade import regrade_run
 
     specs, threshold = load_graders(graders)
     with open_log(store, write=True) as log:
@@ -528,9 +533,9 @@ def _label_round(run_id: str, name: str | None, store: Path | None, as_json: boo
 
     from engine.cli.render import print_report
     from engine.events.codec import to_json
-    from engine.views.label_round import label_round
-    from engine.views.labels import with_labels
+    from engine.runtime.label_round import label_round
     from engine.views.queries import resolve_run
+    from engine.views.report_labels import with_labels
 
     with open_log(store, write=True) as log:
         rid = resolve_run(log, run_id)
@@ -683,7 +688,6 @@ def serve(
 def main() -> None:
     """Console entry point: every error is one `error: ...` line, user errors exit 2, no traceback."""
     from engine.cli.usage import click_exceptions, usage_line
-    from engine.errors import exit_for
 
     _plain_input_warnings()
     click = click_exceptions()
@@ -699,13 +703,28 @@ def main() -> None:
         print("error: aborted", file=sys.stderr)
         sys.exit(1)
     except Exception as exc:
-        found = exit_for(exc)
+        found = _exit_and_line(exc)
         if found is None:
             raise
         code, line = found
         print(f"error: {line}", file=sys.stderr)
         sys.exit(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _exit_and_line(exc: Exception) -> tuple[int, str] | None:
+    """An engine error says its own exit code; an I/O failure (a full disk: what was committed
+    stays, and the run resumes) exits 1; anything else (None) is a bug, shown with its traceback."""
+    from engine.errors import find_error
+    from engine.events.errors import EngineError
+
+    found = find_error(exc, EngineError)
+    if isinstance(found, EngineError):
+        return found.exit_code, str(found)
+    io_error = find_error(exc, OSError)
+    if io_error is not None:
+        return 1, f"I/O error: {io_error}"
+    return None
 
 
 def _variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | None:

@@ -38,11 +38,6 @@ def _role(r: dict[str, Any], name: str) -> str:
     return "winner" if name == r["winner"] else "baseline" if name == r["baseline"] else "other"
 
 
-def _tags(r: dict[str, Any], name: str) -> str:
-    tags = [t for t, on in (("baseline", name == r["baseline"]), ("winner", name == r["winner"])) if on]
-    return "".join(f'<span class="tag">{t}</span>' for t in tags)
-
-
 def _domain(r: dict[str, Any]) -> tuple[float, float]:
     """[0, 1] for the usual scores; wider only when a score itself is outside (whiskers are clipped)."""
     scores = [v["strategy_score"] for v in r["variants"] if v["strategy_score"] is not None]

@@ -174,7 +174,7 @@ async def _stop_on_signals(
 
 async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, notes: list[str]) -> None:
     """The progress display; `notes` go to stderr as the run starts, before its first trial."""
-    from engine.cli.progress import RunProgress, progress_bar
+    from engine.cli.progress_bar import RunProgress, progress_bar
     from engine.cli.wrap import fold
 
     show = not quiet and sys.stderr.isatty()

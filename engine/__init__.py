@@ -12,17 +12,7 @@ engine.store (the log and projections), engine.actors, engine (loading, runtime,
 from __future__ import annotations
 
 import importlib
-import os as _os
 from typing import TYPE_CHECKING, Any
-
-# In a source checkout the other layers sit beside this folder (events/, store/, actors/, cli/); an
-# installed engine has them inside it. Either way they import as engine.events, engine.store, ...
-_here = _os.path.dirname(__file__)
-_checkout = _os.path.dirname(_here)
-if not _os.path.isdir(_os.path.join(_here, "events")) and _os.path.isfile(
-    _os.path.join(_checkout, "events", "kinds.py")
-):
-    __path__.append(_checkout)  # noqa: F821 - the package's own search path
 
 _EXPORTS = {
     "open_engine": "engine.api",
@@ -34,6 +24,7 @@ _EXPORTS = {
     # hosts that are not Trio programs: a blocking call, and a Trio guest inside asyncio
     "run_experiment": "engine.hosts",
     "open_engine_asyncio": "engine.hosts",
+    "EngineError": "engine.events.errors",
     "InputError": "engine.errors",
     "UserError": "engine.errors",
     "TargetRequest": "engine.actors.targets.base",
@@ -52,6 +43,7 @@ _EXPORTS = {
 
 __all__ = [
     "Engine",
+    "EngineError",
     "Event",
     "ExperimentSpec",
     "InputError",
@@ -77,6 +69,7 @@ if TYPE_CHECKING:
     from engine.actors.targets.base import TargetRequest, TargetResponse
     from engine.api import Engine, RunHandle, load_experiment, new_run_id, open_engine, spec_from_dict
     from engine.errors import InputError, UserError
+    from engine.events.errors import EngineError
     from engine.events.kinds import Event, RunCompleted, TrialCompleted, TrialFailed, TrialGraded
     from engine.events.report import RunReport
     from engine.events.spec import ExperimentSpec

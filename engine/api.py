@@ -25,10 +25,11 @@ from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
 from engine.input.loader import load_experiment, spec_from_raw
 from engine.runtime.cancel import cancel_run
+from engine.runtime.run_status import list_runs
 from engine.runtime.runner import RunControl, RunRequest, execute_run
 from engine.store.contract import EventStore
 from engine.store.log import EventLog
-from engine.views.queries import list_runs, replay_json, resolve_run
+from engine.views.queries import replay_json, resolve_run
 
 __all__ = [
     "InputError",

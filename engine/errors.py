@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from engine.events.errors import EngineError
 
-class UserError(Exception):
+
+class UserError(EngineError):
     """Anything the user can fix: the CLI prints one line and exits 2 (or the class's exit_code)."""
-
-    exit_code = 2
 
 
 class InputError(UserError):
@@ -56,22 +56,3 @@ def find_error(exc: BaseException, kinds: type | tuple[type, ...]) -> BaseExcept
                 return found
     return None
 
-
-def exit_for(exc: BaseException) -> tuple[int, str] | None:
-    """(exit code, one line) for an error the CLI reports without a traceback, else None.
-
-    2: bad input, or a store that cannot be used as asked (damaged, read-only, a newer format);
-    1: an I/O failure (a full disk: what was committed stays, and the run resumes).
-    """
-    from engine.store.errors import StoreError, StoreWriteError
-
-    user = user_error(exc)
-    if user is not None:
-        return user.exit_code, str(user)
-    found = find_error(exc, StoreError)
-    if found is not None:
-        return (1 if isinstance(found, StoreWriteError) else 2), str(found)
-    io_error = find_error(exc, OSError)
-    if io_error is not None:
-        return 1, f"I/O error: {io_error}"
-    return None

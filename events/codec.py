@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from engine.events.errors import EngineError
 from engine.events.kinds import EVENT_TYPES, AnyEvent, Event, tag_of
 
 _encoder = msgspec.msgpack.Encoder()
@@ -21,8 +22,8 @@ _json_encoder = msgspec.json.Encoder(order="deterministic")
 _TYPE_BY_TAG: dict[str, type[Event]] = {tag_of(t): t for t in EVENT_TYPES}
 
 
-class EventDecodeError(ValueError):
-    """A stored event that no known version or upcaster can read."""
+class EventDecodeError(EngineError, ValueError):
+    """A stored event that no known version or upcaster can read: damage to the user's store (exit 2)."""
 
 
 def current_versions() -> dict[str, int]:

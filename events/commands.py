@@ -13,8 +13,3 @@ import shlex
 def engine_command(*args: str) -> str:
     """`engine ARG...`, each argument shell-quoted (a path with a space, a glob, `temperature=0.2`)."""
     return " ".join(shlex.quote(part) for part in ("engine", *args))
-
-
-def with_store(args: tuple[str, ...], store: str | None) -> tuple[str, ...]:
-    """The arguments plus `--store STORE` when the command must find a store other than the default."""
-    return (*args, "--store", store) if store else args

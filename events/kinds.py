@@ -315,8 +315,6 @@ class RegradeStarted(Event, tag="regrade.started"):
     UPCASTERS: ClassVar[dict[int, Upcaster]] = {1: upcasts.tagged_graders}
 
 
-TrialEvent = TrialStarted | TrialCompleted | TrialFailed | TrialGraded | TrialSkipped
-
 AnyEvent = (
     ExperimentDefined
     | RunStarted

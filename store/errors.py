@@ -1,14 +1,16 @@
 """What can go wrong with the store itself, as errors the CLI turns into one line and an exit code.
 
-They live in the store layer (the engine's `UserError` is a layer above); `engine.errors` maps them.
+Each carries its exit code (engine.events.errors): a store that cannot be used as asked is the user's
+to fix (2); a write the disk refused is the machine's (1).
 """
 
 from __future__ import annotations
 
 from engine.events.commands import engine_command
+from engine.events.errors import EngineError
 
 
-class StoreError(Exception):
+class StoreError(EngineError):
     """A store that cannot be used as asked: exit code 2, one line."""
 
 
@@ -29,6 +31,7 @@ class StoreWriteError(StoreError):
     Nothing of the failed batch was written; what was committed before stays, and the run resumes.
     """
 
+    exit_code = 1
     what = "write failed"
 
     def __init__(self, run_id: str, committed: int, cause: str) -> None:

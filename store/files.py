@@ -6,7 +6,7 @@ Read with plain file I/O and bounds checks, so nothing here can fault:
 - both meta pages carry LMDB's magic and data version;
 - the file holds every page up to the last page the newest meta records;
 - every page of every B-tree (the main one and each named database) has the page number and kind
-  its parent says (see `store.pages`).
+  its parent says (see `store.lmdb_pages`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from engine.store.errors import StoreDamagedError
-from engine.store.pages import walk_trees
+from engine.store.lmdb_pages import walk_trees
 
 MAGIC = 0xBEEFC0DE
 DATA_VERSION = 1

@@ -2,7 +2,7 @@
 
 Only the common case is decided here: a plain record (flags 0) whose node, key and value lie inside
 its page. A page with anything else (a large value in overflow pages, a bad offset) is handed back
-for the detailed check in `store.pages`; records are gathered across a chunk of pages at a time.
+for the detailed check in `store.lmdb_pages`; records are gathered across a chunk of pages at a time.
 """
 
 from __future__ import annotations

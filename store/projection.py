@@ -36,11 +36,6 @@ def run_events_from(log: EventStore, run_id: str, from_seq: int, tags: set[str])
         yield decode_stored(log, seq, data)
 
 
-def all_events(log: EventStore, from_seq: int = 1) -> Iterator[tuple[int, AnyEvent]]:
-    for seq, data in log.read(from_seq):
-        yield seq, decode_stored(log, seq, data)
-
-
 OnUnusable = Callable[[S, int, str], None]
 # what a stored event that decodes but cannot be folded raises (a NaN where a number must be, a
 # value out of range): the fold records it and goes on, so one bad event never makes a run unreadable

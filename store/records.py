@@ -22,13 +22,15 @@ from collections.abc import Iterator
 
 from google_crc32c import value as crc32c
 
+from engine.events.errors import EngineError
+
 RESIDUE = 0x48674BC7  # crc32c(data + crc32c(data) as 4 little-endian bytes), for any data
 TRAILER = 4
 CHECKED_FROM_KEY = b"checked_from"
 
 
-class RecordDamaged(Exception):
-    """A stored record that is not what was written (the log turns it into StoreDamagedError)."""
+class RecordDamaged(EngineError):
+    """A stored record that is not what was written (the log turns it into StoreDamagedError, exit 2)."""
 
 
 def seal(payload: bytes) -> bytes:

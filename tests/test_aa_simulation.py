@@ -99,7 +99,7 @@ def test_the_pass_rate_interval_covers_the_population_rate() -> None:
 
 
 def test_same_power_as_a_paired_t_test_on_many_cases() -> None:
-    # 50 heterogeneous cases x 3 repeats, +0.1: the old rank test kept zeros in the ranking and lost power
+    # 50 heterogeneous cases x 3 repeats, +0.1: a rank test that keeps zeros in the ranking loses power
     rng = np.random.default_rng(10)
     ours = reference = 0
     for i in range(300):

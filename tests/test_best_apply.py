@@ -6,8 +6,8 @@ import tomllib
 from pathlib import Path
 
 from engine.api import open_engine
+from engine.input.config_edit import apply_params
 from engine.store.projections.best import best_variations
-from engine.views.apply import apply_params
 from tests.test_tuning import peaked, tune_spec
 
 

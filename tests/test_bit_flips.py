@@ -20,8 +20,8 @@ import pytest
 from engine.store.blobs import read_blob
 from engine.store.errors import StoreError
 from engine.store.files import tree_pages
+from engine.store.guard import decode_stored
 from engine.store.log import EventLog
-from engine.store.projection import all_events
 from engine.store.verify import blob_refs
 from tests.conftest import run_engine
 from tests.test_store_damage import EXPERIMENT
@@ -36,7 +36,7 @@ def everything_read(store: Path) -> Any:
         with EventLog(store, readonly=True) as log:
             runs = log.run_ids()
             events = list(log.read())
-            decoded = [event for _, event in all_events(log)]
+            decoded = [decode_stored(log, seq, data) for seq, data in events]
             blobs = {ref: read_blob(log, ref) for event in decoded for ref in blob_refs(event)}
             per_run = {run: (log.run_index(run), list(log.read_run(run))) for run in runs}
             return runs, log.last_seq(), events, blobs, per_run

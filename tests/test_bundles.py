@@ -18,12 +18,12 @@ from engine.errors import UserError
 from engine.events.graders import ContainsGraderSpec
 from engine.input.bundle_files import load_bundle
 from engine.runtime.bundle_import import import_bundle
-from engine.store.bundle import MAGIC
+from engine.runtime.regrade import regrade_run
+from engine.store.bundle_format import MAGIC
 from engine.store.log import EventLog
 from engine.views.export import bundle as bundle_export
 from engine.views.export import export_run
 from engine.views.queries import replay_json, report_json
-from engine.views.regrade import regrade_run
 from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.test_pairwise import prefers_good
@@ -215,7 +215,7 @@ def test_a_damaged_bundle_is_refused_and_leaves_nothing(tmp_path: Path, bundled:
 def test_every_single_byte_flip_is_refused(bundled: Path) -> None:
     import io
 
-    from engine.store.bundle import BundleError, read_bundle
+    from engine.store.bundle_format import BundleError, read_bundle
 
     data = bundled.read_bytes()
     for pos in range(0, len(data), max(1, len(data) // 200)):
@@ -259,7 +259,7 @@ def test_a_running_run_is_not_exported(tmp_path: Path) -> None:
 
 async def test_labels_travel_with_the_run(tmp_path: Path) -> None:
     from engine.input.labels_file import LabelRow
-    from engine.views.labels import record_labels
+    from engine.runtime.label_record import record_labels
     from tests.label_runs import judged_run
 
     await judged_run(tmp_path / "src", "lab")

@@ -68,7 +68,7 @@ def _single(bundle: object) -> tuple[object, str]:
 
 
 def log_spec_gate(log: EventLog) -> object:
-    from engine.views.queries import run_state
+    from engine.runtime.run_status import run_state
 
     spec = run_state(log, "cand").spec
     assert spec is not None

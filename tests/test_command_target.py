@@ -135,7 +135,7 @@ async def test_nonzero_exit_is_an_agent_exit_error_with_its_stderr():
     with pytest.raises(TargetError) as caught:
         await target("echo partial answer; echo crashed >&2; exit 3").call(make_request())
     error = caught.value
-    assert (error.error_class, error.exit_code, error.retryable) == ("agent_exit", 3, False)
+    assert (error.error_class, error.agent_exit_code, error.retryable) == ("agent_exit", 3, False)
     assert "exited with 3" in error.message and "crashed" in error.message
 
 

@@ -17,7 +17,7 @@ from engine.events import kinds as k
 from engine.events.codec import to_json
 from engine.events.spec import CaseSpec, ExperimentSpec, RepeatSpec, VariantSpec
 from engine.store.projections.cases import case_values
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState, evolve
 
 
@@ -63,7 +63,7 @@ def test_early_exit_mean_score_is_unbiased_and_marked() -> None:
     state = _fold(case_pass, 3, early_exit=True, seed=7)
     report = build_report(state)
     v = report.variants[0]
-    ran = case_values(state, "v", [f"c{i:03d}" for i in range(400)], "mean")  # the old figure
+    ran = case_values(state, "v", [f"c{i:03d}" for i in range(400)], "mean")  # the naive figure
     old = float(sum(ran.values())) / len(ran)
     assert v.mean_score is not None and v.ci95 is not None
     assert abs(v.mean_score - 0.2) < 0.06 and v.ci95[0] < 0.2 < v.ci95[1]

@@ -115,7 +115,7 @@ async def test_wall_time_budget_with_virtual_clock(autojump_clock: trio.abc.Cloc
 
 
 async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path: Path) -> None:
-    from engine.views.regrade import regrade_run
+    from engine.runtime.regrade import regrade_run
 
     calls = 0
 

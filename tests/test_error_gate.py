@@ -13,7 +13,7 @@ import trio
 from engine.api import open_engine, spec_from_dict
 from engine.cli import report_view as view
 from engine.events.spec import GateSpec
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
 from engine.views.compare import compare_runs, compare_states
 from engine.views.compare_gates import MetricDelta

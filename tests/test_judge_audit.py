@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import open_engine, spec_from_dict
-from engine.views.judge_audit import judge_audit
+from engine.runtime.judge_audit import judge_audit
 from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.test_cli_run import experiment

@@ -5,7 +5,7 @@ once, and the report equals the clean run's.
 Event-driven, like tests/test_cli_lifecycle.py: the subject and the judge are two fake servers in
 this test's Trio loop. The judge's gate is held, so the engine is killed while a grade (or a
 pairwise verdict) it asked for is outstanding: outputs completed before the kill wait for their
-grade, which is the resume path where pass_at_k used to run a repeat twice.
+grade: the resume path, where pass_at_k must not run a repeat a second time.
 """
 
 from __future__ import annotations

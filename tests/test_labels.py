@@ -122,8 +122,8 @@ def test_kappa_and_its_interval_match_an_independent_computation() -> None:
 async def test_every_report_format_and_the_judge_audit_show_the_labels(tmp_path: Path) -> None:
     from engine.api import open_engine
     from engine.input.labels_file import LabelRow
-    from engine.views.judge_audit import judge_audit
-    from engine.views.labels import record_labels
+    from engine.runtime.judge_audit import judge_audit
+    from engine.runtime.label_record import record_labels
     from tests.fakes.openai_server import open_fake_openai
     from tests.label_runs import judge_by_case, judged_spec
 
@@ -160,9 +160,9 @@ async def test_labels_survive_a_regrade_and_make_a_ground_truth_round(tmp_path: 
     from engine.api import open_engine
     from engine.events.graders import JudgeGraderSpec
     from engine.input.labels_file import LabelRow
-    from engine.views.labels import record_labels
+    from engine.runtime.label_record import record_labels
+    from engine.runtime.regrade import regrade_run
     from engine.views.queries import report_json
-    from engine.views.regrade import regrade_run
     from tests.fakes.openai_server import open_fake_openai
     from tests.label_runs import judge_by_case, judged_spec
 

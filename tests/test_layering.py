@@ -5,8 +5,26 @@ The repository's top-level folders install as `engine.events`, `engine.stats`, `
 left only; `events` (the vocabulary) imports none of the others and does no I/O; `stats` (pure
 statistics) imports only the vocabulary and does no I/O either; nothing imports the folders by their
 bare names (`store`, `cli`...), which a host application may use for packages of its own.
+
+Inside `engine/` the parts are layered the same way (ENGINE_PARTS):
+errors <- input <- runtime <- views <- presentation <- web <- embedding.
+- errors: engine/errors.py, the user errors every part raises (their root, EngineError, is in the
+  vocabulary, engine.events.errors, so that the layers below engine derive theirs from it too);
+- input: experiment files and flags in, a checked spec out;
+- runtime: a run's lifetime, and the commands that write to a stored run (cancel, regrade, label
+  rounds, labels, marks) or call its judge again (judge-audit);
+- views: read the log and answer (queries, compare, history, export, promote), writing no events;
+- presentation: reports rendered for people;
+- web: the served view;
+- embedding: engine/__init__.py, engine/api.py and engine/hosts.py, the surface a host application
+  calls (open_engine and its hosts), which ties loading, running and reading together.
+
+No module takes part in an import cycle, anywhere in the tree.
+
 Imports are read with `ast`, so imports inside functions, `if TYPE_CHECKING:` blocks, relative
-imports and `importlib.import_module("...")` with a literal name all count.
+imports and `importlib.import_module("...")` with a literal name all count, for the layers and for
+cycles alike: an import deferred into a function still means each module needs the other, and only
+moves the failure of a broken arrow from import time to run time.
 """
 
 from __future__ import annotations
@@ -41,6 +59,8 @@ IO_MODULES = {
 EVENTS_THIRD_PARTY = {"msgspec"}  # besides the standard library, the vocabulary needs msgspec only
 # the statistics compute with numpy/scipy and read latency histograms (hdrh), on top of the vocabulary
 STATS_THIRD_PARTY = EVENTS_THIRD_PARTY | {"numpy", "scipy", "hdrh"}
+ENGINE_PARTS = ["errors", "input", "runtime", "views", "presentation", "web", "embedding"]
+EMBEDDING = {"engine", "engine.api", "engine.hosts"}
 
 
 def module_name(path: Path) -> str:
@@ -58,8 +78,20 @@ def layer(name: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[1] in LAYERS[:-2] + ["cli"] else "engine"
 
 
-def imported_modules(source: str, module: str, is_package: bool = False) -> set[str]:
-    """Absolute dotted names of everything `source` (the text of `module`) imports."""
+def engine_part(name: str) -> str:
+    """The part of the engine layer that one of its modules belongs to (see ENGINE_PARTS)."""
+    if name in EMBEDDING:
+        return "embedding"
+    part = name.split(".")[1]
+    assert part in ENGINE_PARTS, f"{name}: a new part of engine: give it its place in ENGINE_PARTS"
+    return part
+
+
+def imported_modules(
+    source: str, module: str, is_package: bool = False, modules: set[str] | None = None
+) -> set[str]:
+    """Absolute dotted names of everything `source` (the text of `module`) imports. Given the names of
+    the `modules` that exist, `from a import b` is a.b when that is one of them (b is a module), else a."""
     tree = ast.parse(source)
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
@@ -75,7 +107,11 @@ def imported_modules(source: str, module: str, is_package: bool = False) -> set[
                 name = f"{prefix}.{node.module}" if node.module else prefix
             else:
                 name = node.module or ""
-            found.add(name)
+            if modules is None:
+                found.add(name)
+            else:
+                named = (f"{name}.{alias.name}" for alias in node.names)
+                found.update(n if n in modules else name for n in named)
         elif (
             isinstance(node, ast.Call)
             and node.args
@@ -226,3 +262,81 @@ def test_the_statistics_import_without_the_store_and_load_numpy_only_when_comput
     loaded = set(done.stdout.split())
     assert {"engine.stats", "engine.events", "hdrh"} <= loaded
     assert not loaded & {"lmdb", "trio", "httpx", "numpy", "scipy", "engine.store", "engine.actors"}
+
+
+def test_inside_engine_each_part_imports_only_itself_and_parts_to_its_left() -> None:
+    problems = []
+    for path in package_files("engine"):
+        part = engine_part(module_name(path))
+        allowed = set(ENGINE_PARTS[: ENGINE_PARTS.index(part) + 1])
+        names = {n for n in imports_of(path) if layer(n) == "engine"}
+        bad = sorted(n for n in names if engine_part(n) not in allowed)
+        if bad:
+            problems.append(f"{path.relative_to(ROOT)} ({part}) imports {bad}")
+    assert not problems, "\n".join(problems)
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Each of engine's modules -> the modules of engine it imports. `from a import b` is an arrow to
+    a.b when b is a module, else to a; the parent packages Python runs first are not arrows (a
+    package's __init__ that imports its own modules is not a cycle)."""
+    paths = {module_name(p): p for package in LAYERS for p in package_files(package)}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        source = path.read_text(encoding="utf-8")
+        found = imported_modules(source, module, path.name == "__init__.py", set(paths))
+        graph[module] = {n for n in found if n in paths and n != module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_the_cycle_finder_finds_a_cycle_and_only_cycles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"a", "f"}, "f": {"e"}}
+    assert cycles(graph) == [["a", "b", "c"], ["e", "f"]]
+    source = "from engine.web import app, serve_app\nfrom . import log\nimport engine.store.blobs\n"
+    modules = {"engine.web", "engine.web.app", "engine.store", "engine.store.log", "engine.store.blobs"}
+    assert imported_modules(source, "engine.store.x", modules=modules) == {
+        "engine.web.app",
+        "engine.web",  # serve_app is a name in engine/web/__init__.py
+        "engine.store.log",
+        "engine.store.blobs",
+    }
+
+
+def test_no_module_takes_part_in_an_import_cycle() -> None:
+    graph = module_graph()
+    assert len(graph) > 200 and graph["engine.cli.main"]  # the whole tree, with its arrows
+    found = cycles(graph)
+    shown = ["; ".join(f"{m} -> {sorted(graph[m] & set(c))}" for m in c) for c in found]
+    assert not found, "\n".join(shown)

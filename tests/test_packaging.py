@@ -99,3 +99,27 @@ def test_the_embedding_example_needs_no_deep_import() -> None:
     source = (ROOT / "examples" / "embed.py").read_text()
     imports = [line for line in source.splitlines() if line.startswith(("from engine", "import engine"))]
     assert imports == ["from engine import TargetRequest, TrialGraded, open_engine, spec_from_dict"]
+
+
+CHECKOUT_IMPORTS = """
+import importlib, sys
+import engine.api, engine.events.kinds, engine.store.log, engine.actors.scheduler, engine.cli.main
+print(engine.__file__, engine.events.__file__, engine.cli.__file__)
+for name in ("engine.engine", "engine.engine.api", "engine.tests", "engine.tests.conftest"):
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError:
+        continue
+    sys.exit(f"{name} imports")
+"""
+
+
+def test_from_the_checkout_each_layer_imports_once_and_nothing_else_joins_the_namespace() -> None:
+    """Run from the repository root (its `engine/` folder first on sys.path), the editable install maps
+    each layer's folder: `engine.engine` (a second copy of every module) and `engine.tests` do not exist."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHECKOUT_IMPORTS], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    where = [Path(p).parent for p in done.stdout.split()]
+    assert where == [ROOT / "engine", ROOT / "events", ROOT / "cli"]

@@ -14,7 +14,7 @@ from engine.events import kinds as k
 from engine.events.codec import to_json
 from engine.events.spec import CaseSpec, ExperimentSpec, RepeatSpec, VariantSpec
 from engine.store.projection import fold
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState, evolve
 
 RUN = "r"

@@ -15,7 +15,7 @@ from engine.events.spec import (
 )
 from engine.stats import inference as stats
 from engine.store.projection import fold
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState, VariantTotals, evolve
 from engine.store.projections.variant_report import latency
 

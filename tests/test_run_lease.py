@@ -13,7 +13,7 @@ from pathlib import Path
 import msgspec
 import trio
 
-from engine.runtime.lease import STALE_AFTER_S, holder_alive
+from engine.runtime.run_lease import STALE_AFTER_S, holder_alive
 from engine.store.lease import LeaseHolder, lease_key, take_lease
 from engine.store.log import EventLog
 from engine.store.memory import MemoryStore

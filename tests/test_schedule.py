@@ -12,9 +12,9 @@ from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.input.validate import check_cron
+from engine.runtime.run_status import list_runs
 from engine.runtime.schedule import ScheduleControl, run_on_schedule
 from engine.store.memory import MemoryStore
-from engine.views.queries import list_runs
 
 EPOCH = 1_800_000_000.0  # a fixed wall-clock origin for the virtual clock
 

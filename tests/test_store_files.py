@@ -1,4 +1,4 @@
-"""The file checks done before LMDB maps a store (store/files.py, pages.py, leaves.py), on real
+"""The file checks done before LMDB maps a store (store/files.py, lmdb_pages.py, leaves.py), on real
 LMDB files: both the per-page and the bulk (numpy) record checks, large values in overflow pages,
 a store another process is creating, and a walk while a writer commits."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import pages
+from engine.store import lmdb_pages
 from engine.store.blobs import pack_blob
 from engine.store.errors import StoreDamagedError
 from engine.store.files import check_data_file, tree_pages
@@ -37,7 +37,7 @@ def first_record(path: Path, database: str) -> tuple[int, int]:
     for page in trees[database][len(trees[database]) // 2 :]:
         offset = page * page_size
         flags, lower = struct.unpack_from("<HH", data, offset + 10)
-        if flags & pages.P_LEAF and lower > pages.PAGE_HEADER:
+        if flags & lmdb_pages.P_LEAF and lower > lmdb_pages.PAGE_HEADER:
             return offset + struct.unpack_from("<H", data, offset + 16)[0], page_size
     raise AssertionError(f"no leaf in {database}")
 
@@ -50,7 +50,7 @@ def patch(path: Path, at: int, value: bytes) -> None:
 
 @pytest.mark.parametrize("bulk_from", BULK)
 def test_a_record_size_past_its_page_is_damage(tmp_path: Path, monkeypatch, bulk_from: int) -> None:
-    monkeypatch.setattr(pages, "BULK_FROM", bulk_from)
+    monkeypatch.setattr(lmdb_pages, "BULK_FROM", bulk_from)
     fill(tmp_path, 60)
     check_data_file(tmp_path)  # sound as written
     node, _ = first_record(tmp_path, "events")
@@ -63,13 +63,13 @@ def test_a_record_size_past_its_page_is_damage(tmp_path: Path, monkeypatch, bulk
 def test_overflow_values_pass_and_a_pointer_past_the_file_is_damage(
     tmp_path: Path, monkeypatch, bulk_from: int
 ) -> None:
-    monkeypatch.setattr(pages, "BULK_FROM", bulk_from)
+    monkeypatch.setattr(lmdb_pages, "BULK_FROM", bulk_from)
     fill(tmp_path, 40, big=True)  # 10 KiB blobs: each in overflow pages
     check_data_file(tmp_path)
     node, _ = first_record(tmp_path, "blobs")
     data = (tmp_path / "data.mdb").read_bytes()
     flags, key_size = struct.unpack_from("<HH", data, node + 4)
-    assert flags & pages.F_BIGDATA
+    assert flags & lmdb_pages.F_BIGDATA
     patch(tmp_path, node + 8 + key_size, struct.pack("<Q", 10**9))
     with pytest.raises(StoreDamagedError, match="past the last page"):
         EventLog(tmp_path)

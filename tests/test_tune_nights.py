@@ -11,9 +11,9 @@ import trio
 from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.events.report import RunReport
+from engine.runtime.run_status import list_runs
 from engine.runtime.schedule import ScheduleControl, from_current_best, run_on_schedule
 from engine.store.memory import MemoryStore
-from engine.views.queries import list_runs
 
 EPOCH = 1_800_000_000.0  # a fixed wall-clock origin for the virtual clock
 GRID = [round(0.1 * i, 1) for i in range(11)]

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 
 from engine.actors.graders.base import Grader
-from engine.actors.graders.judge import JudgeBudget
+from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.graders.registry import GRADERS
 from engine.actors.targets.base import Target
-from engine.events.graders import PairwiseGraderSpec
-from engine.events.spec import (
-    ContainsGraderSpec,
-    GraderSpec,
-    JudgeGraderSpec,
-    LocalTargetSpec,
-    TargetSpec,
-    override_target,
-)
+from engine.events.spec import ContainsGraderSpec, GraderSpec, LocalTargetSpec, TargetSpec
 
 DEFAULT_GRADERS: list[GraderSpec] = [ContainsGraderSpec(case_sensitive=False)]
 
@@ -36,28 +27,10 @@ def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grade
     return GRADERS.get(spec.kind).from_spec(spec, context or GraderContext())  # type: ignore[attr-defined,no-any-return]
 
 
-def judge_target(
-    default: TargetSpec, spec: JudgeGraderSpec | PairwiseGraderSpec
-) -> tuple[TargetSpec, dict[str, Any]]:
-    """The judge's target (the experiment's, with the grader's `judge` table over it) and its params."""
-    settings: dict[str, Any] = dict(spec.judge)
-    params = settings.pop("params", {})
-    settings.pop("repeats", None)  # the grader's, not the target's (see judge_repeats)
-    return override_target(default, settings), params
-
-
-def judge_repeats(spec: JudgeGraderSpec) -> int:
-    """`repeats` on the grader, or `judge.repeats` in its judge table (1 to 10)."""
-    found = spec.judge.get("repeats", spec.repeats)
-    if isinstance(found, bool) or not isinstance(found, int) or not 1 <= found <= 10:
-        raise ValueError(f"judge.repeats: expected an integer from 1 to 10, got {found!r}")
-    return found
-
-
 def grader_specs(specs: list[GraderSpec]) -> list[GraderSpec]:
     """The graders that run per trial, in order: forbidden rules only veto, so with nothing else to
     score, the default check scores the output. A pairwise judge needs two trials' outputs: it runs
-    after the trials (engine.runtime.pairwise)."""
+    after the trials (engine.runtime.pairwise_round)."""
     specs = [s for s in specs if s.kind != "pairwise"]
     return [*DEFAULT_GRADERS, *specs] if all(s.kind == "forbidden" for s in specs) else list(specs)
 

@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 
 from engine.actors.graders.base import Submission, result
-from engine.actors.graders.judge_call import (  # noqa: F401 - JUDGE_SEED, JudgeBudget: their old home
-    JUDGE_SEED,
-    JudgeBudget,
+from engine.actors.graders.judge_call import (
     JudgeCaller,
     NoAnswer,
+    judge_repeats,
+    judge_target,
     response_format,
     with_response_format,
 )
@@ -33,8 +33,6 @@ class JudgeGrader:
     @classmethod
     def from_spec(cls, spec: JudgeGraderSpec, context: Any) -> JudgeGrader:
         """The judge model is the experiment's target unless the grader's `judge` table says otherwise."""
-        from engine.actors.graders.factory import judge_repeats, judge_target
-
         if context.make_target is None:
             raise ValueError("a judge grader needs a target factory")
         target, params = judge_target(context.default_target, spec)

@@ -16,8 +16,15 @@ import msgspec
 
 from engine.actors.targets.base import Target, TargetError, TargetRequest
 from engine.actors.targets.retry import call_with_retries
-from engine.events.graders import AnswerFormat
-from engine.events.spec import CaseSpec, OpenAITargetSpec, TargetSpec, VariantSpec
+from engine.events.graders import AnswerFormat, PairwiseGraderSpec
+from engine.events.spec import (
+    CaseSpec,
+    JudgeGraderSpec,
+    OpenAITargetSpec,
+    TargetSpec,
+    VariantSpec,
+    override_target,
+)
 
 Schema = dict[str, Any]
 
@@ -98,3 +105,21 @@ class JudgeCaller:
 
     async def aclose(self) -> None:
         await self._target.aclose()
+
+
+def judge_target(
+    default: TargetSpec, spec: JudgeGraderSpec | PairwiseGraderSpec
+) -> tuple[TargetSpec, dict[str, Any]]:
+    """The judge's target (the experiment's, with the grader's `judge` table over it) and its params."""
+    settings: dict[str, Any] = dict(spec.judge)
+    params = settings.pop("params", {})
+    settings.pop("repeats", None)  # the grader's, not the target's (see judge_repeats)
+    return override_target(default, settings), params
+
+
+def judge_repeats(spec: JudgeGraderSpec) -> int:
+    """`repeats` on the grader, or `judge.repeats` in its judge table (1 to 10)."""
+    found = spec.judge.get("repeats", spec.repeats)
+    if isinstance(found, bool) or not isinstance(found, int) or not 1 <= found <= 10:
+        raise ValueError(f"judge.repeats: expected an integer from 1 to 10, got {found!r}")
+    return found

@@ -19,6 +19,7 @@ from engine.actors.graders.judge_call import (
     JudgeBudget,
     JudgeCaller,
     NoAnswer,
+    judge_target,
     response_format,
     with_response_format,
 )
@@ -59,8 +60,6 @@ class PairwiseJudge:
         cls, spec: PairwiseGraderSpec, default: TargetSpec, make_target: MakeTarget, budget: JudgeBudget
     ) -> PairwiseJudge:
         """The judge model is the experiment's target unless the grader's `judge` table says otherwise."""
-        from engine.actors.graders.factory import judge_target
-
         target, params = judge_target(default, spec)
         shape = response_format(spec.answer_format, PREFERENCE_SCHEMA)
         made = make_target(with_response_format(target, spec.answer_format))

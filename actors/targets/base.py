@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from engine.events.errors import EngineError
 from engine.events.kinds import ErrorKind
 from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, override_target
 
@@ -52,14 +53,18 @@ class TargetResponse(msgspec.Struct, kw_only=True):
 _DEFAULT_CLASS = {"infra": "network", "timeout": "timeout", "model": "subject_error", "config": "config"}
 
 
-class TargetError(Exception):
+class TargetError(EngineError):
     """A trial that could not produce an output.
 
     `retryable` marks transient infrastructure errors (connect, network, HTTP 429 and
     5xx): they are retried up to max_retries. A timeout, a malformed response or a
     crash of the subject is recorded once, unless the target lists its class in
-    `retry_on`. `error_class` names what went wrong for reports ("connect", "agent_exit").
+    `retry_on`. `error_class` names what went wrong for reports ("connect", "agent_exit"), and
+    `agent_exit_code` the code a command agent exited with. One that reaches the CLI (a target that
+    cannot even be built or asked outside a trial) exits 1, as a run whose target is unreachable.
     """
+
+    exit_code = 1
 
     def __init__(
         self,
@@ -70,7 +75,7 @@ class TargetError(Exception):
         retry_after: float | None = None,
         throttled: bool = False,
         error_class: str = "",
-        exit_code: int | None = None,
+        agent_exit_code: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
@@ -80,7 +85,7 @@ class TargetError(Exception):
         # the server said "too many requests" (HTTP 429): the adaptive limit backs off
         self.throttled = throttled or retry_after is not None
         self.error_class = error_class or _DEFAULT_CLASS.get(kind, kind)
-        self.exit_code = exit_code
+        self.agent_exit_code = agent_exit_code
         self.attempts = 1
 
 

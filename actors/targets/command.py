@@ -55,14 +55,13 @@ class CommandTarget:
             raise TargetError("timeout", f"{self.spec.command!r:.200} timed out after {request.timeout_s}s")
         if done.exit_code == 127 and isinstance(self.spec.command, str):
             # the shell could not find the agent executable
-            raise TargetError(
-                "config", f"command not found (exit 127):\n{done.stderr_tail()}", exit_code=done.exit_code
-            )
+            missing = f"command not found (exit 127):\n{done.stderr_tail()}"
+            raise TargetError("config", missing, agent_exit_code=done.exit_code)
         if done.exit_code and not request.accept_nonzero_exit:
             tail = done.stderr_tail(5)
             raise TargetError(
                 "model", f"agent exited with {done.exit_code}" + (f": {tail}" if tail else ""),
-                error_class="agent_exit", exit_code=done.exit_code,
+                error_class="agent_exit", agent_exit_code=done.exit_code,
             )  # fmt: skip
         text = done.stdout.decode("utf-8", errors="replace")
         return TargetResponse(

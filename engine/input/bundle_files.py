@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from engine.errors import InputError, UserError
-from engine.store.bundle import Bundle, BundleError, BundleHeader, read_bundle, read_header
+from engine.store.bundle_format import Bundle, BundleError, BundleHeader, read_bundle, read_header
 
 SUFFIX = ".bundle"
 

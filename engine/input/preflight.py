@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.actors.graders.factory import judge_target
+from engine.actors.graders.judge_call import judge_target
 from engine.actors.targets.base import resolve_target
 from engine.actors.targets.python import import_callable
 from engine.actors.variants import expand_variants

@@ -20,7 +20,7 @@ import yaml
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, SuiteSpec
 from engine.input.compat.assertions import check_case_graders, warn_unrun
-from engine.input.compat.records import case_record, with_stable_ids
+from engine.input.compat.case_records import case_record, with_stable_ids
 from engine.input.parsing import read_text, split_validation_error
 
 

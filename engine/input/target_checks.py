@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
-from engine.actors.graders.factory import judge_target
+from engine.actors.graders.judge_call import judge_target
 from engine.actors.secrets import is_credential_header
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
 from engine.actors.targets.base import resolve_target

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from engine.actors.graders.factory import judge_repeats, judge_target
+from engine.actors.graders.judge_call import judge_repeats, judge_target
 from engine.actors.targets.base import resolve_target
 from engine.actors.variants import expand_variants
 from engine.errors import InputError

@@ -1,1 +1,2 @@
-"""Runtime: a run's lifetime (runner, working actors, write pipeline, plans, tuning sessions, schedule)."""
+"""Runtime: a run's lifetime (runner, working actors, write pipeline, plans, tuning sessions, schedule),
+and the commands that act on a stored run: cancel, regrade, label rounds, labels, marks, judge audits."""

@@ -18,7 +18,7 @@ from engine.events.codec import decode, encode, to_json
 from engine.events.report import RunReport
 from engine.input.flags import check_run_id
 from engine.store.blobs import pack_blob
-from engine.store.bundle import Bundle, events_digest
+from engine.store.bundle_format import Bundle, events_digest
 from engine.store.contract import EventStore, Row
 
 Outcome = Literal["imported", "already present"]

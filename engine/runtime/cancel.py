@@ -13,11 +13,11 @@ import time
 import uuid
 
 from engine.events import kinds as k
-from engine.runtime.lease import holder_alive, me_now
+from engine.runtime.run_lease import holder_alive, me_now
+from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
 from engine.store.lease import LeaseHolder, release_lease, take_lease
 from engine.store.writes import append_events
-from engine.views.queries import summarize
 
 STOPPABLE = ("pending", "running", "interrupted")
 

@@ -14,7 +14,7 @@ import uuid
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, fingerprint
-from engine.runtime.lease import holder_alive, me_now
+from engine.runtime.run_lease import holder_alive, me_now
 from engine.store.contract import EventStore
 from engine.store.lease import release_lease, take_lease
 from engine.store.writes import append_events

@@ -23,7 +23,7 @@ from engine.events.codec import to_json
 from engine.events.report import RunReport
 from engine.store.blobs import pack_blob
 from engine.store.contract import EventStore
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
 
 

@@ -32,19 +32,19 @@ from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec, fingerprint
 from engine.input.flags import check_definition, check_run_id
 from engine.input.preflight import check_environment
-from engine.runtime.lease import run_lease
-from engine.runtime.pairwise import pairwise_unless_stopped
+from engine.runtime.pairwise_round import pairwise_unless_stopped
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
-from engine.runtime.race import run_race
+from engine.runtime.race_rounds import run_race
 from engine.runtime.ray_session import ray_session
-from engine.runtime.sequential import run_sequential
+from engine.runtime.run_lease import run_lease
+from engine.runtime.run_status import process_alive
+from engine.runtime.sequential_rounds import run_sequential
 from engine.runtime.tune import TuneRun, tune_session
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore, store_call
 from engine.store.projections.run_state import RunState, load_run_state
-from engine.views.queries import process_alive
 
 FINAL_STATUS = {
     "completed": "completed",

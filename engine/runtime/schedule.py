@@ -11,21 +11,40 @@ import datetime
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import msgspec
 import trio
 from croniter import croniter
 
-from engine.api import Engine
+from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
 from engine.input.validate import check_cron
+from engine.runtime.run_status import list_runs
 from engine.runtime.runner import RunControl
 from engine.runtime.tune_history import last_scheduled_end
 from engine.store.contract import EventStore
 from engine.store.projections.best import best_variations
-from engine.views.queries import list_runs
 
 Log = Callable[[str], None]
+
+
+class Sessions(Protocol):
+    """What a schedule needs of the engine that runs its sessions (engine.api.Engine is one): the
+    runtime sits below the embedding API, so it names the two members it uses instead of the class."""
+
+    log: EventStore
+
+    async def run(
+        self,
+        spec: ExperimentSpec | None,
+        *,
+        run_id: str | None = None,
+        resume: bool = False,
+        origin: str = "manual",
+        source: str = "",
+        control: RunControl | None = None,
+    ) -> RunReport: ...
 
 
 @dataclass
@@ -76,7 +95,7 @@ def from_current_best(spec: ExperimentSpec, log: EventStore) -> ExperimentSpec:
 
 
 async def run_on_schedule(
-    engine: Engine,
+    engine: Sessions,
     spec: ExperimentSpec,
     cron: str,
     control: ScheduleControl,
@@ -122,7 +141,7 @@ async def run_on_schedule(
     return sessions
 
 
-def _unfinished(engine: Engine, name: str) -> list[str]:
+def _unfinished(engine: Sessions, name: str) -> list[str]:
     return [r.run_id for r in list_runs(engine.log) if r.experiment == name and r.status in ("interrupted",)]
 
 

@@ -24,6 +24,7 @@ from engine.actors.tuning import Variation, VariationGenerator, defaults, quanti
 from engine.actors.variants import propose_variants
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, TuneSpec, VariantSpec
+from engine.input.config_edit import apply_params
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.tune_history import BASELINE, earlier_configs
@@ -35,7 +36,6 @@ from engine.store.contract import EventStore, store_call
 from engine.store.projections.cases import case_values
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import latency
-from engine.views.apply import apply_params
 
 NO_HISTORY: frozenset[Config] = frozenset()
 REMEASURED = "+re"  # suffix of an accepted variant measured afresh

@@ -15,7 +15,7 @@ import trio
 
 from engine.actors.executor import MakeTarget, executor_pool
 from engine.actors.graders.factory import GraderContext, make_graders
-from engine.actors.graders.judge import JudgeBudget
+from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.grading_pool import grading_pool
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.ray_executor import RayWork, ray_executor_pool

@@ -1,1 +1,2 @@
-"""Views: read the log and answer (queries, reports, compare, export, promote) or grade it again."""
+"""Views: read the log and answer (queries, reports, compare, history, export, promote), writing no
+events."""

@@ -12,13 +12,13 @@ from collections.abc import Iterable
 
 from engine.input.bundle_files import bundle_headers, load_bundle
 from engine.runtime.bundle_import import import_bundle
+from engine.runtime.run_status import summarize
 from engine.store.blobs import pack_blob
-from engine.store.bundle import Bundle
+from engine.store.bundle_format import Bundle
 from engine.store.contract import EventStore
 from engine.store.memory import MemoryStore
 from engine.views.export.bundle import referenced_blobs, run_rows
 from engine.views.history import last_green
-from engine.views.queries import summarize
 
 
 def store_of_bundles(bundles: Iterable[tuple[str, Bundle]]) -> MemoryStore:

@@ -21,12 +21,13 @@ import msgspec
 from engine.errors import InputError
 from engine.events.report import VariantReport
 from engine.events.spec import GateSpec
+from engine.runtime.run_status import run_state
 from engine.stats import inference as stats
 from engine.stats.comparisons import compare_cases
 from engine.stats.run_spread import margin
 from engine.store.contract import EventStore
 from engine.store.projections.cases import case_error_rates, case_values
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass
 from engine.views.case_changes import CaseChange, case_changes
@@ -38,7 +39,6 @@ from engine.views.compare_gates import (
     latency_ratio,
     relative,
 )
-from engine.views.queries import run_state
 from engine.views.run_history import earlier_figures
 
 

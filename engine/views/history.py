@@ -13,9 +13,10 @@ import time
 import msgspec
 
 from engine.events import kinds as k
+from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
-from engine.views.queries import stored_report, summarize
+from engine.views.queries import stored_report
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
 

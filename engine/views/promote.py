@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import InputError
+from engine.input.config_edit import MARKDOWN, apply_params, write_body
+from engine.runtime.run_status import run_state
 from engine.store.contract import EventStore
-from engine.store.projections.report import build_report
-from engine.views.apply import MARKDOWN, apply_params, write_body
-from engine.views.queries import run_state
+from engine.store.projections.report_builder import build_report
 
 WHERE = "engine promote"
 

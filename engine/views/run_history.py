@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import msgspec
 
+from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
-from engine.views.queries import stored_report, summarize
+from engine.views.queries import stored_report
 
 
 class _Latency(msgspec.Struct):

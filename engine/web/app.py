@@ -18,10 +18,10 @@ from starlette.staticfiles import StaticFiles
 
 from engine.errors import UserError
 from engine.store.contract import EventStore
-from engine.web import api, label_pages, labelling, pages, sse
+from engine.web import json_api, label_pages, labelling, pages, sse
 from engine.web.auth import TokenGate, check_token
 from engine.web.context import WebContext
-from engine.web.guard import HostGate, SecureHeaders
+from engine.web.host_guard import HostGate, SecureHeaders
 
 STATIC = Path(__file__).parent / "static"
 
@@ -50,7 +50,7 @@ def open_writable(path: str | os.PathLike[str]) -> EventStore:
 
 async def user_error(request: Request, exc: Exception) -> Response:
     if request.url.path.startswith(f"{request.scope.get('root_path', '')}/api/"):
-        return api.error_response(exc)
+        return json_api.error_response(exc)
     return pages.error_page(request, exc)
 
 
@@ -74,13 +74,13 @@ def serve_app(
     else:
         log = open_writable(store) if writes else open_read_only(store)  # type: ignore[arg-type]
     routes = [
-        Route("/api/runs", api.runs),
-        Route("/api/runs/{run_id}", api.run_report),
-        Route("/api/runs/{run_id}/progress", api.run_progress),
-        Route("/api/runs/{run_id}/trials", api.run_trials),
-        Route("/api/runs/{run_id}/matrix", api.run_matrix),
+        Route("/api/runs", json_api.runs),
+        Route("/api/runs/{run_id}", json_api.run_report),
+        Route("/api/runs/{run_id}/progress", json_api.run_progress),
+        Route("/api/runs/{run_id}/trials", json_api.run_trials),
+        Route("/api/runs/{run_id}/matrix", json_api.run_matrix),
         Route("/api/runs/{run_id}/events", sse.run_events),
-        Route("/api/compare", api.compare),
+        Route("/api/compare", json_api.compare),
         *labelling.API_ROUTES,
         *pages.ROUTES,
         *label_pages.PAGE_ROUTES,

@@ -10,9 +10,9 @@ from typing import TypeVar
 from engine.errors import NotFoundError
 from engine.events.codec import to_json
 from engine.store.contract import EventStore
-from engine.store.projections.report import build_report
-from engine.views.labels import with_labels
+from engine.store.projections.report_builder import build_report
 from engine.views.queries import replay_json, stored_report, stored_report_and_labels
+from engine.views.report_labels import with_labels
 from engine.web.data import RunView, RunViews
 from engine.web.matrix import build_rows
 

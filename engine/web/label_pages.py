@@ -12,9 +12,9 @@ from starlette.routing import Route
 from engine.events.codec import to_builtins
 from engine.store.projections.label_agreement import label_agreement
 from engine.store.projections.labels import LabelState
-from engine.web.api import _known, in_thread
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, page, q, table
+from engine.web.json_api import _known, in_thread
 from engine.web.label_queue import next_unlabelled
 from engine.web.labelling import READ_ONLY, queue_of, trial_url
 

@@ -18,12 +18,12 @@ from starlette.routing import Route
 from engine.errors import InputError
 from engine.events.codec import to_builtins
 from engine.input.labels_file import LabelRow
+from engine.runtime.label_record import record_labels
 from engine.store.projections.label_agreement import label_agreement
 from engine.store.projections.labels import LabelState, load_labels
-from engine.views.labels import record_labels
-from engine.web.api import _known, in_thread, json_response
 from engine.web.context import WebContext
 from engine.web.html import q
+from engine.web.json_api import _known, in_thread, json_response
 from engine.web.label_queue import QueueItem, label_queue, next_unlabelled
 
 READ_ONLY = "this view is read-only: start `engine serve --token T` to label"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from engine.events.spec import ReplicaAggregation
 from engine.store.projections.verdicts import verdict_from_counts
 from engine.web.data import RunView
-from engine.web.trials import case_tags
+from engine.web.trials_api import case_tags
 
 
 @dataclass(slots=True)

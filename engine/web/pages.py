@@ -14,9 +14,9 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from engine.errors import NotFoundError
-from engine.web.api import _int, _known, in_thread, runs_json
 from engine.web.context import WebContext
 from engine.web.html import e, href, page, pct, q, table
+from engine.web.json_api import _int, _known, in_thread, runs_json
 from engine.web.matrix import matrix
 from engine.web.pages_more import compare_body, history_body, trial_body, tuning_body
 from engine.web.run_page import run_body

@@ -7,12 +7,12 @@ from collections import defaultdict
 from typing import Any
 
 from engine.views.history import history
-from engine.web.api import comparison_json
 from engine.web.context import WebContext
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
+from engine.web.json_api import comparison_json
 from engine.web.label_pages import label_panel
 from engine.web.svg import Point, series
-from engine.web.trials import TrialFilter, trials_page
+from engine.web.trials_api import TrialFilter, trials_page
 
 
 def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str) -> tuple[str, str]:

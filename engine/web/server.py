@@ -16,7 +16,7 @@ from engine.errors import InputError, find_error
 from engine.store.contract import EventStore
 from engine.web.app import serve_app
 from engine.web.auth import check_token
-from engine.web.guard import LOOPBACK_NAMES, normal
+from engine.web.host_guard import LOOPBACK_NAMES, normal
 
 WILDCARDS = {"0.0.0.0", "::", ""}  # every interface: the names clients use are not known here
 TOKEN_VARIABLE = "ENGINE_SERVE_TOKEN"

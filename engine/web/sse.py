@@ -21,8 +21,8 @@ from starlette.responses import Response, StreamingResponse
 
 from engine.events.codec import decode, to_json
 from engine.events.kinds import TAG_BY_TYPE
-from engine.web.api import _int, _known, in_thread
 from engine.web.context import WebContext
+from engine.web.json_api import _int, _known, in_thread
 from engine.web.progress import progress
 
 POLL_S = 0.1

@@ -19,7 +19,7 @@ from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
 from engine.store.projection import Projection
-from engine.store.projections.pairwise import PairTally, add_verdict
+from engine.store.projections.pairwise_verdicts import PairTally, add_verdict
 from engine.store.projections.spend import Spend
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars

@@ -13,9 +13,9 @@ from engine.api import open_engine
 from engine.errors import InputError, InputWarning
 from engine.events.report import RunReport
 from engine.input.loader import load_experiment
+from engine.runtime.run_status import list_runs
 from engine.runtime.schedule import ScheduleControl, from_current_best, run_on_schedule
 from engine.store.memory import MemoryStore
-from engine.views.queries import list_runs
 from tests.compat.helpers import run_file
 
 EPOCH = 1_800_000_000.0

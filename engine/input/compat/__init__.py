@@ -13,9 +13,9 @@ from typing import Any
 
 from engine.input.compat.agentv import normalize_agentv
 from engine.input.compat.agentv_project import normalize_agentv_project
+from engine.input.compat.case_records import case_record, with_stable_ids
 from engine.input.compat.fleet import normalize_fleet
 from engine.input.compat.keystone import normalize_keystone
-from engine.input.compat.records import case_record, with_stable_ids
 from engine.input.compat.subject import require_subject, source_tool
 from engine.input.compat.weakincentives import normalize_weakincentives
 from engine.input.compat.zeph import normalize_zeph

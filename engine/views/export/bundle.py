@@ -1,5 +1,5 @@
 """`engine export RUN --format bundle --out FILE`: the run's events, in order, and every blob they
-refer to, as one checksummed file another store can import (store/bundle.py has the layout).
+refer to, as one checksummed file another store can import (store/bundle_format.py has the layout).
 
 Blob references are found by walking each event's fields for content hashes that the store holds,
 so an event kind added later travels without a change here.
@@ -15,10 +15,10 @@ from importlib.metadata import PackageNotFoundError, version
 
 from engine.errors import UserError
 from engine.input.bundle_files import open_location
+from engine.runtime.run_status import summarize
 from engine.store.blobs import read_blob
-from engine.store.bundle import FORMAT, BlobRow, BundleHeader, EventRow, events_digest, write_bundle
+from engine.store.bundle_format import FORMAT, BlobRow, BundleHeader, EventRow, events_digest, write_bundle
 from engine.store.contract import EventStore
-from engine.views.queries import summarize
 
 _HASH = re.compile(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
 

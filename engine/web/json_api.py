@@ -17,15 +17,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from engine.errors import InputError, NotFoundError
+from engine.runtime.run_status import process_alive, with_trial_count
 from engine.store.projections.summary import load_summary
 from engine.views.compare import compare_states
-from engine.views.queries import process_alive, with_trial_count
 from engine.views.run_history import earlier_figures
 from engine.web.context import WebContext, defined
 from engine.web.data import RunView
 from engine.web.matrix import matrix
 from engine.web.progress import progress
-from engine.web.trials import TrialFilter, trials_page
+from engine.web.trials_api import TrialFilter, trials_page
 
 
 def json_response(data: object) -> Response:

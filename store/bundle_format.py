@@ -22,6 +22,8 @@ from typing import IO
 
 import msgspec
 
+from engine.events.errors import EngineError
+
 MAGIC = b"ENGINE-BUNDLE\n"
 FORMAT = 1
 _TRAILER = b"SHA256"
@@ -30,8 +32,8 @@ _FRAME_LIMIT = 1 << 30  # a frame longer than this is damage, not a frame
 EVENTS_PER_FRAME = 4096
 
 
-class BundleError(ValueError):
-    """A file that is not a whole, intact bundle of a format this engine reads."""
+class BundleError(EngineError, ValueError):
+    """A file that is not a whole, intact bundle of a format this engine reads (exit 2)."""
 
 
 class BundleHeader(msgspec.Struct, kw_only=True):

@@ -30,8 +30,8 @@ from engine.store.projections.outcome import (
     tuning_winner,
     variation_record,
 )
-from engine.store.projections.pairwise import pairwise_reports
-from engine.store.projections.race import race_stopping, race_winner
+from engine.store.projections.pairwise_verdicts import pairwise_reports
+from engine.store.projections.race_report import race_stopping, race_winner
 from engine.store.projections.run_state import RunState
 from engine.store.projections.scenarios import reproducers, scenario_verdicts
 from engine.store.projections.variant_report import flaky_cases, stops_at_first_pass, variant_report

@@ -20,7 +20,7 @@ from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.workers import Workers
 from engine.stats.racing import decide_round, race_threshold
-from engine.store.projections.race import race_values
+from engine.store.projections.race_report import race_values
 
 
 def race_order(spec: ExperimentSpec) -> list[CaseSpec]:

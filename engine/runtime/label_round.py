@@ -15,10 +15,10 @@ import trio
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.runtime.pipeline import open_pipeline
+from engine.runtime.run_status import run_state
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
 from engine.store.projections.labels import load_labels
-from engine.views.queries import run_state
 
 BATCH = 500
 

@@ -22,7 +22,6 @@ MAX_DEPTH = 32  # LMDB's cursor stack: no real tree is deeper
 BULK_FROM = 2000  # leaf pages from which numpy checks them (its import costs ~0.1 s)
 _HEADER = struct.Struct("<QHHHH")  # pgno, pad, flags, lower, upper
 _NODE = struct.Struct("<HHHH")  # lo, hi, flags, key size
-_KEY_SIZE = struct.Struct("<H")
 _DB_ROOT_AT = 40  # md_root inside an MDB_db record
 
 

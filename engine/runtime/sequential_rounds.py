@@ -17,7 +17,7 @@ from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.workers import Workers
 from engine.stats.sequential_looks import look_decision, look_level
-from engine.store.projections.report import build_report
+from engine.store.projections.report_builder import build_report
 
 
 async def run_sequential(

@@ -12,9 +12,9 @@ from contextlib import asynccontextmanager
 import trio
 
 from engine.errors import RunBusyError
+from engine.runtime.run_status import process_alive
 from engine.store.contract import EventStore, store_call
 from engine.store.lease import LeaseHolder, release_lease, renew_lease, take_lease
-from engine.views.queries import process_alive
 
 HEARTBEAT_S = 10.0
 # a holder on another host is presumed dead after this long without a heartbeat (on this host its

@@ -1,5 +1,6 @@
-"""People's labels: record one (`engine label`, the web view), import many, and add the judges'
-agreement with them to a report. Appending a label is one small write, safe beside a live run."""
+"""People's labels recorded: one (`engine label`, the web view) or many from a file. Every row is
+checked against the run's outputs first, then all are appended in one write (all or nothing);
+appending a label is one small write, safe beside a live run."""
 
 from __future__ import annotations
 
@@ -10,12 +11,9 @@ import msgspec
 
 from engine.errors import InputError
 from engine.events import kinds as k
-from engine.events.codec import to_json
-from engine.events.report import LabelAgreement, RunReport
 from engine.input.labels_file import LabelRow
 from engine.store.contract import EventStore
-from engine.store.projections.label_agreement import label_agreement
-from engine.store.projections.labels import TrialKey, has_labels, load_labelled, load_outputs
+from engine.store.projections.labels import TrialKey, load_outputs
 from engine.store.writes import append_events
 
 
@@ -53,17 +51,3 @@ def record_labels(log: EventStore, run_id: str, rows: list[tuple[str, LabelRow]]
     events = [msgspec.structs.replace(check_row(outputs, row, where), run_id=run_id) for where, row in rows]
     append_events(log, events)
     return len(events)
-
-
-def with_labels(log: EventStore, run_id: str, data: bytes, labelled: bool | None = None) -> bytes:
-    """The report JSON with the judges measured against people's labels, when the run has labels
-    (the report's other figures never change: labels do not grade). `labelled`: already known."""
-    if not (has_labels(log, run_id) if labelled is None else labelled):
-        return data
-    report = msgspec.json.decode(data, type=RunReport)
-    agreement = label_agreement(load_labelled(log, run_id))
-    return to_json(msgspec.structs.replace(report, label_agreement=agreement))
-
-
-def agreement_of(log: EventStore, run_id: str) -> LabelAgreement:
-    return label_agreement(load_labelled(log, run_id))

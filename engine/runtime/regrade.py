@@ -21,12 +21,12 @@ from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import GraderSpec
 from engine.runtime.pipeline import open_pipeline
+from engine.runtime.run_status import run_state
 from engine.runtime.workers import grader_context
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
 from engine.store.projections.run_state import RunState
-from engine.views.queries import run_state
 
 
 async def regrade_run(

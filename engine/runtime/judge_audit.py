@@ -18,12 +18,13 @@ from engine.actors.targets.registry import target_maker
 from engine.errors import InputError, UserError
 from engine.events import kinds as k
 from engine.events.report import LabelAgreement
+from engine.runtime.run_status import run_state
 from engine.runtime.workers import grader_context
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
-from engine.store.projections.labels import has_labels
-from engine.views.queries import run_state
+from engine.store.projections.label_agreement import label_agreement
+from engine.store.projections.labels import has_labels, load_labelled
 
 
 class JudgeStability(msgspec.Struct, kw_only=True):
@@ -96,9 +97,7 @@ async def judge_audit(
 
 
 def _people(log: EventStore, run_id: str) -> LabelAgreement | None:
-    from engine.views.labels import agreement_of
-
-    return agreement_of(log, run_id) if has_labels(log, run_id) else None
+    return label_agreement(load_labelled(log, run_id)) if has_labels(log, run_id) else None
 
 
 async def _close(graders: list[Any]) -> None:

@@ -1,0 +1,78 @@
+"""A run as the commands that act on it see it: its status and its state of one grading round.
+
+The runtime needs these (a resume, a cancel, a lease and a schedule ask whether a run's process is
+alive; a regrade or a label round reads the state it grades again), so they sit below the views,
+which read them too. All of it only reads the store: safe from any process.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from engine.actors.variants import expand_variants
+from engine.errors import NotFoundError
+from engine.events import kinds as k
+from engine.store.contract import EventStore
+from engine.store.projection import run_events
+from engine.store.projections.run_state import RunState, load_run_state
+from engine.store.projections.summary import RunSummary, load_summary
+
+
+def list_runs(log: EventStore) -> list[RunSummary]:
+    return [summarize(log, run_id) for run_id in log.run_ids()]
+
+
+def summarize(log: EventStore, run_id: str) -> RunSummary:
+    """The run's summary; a "running" run whose process is gone is "interrupted" (resumable)."""
+    summary = with_trial_count(log, load_summary(log, run_id))
+    if summary.status == "running" and not process_alive(summary.pid, summary.host):
+        summary.status = "interrupted"
+    return summary
+
+
+def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
+    """Runs whose start does not count their trials: a tuning session (it proposes variants as it
+    goes) counts the trials it ran; a created run not started yet, the trials it plans. So `list`,
+    `status` and the web view give every kind of run one figure."""
+    if summary.trials_total:
+        return summary
+    defined = next(run_events(log, summary.run_id, {"experiment.defined"}), None)
+    if not isinstance(defined, k.ExperimentDefined):
+        return summary
+    spec = defined.spec
+    summary.experiment = summary.experiment or spec.name
+    if spec.kind == "tune":
+        summary.trials_total = load_run_state(log, summary.run_id).trials_done()
+    else:
+        summary.trials_total = len(expand_variants(spec)) * len(spec.cases) * spec.repeat.count
+    return summary
+
+
+def process_alive(pid: int, host: str) -> bool:
+    """A 'running' run whose process is gone was killed: it can be resumed."""
+    if host and host != socket.gethostname():
+        return True  # cannot tell from here; trust the log
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
+
+
+def run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
+    state = load_run_state(log, run_id, grading)
+    if state.spec is None:
+        raise NotFoundError(f"run {run_id!r} has no experiment definition")
+    if grading is not None and state.grading != grading:
+        have = ", ".join(str(g) for g in gradings(log, run_id))
+        raise NotFoundError(f"run {run_id!r} has no grading round {grading} (it has {have})")
+    return state
+
+
+def gradings(log: EventStore, run_id: str) -> list[int]:
+    """The run's grading rounds: 0 (its own) and one per regrade."""
+    regrades = run_events(log, run_id, {"regrade.started"})
+    return [0, *(e.grading for e in regrades if isinstance(e, k.RegradeStarted))]
