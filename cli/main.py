@@ -257,16 +257,16 @@ def validate(
     """Check an experiment file without running it."""
     from engine.cli.wrap import fold
     from engine.input.decidable import announce
-    from engine.input.loader import load_experiment
+    from engine.input.loader import load_plan
     from engine.input.preflight import check_environment, warn_unscorable
     from engine.input.validate import describe_size
 
-    spec = load_experiment(file)
-    check_environment(spec, str(file), file.resolve().parent)
-    warn_unscorable(spec, str(file))
-    decidable = announce(spec, str(file))
+    plan = load_plan(file)
+    check_environment(plan)
+    warn_unscorable(plan)
+    decidable = announce(plan)
     typer.echo(f"{file}: ok")
-    typer.echo(f"  {describe_size(spec)}")  # a line of its own: a long path and the size fit 100 columns
+    typer.echo(f"  {describe_size(plan)}")  # a line of its own: a long path and the size fit 100 columns
     typer.echo(fold(f"  {decidable}"))
 
 
