@@ -57,7 +57,7 @@ def check_plan(plan: ExperimentPlan) -> None:
     _check_variant_targets(plan, fail)
     check_sent_params(plan, fail)  # after the targets they are sent to are checked
     _check_judge_targets(spec, fail)
-    check_targets(spec, variants, fail)
+    check_targets(plan, fail)
     _check_case_text(spec, fail)
     if spec.kind == "tune" and (spec.tune is None or not spec.tune.parameters):
         fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")
