@@ -42,7 +42,9 @@ def run_command(
     quiet: bool,
     narrowing: Narrowing | None = None,
     allow_large: bool = False,
+    loaded: ExperimentPlan | None = None,
 ) -> int:
+    """`loaded`: the file's plan when the caller has loaded it already."""
     from engine.input.decidable import run_notes
     from engine.input.loader import load_plan
     from engine.input.preflight import check_environment, warn_unscorable
@@ -56,7 +58,7 @@ def run_command(
             raise InputError(
                 "engine run", "FILE", f"expected an experiment file (or --resume RUN_ID): no {defaults} here"
             )
-        plan = load_plan(file)  # bad input stops here, before the store is touched
+        plan = loaded or load_plan(file)  # bad input stops here, before the store is touched
         if narrowing is not None:
             plan = narrow(plan, narrowing)
         check_size(plan, allow_large)
@@ -191,14 +193,18 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, no
 
 
 def schedule_command(
-    file: Path | None, store: Path, cron: str | None, narrowing: Narrowing | None = None
+    file: Path | None,
+    store: Path,
+    cron: str | None,
+    narrowing: Narrowing | None = None,
+    loaded: ExperimentPlan | None = None,
 ) -> int:
     from engine.input.loader import load_plan
     from engine.input.validate import check_cron
 
     if file is None:
         raise InputError("engine run", "FILE", "expected an experiment file to run on a schedule")
-    plan = load_plan(file)  # the file's own cron is checked as it loads
+    plan = loaded or load_plan(file)  # the file's own cron is checked as it loads
     if narrowing is not None:  # --case/--variant/--seed hold for every session
         plan = narrow(plan, narrowing)
     spec = plan.spec

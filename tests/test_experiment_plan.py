@@ -88,10 +88,11 @@ def test_a_plan_is_frozen_and_renaming_it_keeps_what_was_resolved(tmp_path: Path
 
 
 def test_a_tuning_session_proposes_no_variants_at_its_start() -> None:
+    temperature = {"name": "temperature", "min": 0.0, "max": 1.0, "step": 0.5, "default": 0.5}
     spec = spec_from_dict(
         {
             "name": "t", "kind": "tune", "cases": [{"id": "a", "prompt": "p", "expected": "x"}],
-            "tune": {"parameters": [{"name": "temperature", "min": 0.0, "max": 1.0, "step": 0.5, "default": 0.5}]},
+            "tune": {"parameters": [temperature]},
         }
     )  # fmt: skip
     plan = resolve(spec, "t", Path.cwd())
