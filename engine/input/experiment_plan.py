@@ -58,7 +58,7 @@ class ExperimentPlan(msgspec.Struct, frozen=True, dict=True):
 
 
 def resolve(spec: ExperimentSpec, file: str, base_dir: Path, source: str = "") -> ExperimentPlan:
-    """The plan of a spec; a matrix entry that is not a variant is an InputError at `matrix`."""
+    """The plan of a spec; a matrix that does not expand into variants is an InputError at `matrix`."""
     try:
         variants = tuple(expand_variants(spec))
     except (TypeError, ValueError) as exc:
