@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import open_engine, spec_from_dict  # noqa: E402
+from engine.input.experiment_plan import resolve  # noqa: E402
 from engine.runtime.ray_session import ray_session  # noqa: E402
 from engine.store.memory import MemoryStore  # noqa: E402
 from tests.ray_cluster import local_cluster  # noqa: E402
@@ -66,7 +67,7 @@ async def bench(address: str, quick: bool) -> None:
     ray_backend = {"backend": "ray", "ray": {"address": address}}
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; cluster {address}")
     started = time.perf_counter()
-    async with ray_session(spec_from_dict(instant_spec(1, ray_backend)), "bench"):
+    async with ray_session(resolve(spec_from_dict(instant_spec(1, ray_backend)), "bench", Path.cwd())):
         print(f"connect to the cluster (once per run): {time.perf_counter() - started:.2f} s")
         await timed_run(instant_spec(8, ray_backend))  # warm the workers (first task imports engine)
         local_wall, local_cpu, n = await timed_run(instant_spec(trials, {}))

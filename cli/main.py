@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from engine.input.experiment_plan import ExperimentPlan
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -87,21 +90,26 @@ def run(
     narrowing = Narrowing(
         cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments, repeats=repeats
     )
-    if schedule is not None or (resume is None and file is not None and _has_schedule(file)):
+    if schedule is not None:
         raise typer.Exit(schedule_command(file, store_path(store), schedule, narrowing))
-    code = run_command(file, store_path(store), resume, run_id, as_json, quiet, narrowing, allow_large)
+    plan = _load_plan(file) if resume is None and file is not None else None
+    if plan is not None and plan.spec.schedule is not None and plan.spec.schedule.enabled:
+        raise typer.Exit(schedule_command(file, store_path(store), None, narrowing, plan))
+    code = run_command(file, store_path(store), resume, run_id, as_json, quiet, narrowing, allow_large, plan)
     raise typer.Exit(code)
 
 
-def _has_schedule(file: Path) -> bool:
+def _load_plan(file: Path) -> ExperimentPlan:
+    """The file's plan; its warnings are said once it loads (a file refused says its one line alone)."""
     import warnings
 
-    from engine.input.loader import load_experiment
+    from engine.input.loader import load_plan
 
-    with warnings.catch_warnings():  # the run loads the file again: its warnings are said once, there
-        warnings.simplefilter("ignore")
-        spec = load_experiment(file)
-    return spec.schedule is not None and spec.schedule.enabled
+    with warnings.catch_warnings(record=True) as said:
+        plan = load_plan(file)
+    for warning in said:
+        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return plan
 
 
 @app.command()
@@ -259,16 +267,16 @@ def validate(
     """Check an experiment file without running it."""
     from engine.cli.wrap import fold
     from engine.input.decidable import announce
-    from engine.input.loader import load_experiment
+    from engine.input.loader import load_plan
     from engine.input.preflight import check_environment, warn_unscorable
     from engine.input.validate import describe_size
 
-    spec = load_experiment(file)
-    check_environment(spec, str(file), file.resolve().parent)
-    warn_unscorable(spec, str(file))
-    decidable = announce(spec, str(file))
+    plan = load_plan(file)
+    check_environment(plan)
+    warn_unscorable(plan)
+    decidable = announce(plan)
     typer.echo(f"{file}: ok")
-    typer.echo(f"  {describe_size(spec)}")  # a line of its own: a long path and the size fit 100 columns
+    typer.echo(f"  {describe_size(plan)}")  # a line of its own: a long path and the size fit 100 columns
     typer.echo(fold(f"  {decidable}"))
 
 

@@ -14,6 +14,7 @@ from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
+from engine.input.experiment_plan import ExperimentPlan
 from engine.input.narrow import Narrowing, narrow
 
 NOTE_RUN = "stopping; partial results are kept"
@@ -41,13 +42,15 @@ def run_command(
     quiet: bool,
     narrowing: Narrowing | None = None,
     allow_large: bool = False,
+    loaded: ExperimentPlan | None = None,
 ) -> int:
+    """`loaded`: the file's plan when the caller has loaded it already."""
     from engine.input.decidable import run_notes
-    from engine.input.loader import load_experiment
+    from engine.input.loader import load_plan
     from engine.input.preflight import check_environment, warn_unscorable
     from engine.input.validate import check_size
 
-    spec: ExperimentSpec | None = None
+    plan: ExperimentPlan | None = None
     notes: list[str] = []
     if resume is None:
         if file is None:
@@ -55,24 +58,24 @@ def run_command(
             raise InputError(
                 "engine run", "FILE", f"expected an experiment file (or --resume RUN_ID): no {defaults} here"
             )
-        spec = load_experiment(file)  # bad input stops here, before the store is touched
+        plan = loaded or load_plan(file)  # bad input stops here, before the store is touched
         if narrowing is not None:
-            spec = narrow(spec, narrowing, str(file))
-        check_size(spec, str(file), allow_large)
-        check_environment(spec, str(file), file.resolve().parent)
-        warn_unscorable(spec, str(file))
+            plan = narrow(plan, narrowing)
+        check_size(plan, allow_large)
+        check_environment(plan)
+        warn_unscorable(plan)
         # what the plan can decide: its warnings always, the figures unless asked for quiet; not for a
         # rerun of some cases or variants (a reproducer), which decides nothing
         if narrowing is None or not (narrowing.cases or narrowing.variants):
-            notes = run_notes(spec, str(file), figures=not (quiet or as_json))
+            notes = run_notes(plan, figures=not (quiet or as_json))
     elif narrowing is not None and narrowing != Narrowing():
         raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")
     source = str(file.resolve()) if file is not None else ""
-    return trio.run(_run, spec, store, resume or run_id, resume is not None, as_json, quiet, source, notes)
+    return trio.run(_run, plan, store, resume or run_id, resume is not None, as_json, quiet, source, notes)
 
 
 async def _run(
-    spec: ExperimentSpec | None,
+    plan: ExperimentPlan | None,
     store: Path,
     run_id: str | None,
     resume: bool,
@@ -101,7 +104,7 @@ async def _run(
             await nursery.start(_stop_on_signals, control, nursery.cancel_scope, NOTE_RUN)
             nursery.start_soon(_progress, receive, quiet or as_json, notes)
             report = await eng.run(
-                spec, run_id=run_id, resume=resume, control=control, subscribers=[send], source=source
+                plan, run_id=run_id, resume=resume, control=control, subscribers=[send], source=source
             )
             nursery.cancel_scope.cancel()
     if report is None:  # a second signal forced the stop: no report, the run stays resumable
@@ -190,16 +193,21 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, no
 
 
 def schedule_command(
-    file: Path | None, store: Path, cron: str | None, narrowing: Narrowing | None = None
+    file: Path | None,
+    store: Path,
+    cron: str | None,
+    narrowing: Narrowing | None = None,
+    loaded: ExperimentPlan | None = None,
 ) -> int:
-    from engine.input.loader import load_experiment
+    from engine.input.loader import load_plan
     from engine.input.validate import check_cron
 
     if file is None:
         raise InputError("engine run", "FILE", "expected an experiment file to run on a schedule")
-    spec = load_experiment(file)  # the file's own cron is checked as it loads
+    plan = loaded or load_plan(file)  # the file's own cron is checked as it loads
     if narrowing is not None:  # --case/--variant/--seed hold for every session
-        spec = narrow(spec, narrowing, str(file))
+        plan = narrow(plan, narrowing)
+    spec = plan.spec
     if cron is not None:
         check_cron(cron, "engine run", "--schedule")
     cron = cron or (spec.schedule.cron if spec.schedule else None)

@@ -23,6 +23,7 @@ from engine.errors import InputError, RunBusyError, user_error
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
+from engine.input.experiment_plan import ExperimentPlan
 from engine.input.loader import load_experiment, spec_from_raw
 from engine.runtime.cancel import cancel_run
 from engine.runtime.run_status import list_runs
@@ -104,7 +105,7 @@ class Engine:
 
     async def run(
         self,
-        spec: ExperimentSpec | None,
+        spec: ExperimentSpec | ExperimentPlan | None,
         *,
         run_id: str | None = None,
         resume: bool = False,
@@ -138,7 +139,9 @@ class Engine:
         finally:
             self._active.discard(request.run_id)
 
-    def start(self, spec: ExperimentSpec, *, run_id: str | None = None, events: bool = False) -> RunHandle:
+    def start(
+        self, spec: ExperimentSpec | ExperimentPlan, *, run_id: str | None = None, events: bool = False
+    ) -> RunHandle:
         """Start a run in the background; events=True to iterate its events (then do iterate them)."""
         send, receive = trio.open_memory_channel[k.Event](SUBSCRIBER_BUFFER) if events else (None, None)
         handle = RunHandle(run_id or new_run_id(), RunControl(), receive)

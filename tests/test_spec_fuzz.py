@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from engine.api import open_engine
 from engine.errors import UserError
-from engine.input.loader import load_experiment
+from engine.input.loader import load_plan
 from engine.input.preflight import check_environment
 from engine.input.validate import check_size, planned_trials
 from engine.store.memory import MemoryStore
@@ -86,17 +86,18 @@ def check_file(tmp_path: Path, data: dict[str, Any]) -> None:
     file = tmp_path / "exp.yaml"
     file.write_text(yaml.safe_dump(data, allow_unicode=True))
     try:
-        spec = load_experiment(file)
-        check_size(spec, str(file), allow_large=False)
-        check_environment(spec, str(file), tmp_path)
+        plan = load_plan(file)
+        check_size(plan, allow_large=False)
+        check_environment(plan)
     except UserError as exc:
         assert str(exc).startswith(str(file)), exc  # names the file, then the field
         event("refused")
         return
-    if planned_trials(spec) > 200:
+    if planned_trials(plan) > 200:
         event("accepted, too large to run here")
         return  # accepted; too long to run here (its size was checked above)
     event("accepted and run")
+    spec = plan.spec
 
     async def run() -> None:
         async with open_engine(MemoryStore()) as eng:

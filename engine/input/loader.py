@@ -14,28 +14,41 @@ import msgspec
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec, grader_spec
 from engine.input.compat import normalize
+from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.overrides import apply_overrides
 from engine.input.parsing import allowed_values, check_shape, field_hint, parse_file, split_validation_error
 from engine.input.suites import load_suite
-from engine.input.validate import check_spec
+from engine.input.validate import check_declared, check_plan
 
 
 def load_experiment(path: str | Path) -> ExperimentSpec:
     """Read, parse, validate and resolve an experiment file (suite cases are inlined)."""
+    return load_plan(path).spec
+
+
+def load_plan(path: str | Path) -> ExperimentPlan:
+    """An experiment file read, checked and resolved into the plan a run and its checks share."""
     file = Path(path)
-    return spec_from_raw(parse_file(file), str(file), file.parent)
+    return plan_from_raw(parse_file(file), str(file), file.parent, str(file.resolve()))
 
 
 def spec_from_raw(raw: dict[str, Any], name: str, base_dir: Path) -> ExperimentSpec:
-    """Parsed data -> a checked spec: other tools' shapes rewritten, suite files and prompt overrides
-    (paths relative to base_dir) resolved. Files and embedding callers share this one path."""
+    return plan_from_raw(raw, name, base_dir).spec
+
+
+def plan_from_raw(raw: dict[str, Any], name: str, base_dir: Path, source: str = "") -> ExperimentPlan:
+    """Parsed data -> a checked plan: other tools' shapes rewritten, suite files and prompt overrides
+    (paths relative to base_dir) resolved. Files and embedding callers share this one path. `source`
+    is the file's absolute path; the plan's folder is that file's (base_dir itself for a dict)."""
     check_shape(raw, name)
     spec = convert_spec(default_target_kind(normalize(raw, name, base_dir)), name)
     spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
     spec = with_case_graders(spec)
 
-    check_spec(spec, name)
-    return spec
+    check_declared(spec, name)
+    plan = resolve(spec, name, Path(source).parent if source else base_dir, source)
+    check_plan(plan)
+    return plan
 
 
 def default_target_kind(raw: dict[str, Any]) -> dict[str, Any]:

@@ -11,9 +11,8 @@ import fnmatch
 
 import msgspec
 
-from engine.actors.variants import expand_variants
 from engine.errors import InputError
-from engine.events.spec import ExperimentSpec
+from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.flags import check_max_experiments, check_seed
 from engine.input.tune_rerun import as_experiment
 
@@ -28,7 +27,9 @@ class Narrowing(msgspec.Struct, kw_only=True, frozen=True):
     repeats: int | None = None  # a tuning candidate measured with extra repeats reruns with as many
 
 
-def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
+def narrow(plan: ExperimentPlan, by: Narrowing) -> ExperimentPlan:
+    """The plan of the narrowed spec (the same plan when nothing narrows it)."""
+    spec, file = plan.spec, plan.file
     changes: dict[str, object] = {}
     if by.cases:
         kept = [c for c in spec.cases if any(fnmatch.fnmatchcase(c.id, glob) for glob in by.cases)]
@@ -36,9 +37,10 @@ def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
             raise InputError(file, "--case", f"no case id matches {', '.join(map(repr, by.cases))}")
         changes["cases"] = kept
     if by.variants:
-        if spec.kind == "tune":  # one configuration the session tried (a failing trial's rerun)
-            return narrow(as_experiment(spec, by.variants, file), _without_variants(by), file)
-        known = {v.name: v for v in expand_variants(spec)}
+        if plan.tuning:  # one configuration the session tried (a failing trial's rerun)
+            experiment = as_experiment(spec, by.variants, file)
+            return narrow(resolve(experiment, file, plan.base_dir, plan.source), _without_variants(by))
+        known = {v.name: v for v in plan.variants}
         missing = [name for name in by.variants if name not in known]
         if missing:
             raise InputError(file, "--variant", f"no variant named {missing[0]!r} (have {', '.join(known)})")
@@ -55,7 +57,9 @@ def narrow(spec: ExperimentSpec, by: Narrowing, file: str) -> ExperimentSpec:
             raise InputError(file, "--max-experiments", "applies to tuning sessions (kind = 'tune')")
         check_max_experiments(by.max_experiments, file)
         changes["tune"] = msgspec.structs.replace(spec.tune, max_experiments=by.max_experiments)
-    return msgspec.structs.replace(spec, **changes) if changes else spec
+    if not changes:
+        return plan
+    return resolve(msgspec.structs.replace(spec, **changes), file, plan.base_dir, plan.source)
 
 
 def _without_variants(by: Narrowing) -> Narrowing:

@@ -13,57 +13,54 @@ from pathlib import Path
 from typing import Any
 
 from engine.actors.graders.judge_call import judge_target
-from engine.actors.targets.base import resolve_target
 from engine.actors.targets.python import import_callable
-from engine.actors.variants import expand_variants
 from engine.errors import InputError, warn_input
-from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, PythonTargetSpec, TargetSpec
+from engine.events.spec import EnvRef, HttpTarget, PythonTargetSpec, TargetSpec
+from engine.input.experiment_plan import ExperimentPlan
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
-from engine.input.validate import variant_field
 from engine.store.projections.outcome import unscorable_graders
 
 
-def run_targets(spec: ExperimentSpec) -> Iterator[tuple[str, TargetSpec]]:
+def run_targets(plan: ExperimentPlan) -> Iterator[tuple[str, TargetSpec]]:
     """Every target a run may call, with the field that configures it."""
+    spec = plan.spec
     yield "target", spec.target
-    for i, variant in enumerate(expand_variants(spec)):
-        if variant.target or variant.model is not None:
-            yield f"{variant_field(spec, i, variant.name)}.target", resolve_target(spec.target, variant)
+    for i, variant in enumerate(plan.variants):
+        if plan.overrides_target(i):
+            yield f"{plan.origins[i]}.target", plan.targets[variant.name]
     for i, grader in enumerate(spec.graders):
         if grader.kind in ("judge", "pairwise"):
             yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
 
 
 def check_environment(
-    spec: ExperimentSpec,
-    file: str,
-    base_dir: Path | None = None,
-    callables: Mapping[str, Callable[..., Any]] | None = None,
+    plan: ExperimentPlan, callables: Mapping[str, Callable[..., Any]] | None = None
 ) -> None:
     """Raise InputError (file, field, what was expected) for the first target the run could not use."""
-    for field, target in run_targets(spec):
+    spec, file, base_dir = plan.spec, plan.file, plan.base_dir
+    for field, target in run_targets(plan):
         for where, variable, holds in _variables(field, target):
             if not os.environ.get(variable):
                 expected = f"expected the environment variable {variable} to hold {holds}; it is not set"
                 raise InputError(file, where, expected)
         if isinstance(target, PythonTargetSpec):
             _check_callable(target.callable, f"{field}.callable", file, base_dir, callables or {})
-    check_commands(spec, file, base_dir)
+    check_commands(plan)
     for i, grader in enumerate(spec.graders):
         if grader.kind == "python":  # an evaluator module beside the experiment file, like a target's
             _check_callable(grader.callable, f"graders[{i}].callable", file, base_dir, callables or {})
     # the subject and the cheap graders run on Ray workers; the judges stay here
-    travelling = [(f, t) for f, t in run_targets(spec) if not f.startswith("graders")]
+    travelling = [(f, t) for f, t in run_targets(plan) if not f.startswith("graders")]
     travelling += [(f"graders[{i}]", g) for i, g in enumerate(spec.graders) if g.kind == "python"]
     check_ray_experiment(spec, file, callables or {}, travelling)
 
 
-def warn_unscorable(spec: ExperimentSpec, file: str) -> None:
+def warn_unscorable(plan: ExperimentPlan) -> None:
     """`validate` and `run` (once, before the run): a grader that runs but can score none of some
     cases; the report repeats it among its warnings."""
-    for field, why in unscorable_graders(spec):
-        warn_input(file, field, why)
+    for field, why in unscorable_graders(plan.spec):
+        warn_input(plan.file, field, why)
 
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:

@@ -12,24 +12,23 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from pathlib import Path
 
-from engine.actors.targets.base import TargetError, TargetRequest, resolve_target
+from engine.actors.targets.base import TargetError, TargetRequest
 from engine.actors.targets.command import anchor_paths, build_argv
-from engine.actors.variants import expand_variants
 from engine.errors import InputError
-from engine.events.spec import CommandTargetSpec, ExperimentSpec
-from engine.input.validate import variant_field
+from engine.events.spec import CommandTargetSpec
+from engine.input.experiment_plan import ExperimentPlan
 
 
-def check_commands(spec: ExperimentSpec, file: str, base_dir: Path | None) -> None:
-    variants = expand_variants(spec) if spec.kind != "tune" and spec.cases else []
+def check_commands(plan: ExperimentPlan) -> None:
+    spec, file, base_dir = plan.spec, plan.file, plan.base_dir
+    variants = plan.contestants if spec.cases else ()
     for i, variant in enumerate(variants):
-        target = resolve_target(spec.target, variant)
+        target = plan.targets[variant.name]
         if not isinstance(target, CommandTargetSpec):
             continue
         own = variant.target and "command" in variant.target  # the variant names its own agent
-        field = f"{variant_field(spec, i, variant.name)}.target.command" if own else "target.command"
+        field = f"{plan.origins[i]}.target.command" if own else "target.command"
         case = spec.cases[0]
         request = TargetRequest(
             run_id="preflight", variant=variant, case=case, repeat=0, prompt=case.prompt,

@@ -9,8 +9,8 @@ import difflib
 from collections.abc import Callable, Iterable
 
 from engine.actors.targets import anthropic, openai
-from engine.actors.targets.base import resolve_target
-from engine.events.spec import ExperimentSpec, TargetSpec, VariantSpec
+from engine.events.spec import TargetSpec
+from engine.input.experiment_plan import ExperimentPlan
 
 Fail = Callable[[str, str], None]
 # what each HTTP target kind puts in its request body; other kinds hand params to the agent as is
@@ -20,13 +20,12 @@ SENT: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_sent_params(
-    spec: ExperimentSpec, variants: list[VariantSpec], fields: list[str], fail: Fail
-) -> None:
-    """`fields[i]` names where variants[i] comes from (a declared variant or a matrix entry)."""
+def check_sent_params(plan: ExperimentPlan, fail: Fail) -> None:
+    """After the variants' targets are checked: each variant's params against its own target."""
+    spec = plan.spec
     _check(spec.target, "params", spec.params, fail)
-    for variant, field in zip(variants, fields, strict=True):
-        _check(resolve_target(spec.target, variant), f"{field}.params", variant.params, fail)
+    for variant, field in zip(plan.variants, plan.origins, strict=True):
+        _check(plan.targets[variant.name], f"{field}.params", variant.params, fail)
     if spec.kind == "tune" and spec.tune is not None:
         for i, p in enumerate(spec.tune.parameters):
             _check(spec.target, f"tune.parameters[{i}].name", {p.name: None}, fail, named=False)

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 from engine.actors.graders.judge_call import judge_target
 from engine.actors.secrets import is_credential_header
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
-from engine.actors.targets.base import resolve_target
-from engine.events.spec import CommandTargetSpec, EnvRef, ExperimentSpec, HttpTarget, TargetSpec, VariantSpec
+from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget, TargetSpec
+from engine.input.experiment_plan import ExperimentPlan
 
 Fail = Callable[[str, str], None]
 
@@ -24,8 +24,8 @@ _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # CR, LF, NUL...: a tab is allowed in a value
 
 
-def check_targets(spec: ExperimentSpec, variants: list[VariantSpec], fail: Fail) -> None:
-    for field, target in _targets(spec, variants):
+def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
+    for field, target in _targets(plan):
         if isinstance(target, HttpTarget):
             _check_http(target, field, fail)
         if isinstance(target, CommandTargetSpec) and isinstance(target.command, str):
@@ -33,13 +33,13 @@ def check_targets(spec: ExperimentSpec, variants: list[VariantSpec], fail: Fail)
                 fail(f"{field}.command", shell_refusal(target.command, target.prompt_via))
 
 
-def _targets(spec: ExperimentSpec, variants: list[VariantSpec]) -> Iterator[tuple[str, TargetSpec]]:
+def _targets(plan: ExperimentPlan) -> Iterator[tuple[str, TargetSpec]]:
     """The experiment's target, each variant's own (its overrides applied) and each judge's."""
+    spec = plan.spec
     yield "target", spec.target
-    for i, variant in enumerate(variants):
-        if variant.target or variant.model is not None:
-            where = f"variants[{i}]" if i < len(spec.variants) else f"matrix ({variant.name})"
-            yield f"{where}.target", resolve_target(spec.target, variant)
+    for i, variant in enumerate(plan.variants):
+        if plan.overrides_target(i):
+            yield f"{plan.origins[i]}.target", plan.targets[variant.name]
     for i, grader in enumerate(spec.graders):
         if grader.kind in ("judge", "pairwise"):
             yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]

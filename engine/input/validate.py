@@ -14,9 +14,9 @@ import msgspec
 
 from engine.actors.graders.judge_call import judge_repeats, judge_target
 from engine.actors.targets.base import resolve_target
-from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
+from engine.input.experiment_plan import ExperimentPlan
 from engine.input.parsing import split_validation_error
 from engine.input.sent_params import check_sent_params
 from engine.input.target_checks import check_targets
@@ -24,7 +24,9 @@ from engine.input.target_checks import check_targets
 Fail = Callable[[str, str], None]
 
 
-def check_spec(spec: ExperimentSpec, file: str) -> None:
+def check_declared(spec: ExperimentSpec, file: str) -> None:
+    """What must hold before the variants are expanded (a huge matrix is refused unexpanded)."""
+
     def fail(field: str, expected: str) -> None:
         raise InputError(file, field, expected)
 
@@ -35,18 +37,27 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     _check_unique([c.id for c in spec.cases], "cases", "id", fail)
     _check_unique([v.name for v in spec.variants], "variants", "name", fail)
     _check_matrix_size(spec, fail)
-    variants = _expanded(spec, fail)  # once: the checks below walk the same list
+
+
+def check_plan(plan: ExperimentPlan) -> None:
+    """The rules that span fields, over the expanded variants."""
+    spec, file = plan.spec, plan.file
+
+    def fail(field: str, expected: str) -> None:
+        raise InputError(file, field, expected)
+
+    variants = list(plan.variants)
+    _check_unique_variants(variants, fail)
     if all(g.kind == "forbidden" for g in spec.graders):  # the default contains-check grades them
         for i, case in enumerate(spec.cases):
             if case.expected is None:
                 fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
     _check_case_commands(spec, fail)
-    _check_params(spec, variants, fail)
-    _check_variant_targets(spec, variants, fail)
-    fields = [variant_field(spec, i, v.name) for i, v in enumerate(variants)]
-    check_sent_params(spec, variants, fields, fail)  # after the targets they are sent to are checked
+    _check_params(plan, fail)
+    _check_variant_targets(plan, fail)
+    check_sent_params(plan, fail)  # after the targets they are sent to are checked
     _check_judge_targets(spec, fail)
-    check_targets(spec, variants, fail)
+    check_targets(plan, fail)
     _check_case_text(spec, fail)
     if spec.kind == "tune" and (spec.tune is None or not spec.tune.parameters):
         fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")
@@ -114,19 +125,13 @@ def _check_case_commands(spec: ExperimentSpec, fail: Fail) -> None:
                 )
 
 
-def _expanded(spec: ExperimentSpec, fail: Fail) -> list[VariantSpec]:
+def _check_unique_variants(variants: list[VariantSpec], fail: Fail) -> None:
     """The declared and matrix variants, with unique names."""
-    try:
-        variants = expand_variants(spec)
-    except (TypeError, ValueError) as exc:
-        fail("matrix", f"expected variant fields or parameters in each matrix entry ({exc})")
-        raise AssertionError("unreachable") from exc
     seen: set[str] = set()
     for variant in variants:
         if variant.name in seen:
             fail("matrix", f"expected unique variant names; {variant.name!r} is twice (name the entries)")
         seen.add(variant.name)
-    return variants
 
 
 MAX_VARIANTS = 10_000  # a matrix beyond this is a typo (a range pasted as a list), not an experiment
@@ -182,27 +187,29 @@ def _check_unique(names: list[str], section: str, key: str, fail: Fail) -> None:
 LARGE_RUN = 1_000_000  # trials: above this a run needs --allow-large (a typo can plan millions)
 
 
-def planned_trials(spec: ExperimentSpec) -> int:
+def planned_trials(plan: ExperimentPlan) -> int:
     """The trials a run plans (a tuning session: its upper bound)."""
+    spec = plan.spec
     cases, repeats = len(spec.cases), spec.repeat.count
     if spec.kind == "tune" and spec.tune is not None:
         return cases * repeats * (spec.tune.max_extra_repeats + 1) * (spec.tune.max_experiments + 1)
-    return len(expand_variants(spec)) * cases * repeats
+    return len(plan.variants) * cases * repeats
 
 
-def check_size(spec: ExperimentSpec, file: str, allow_large: bool) -> None:
-    planned = planned_trials(spec)
+def check_size(plan: ExperimentPlan, allow_large: bool) -> None:
+    planned = planned_trials(plan)
     if planned > LARGE_RUN and not allow_large:
         raise InputError(
-            file, "", f"this run plans {planned:,} trials ({describe_size(spec)}); "
+            plan.file, "", f"this run plans {planned:,} trials ({describe_size(plan)}); "
             f"above {LARGE_RUN:,} pass --allow-large to confirm"
         )  # fmt: skip
 
 
-def describe_size(spec: ExperimentSpec) -> str:
+def describe_size(plan: ExperimentPlan) -> str:
     """How many trials the run plans: "2 variants x 3 cases x 2 repeats = 12 trials"; a tuning session
     gives its upper bound (each variation runs the candidate, and close calls add rounds of repeats
     to both it and the current best)."""
+    spec = plan.spec
     cases, repeats = len(spec.cases), spec.repeat.count
     if spec.kind == "tune" and spec.tune is not None:
         rounds = spec.tune.max_extra_repeats + 1
@@ -211,7 +218,7 @@ def describe_size(spec: ExperimentSpec) -> str:
         sizes = f"{counted(cases, 'case')} x {counted(repeats, 'repeat')}, x{rounds} on close calls"
         tried = f"{counted(variations, 'variation')} (+ baseline)"
         return f"tuning: up to {counted(bound, 'trial')}: {tried} x {sizes}"
-    variants = len(expand_variants(spec))
+    variants = len(plan.variants)
     sizes = f"{counted(variants, 'variant')} x {counted(cases, 'case')} x {counted(repeats, 'repeat')}"
     return f"{sizes} = {counted(variants * cases * repeats, 'trial')}"
 
@@ -221,16 +228,11 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def variant_field(spec: ExperimentSpec, index: int, name: str) -> str:
-    """Where the index-th expanded variant comes from: a declared variant or a matrix entry."""
-    return f"variants[{index}]" if index < len(spec.variants) else f"matrix ({name})"
-
-
-def _check_params(spec: ExperimentSpec, variants: list[VariantSpec], fail: Fail) -> None:
+def _check_params(plan: ExperimentPlan, fail: Fail) -> None:
     """Known generation parameters must have their type and range wherever they are set."""
-    tables = [("params", spec.params)]
-    for i, variant in enumerate(variants):
-        tables.append((f"{variant_field(spec, i, variant.name)}.params", variant.params))
+    tables = [("params", plan.spec.params)]
+    for origin, variant in zip(plan.origins, plan.variants, strict=True):
+        tables.append((f"{origin}.params", variant.params))
     for field, params in tables:
         try:
             msgspec.convert(params, SamplingParams, strict=True)
@@ -239,14 +241,14 @@ def _check_params(spec: ExperimentSpec, variants: list[VariantSpec], fail: Fail)
             fail(f"{field}.{where}", expected)
 
 
-def _check_variant_targets(spec: ExperimentSpec, variants: list[VariantSpec], fail: Fail) -> None:
+def _check_variant_targets(plan: ExperimentPlan, fail: Fail) -> None:
     """A variant's `target` table overrides fields of the experiment's target: same names, same types."""
-    for i, variant in enumerate(variants):
-        if not variant.target and variant.model is None:
+    for i, variant in enumerate(plan.variants):
+        if not plan.overrides_target(i):
             continue  # it runs the experiment's own target
-        field = f"{variant_field(spec, i, variant.name)}.target"
+        field = f"{plan.origins[i]}.target"
         try:
-            resolve_target(spec.target, variant)
+            resolve_target(plan.spec.target, variant)
         except msgspec.ValidationError as exc:
             where, expected = split_validation_error(str(exc))
             fail(f"{field}.{where}" if where != "(top level)" else field, expected)

@@ -19,7 +19,8 @@ from typing import Any
 import trio
 
 from engine.errors import InputError
-from engine.events.spec import ExperimentSpec, RaySpec
+from engine.events.spec import RaySpec
+from engine.input.experiment_plan import ExperimentPlan
 from engine.input.ray_check import check_ray
 from engine.runtime.ray_reaper import kill_started, marked, ray_processes, start_reaper, stop_reaper
 
@@ -33,20 +34,19 @@ _reaper: subprocess.Popen[bytes] | None = None  # stops the local instance engin
 
 
 @asynccontextmanager
-async def ray_session(
-    spec: ExperimentSpec, file: str, stopping: trio.Event | None = None
-) -> AsyncIterator[None]:
+async def ray_session(plan: ExperimentPlan, stopping: trio.Event | None = None) -> AsyncIterator[None]:
     """Connected to Ray inside the block when the experiment runs on Ray; a no-op otherwise. A stop
     (SIGTERM) while Ray starts is honoured at once: the block then runs without Ray (the run sees
     its stop before any trial) and what Ray had started is stopped."""
-    if spec.execution.backend != "ray":
+    execution = plan.spec.execution
+    if execution.backend != "ray":
         yield
         return
     global _users, _owned
     async with _lock:
         connected = True
         if _users == 0:
-            connected = await _connect_unless_stopped(spec.execution.ray, file, stopping)
+            connected = await _connect_unless_stopped(execution.ray, plan.file, stopping)
             _owned = bool(connected)
         if connected is not None:
             _users += 1

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
-from engine.actors.variants import expand_variants
 from engine.errors import NotFoundError
 from engine.events import kinds as k
+from engine.input.experiment_plan import resolve
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
 from engine.store.projections.run_state import RunState, load_run_state
@@ -45,7 +46,8 @@ def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
     if spec.kind == "tune":
         summary.trials_total = load_run_state(log, summary.run_id).trials_done()
     else:
-        summary.trials_total = len(expand_variants(spec)) * len(spec.cases) * spec.repeat.count
+        planned = resolve(spec, f"run {summary.run_id}", Path(defined.source).parent)
+        summary.trials_total = len(planned.variants) * len(spec.cases) * spec.repeat.count
     return summary
 
 

@@ -25,11 +25,12 @@ from engine.actors.messages import Feedback, StopRequested, WriteBatch
 from engine.actors.process import run_setup
 from engine.actors.targets.base import TargetError
 from engine.actors.targets.registry import target_maker
-from engine.actors.variants import expand_variants, propose_variants
+from engine.actors.variants import propose_variants
 from engine.errors import InputError, RunBusyError
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec, fingerprint
+from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.flags import check_definition, check_run_id
 from engine.input.preflight import check_environment
 from engine.runtime.pairwise_round import pairwise_unless_stopped
@@ -75,7 +76,7 @@ class RunControl:
 
 @dataclass
 class RunRequest:
-    spec: ExperimentSpec | None
+    spec: ExperimentSpec | ExperimentPlan | None  # a spec is resolved here; None: the log's (a resume)
     run_id: str
     callables: Mapping[str, Callable[..., Any]] = field(default_factory=dict)  # python targets by name
     resume: bool = False
@@ -108,8 +109,9 @@ def refuse_if_live(state: RunState) -> None:
 async def execute_run(log: EventStore, request: RunRequest) -> RunReport:
     if not request.resume:  # the id and the definition must fit the log before anything is logged
         check_run_id(request.run_id, request.source or "run", "run_id")
-        if request.spec is not None:
-            check_definition(request.spec, request.source or request.spec.name)
+        spec = request.spec.spec if isinstance(request.spec, ExperimentPlan) else request.spec
+        if spec is not None:
+            check_definition(spec, request.source or spec.name)
     # the lease first: the state read below is then final (no other process can still add to it)
     async with run_lease(log, request.run_id):
         return await _execute_leased(log, request)
@@ -121,29 +123,41 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     if request.resume:
         state = await store_call(log, load_run_state, log, request.run_id)
     refuse_if_live(state)
-    spec = state.spec if request.resume and state.spec is not None else request.spec
-    request.source = request.source or state.source  # a resumed run resolves paths where it started
-    if spec is None:
-        raise ValueError(f"run {request.run_id} has no experiment definition in the log")
+    plan = _resolved(request, state)
     # before the first event: a missing key or module is a clear error, not a crashed run
-    check_environment(spec, request.source or f"run {request.run_id}", request.base_dir, request.callables)
+    check_environment(plan, request.callables)
     # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
-    async with ray_session(spec, request.source or f"run {request.run_id}", request.control.stopping):
+    async with ray_session(plan, request.control.stopping):
         async with open_pipeline(log, state, request.subscribers) as pipe:
             request.control._feedback = pipe.feedback_send
-            reason = await _run_body(log, request, spec, pipe)
+            reason = await _run_body(log, request, plan, pipe)
             if reason in ("completed", "budget"):  # every pair with both outputs, judged side by side
                 make_target = request.make_target()
-                if await pairwise_unless_stopped(log, spec, pipe, make_target, request.cancel_poll_s):
+                if await pairwise_unless_stopped(log, plan.spec, pipe, make_target, request.cancel_poll_s):
                     reason = "cancelled"
             return await _finish(request, reason, pipe)
     raise AssertionError("unreachable")
 
 
-async def _run_body(log: EventStore, request: RunRequest, spec: ExperimentSpec, pipe: Pipeline) -> str:
-    run_id, now, state = request.run_id, time.time(), pipe.state
-    tuning = spec.kind == "tune"
-    variants = [] if tuning else expand_variants(spec)
+def _resolved(request: RunRequest, state: RunState) -> ExperimentPlan:
+    """The run's plan: the log's definition when resuming, else the caller's (resolved here if it
+    is a spec). Errors name the experiment file, else the run; a resumed run resolves paths where
+    it started."""
+    given = state.spec if request.resume and state.spec is not None else request.spec
+    if given is None:
+        raise ValueError(f"run {request.run_id} has no experiment definition in the log")
+    own = given.source if isinstance(given, ExperimentPlan) else ""
+    request.source = request.source or own or state.source
+    label = request.source or f"run {request.run_id}"
+    if isinstance(given, ExperimentPlan):
+        return given.named(label)
+    return resolve(given, label, request.base_dir, request.source)
+
+
+async def _run_body(log: EventStore, request: RunRequest, plan: ExperimentPlan, pipe: Pipeline) -> str:
+    run_id, now, state, spec = request.run_id, time.time(), pipe.state, plan.spec
+    tuning = plan.tuning
+    variants = list(plan.contestants)
     if state.spec is None:
         defined = k.ExperimentDefined(
             run_id=run_id, ts=now, spec=spec, spec_hash=fingerprint(spec), source=request.source

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import InputError
-from engine.input.loader import load_experiment
+from engine.input.loader import load_plan
 from engine.input.preflight import check_environment
 from tests.compat.helpers import run_file, write_script
 
@@ -65,4 +65,4 @@ async def test_a_python_evaluator_imports_from_the_experiment_folder_or_is_refus
     assert report.variants[0].pass_rate == 1.0
     (tmp_path / "bad.toml").write_text(text.replace("beside_eval:grade", "no_such_eval:grade"))
     with pytest.raises(InputError, match=r"graders\[0\].callable: cannot import 'no_such_eval:grade'"):
-        check_environment(load_experiment(tmp_path / "bad.toml"), "bad.toml", tmp_path)
+        check_environment(load_plan(tmp_path / "bad.toml"))
