@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.render_md import md_escape, report_markdown
+from engine.presentation.markdown import md_escape, report_markdown
 from tests.conftest import SAFETY_S, run_engine
 from tests.test_cli_run import experiment
 
@@ -58,6 +58,7 @@ def test_markdown_flags_partial_runs_and_escapes_newlines() -> None:
         "run_id": "r9", "experiment": "e", "status": "partial", "is_partial": True, "trials_total": 10,
         "trials_done": 3, "baseline": "a\nb", "winner": None, "winner_significant": False,
         "variants": [], "comparisons": [], "flaky_cases": [], "budget_exhausted": ["max_trials"],
+        "strategy": "mean",
     }  # fmt: skip
     md = report_markdown(report)
     assert "(partial)" in md and "3 of 10 trials" in md and "Budget exhausted: max\\_trials" in md
@@ -69,6 +70,7 @@ def test_markdown_marks_only_warnings_as_warnings() -> None:
         "run_id": "r9", "experiment": "e", "status": "completed", "is_partial": False, "trials_total": 4,
         "trials_done": 4, "baseline": "a", "winner": None, "winner_significant": False, "variants": [],
         "comparisons": [], "flaky_cases": [], "budget_exhausted": [], "grading": 1, "grading_name": "labels",
+        "strategy": "mean",
         "warnings": ["graders[0]: contains cannot score 2 of 3 cases"],
     }  # fmt: skip
     md = report_markdown(report)
