@@ -49,6 +49,10 @@ class MatrixCell:
         return len(self.finished)
 
     @property
+    def scored(self) -> int:
+        return sum(r.status in ("pass", "fail") for r in self.records)
+
+    @property
     def errors(self) -> int:
         return sum(r.status == "error" for r in self.records)
 
@@ -107,9 +111,8 @@ def cell_verdict(cell: MatrixCell, aggregation: ReplicaAggregation, found: str |
     """The report's verdict (`found`, else the same rule over the cell's repeats), an output no grader
     could score named as a grading error."""
     if found is None:
-        scored = sum(r.status in ("pass", "fail") for r in cell.records)
         graded = any(r.graded for r in cell.records)
-        found = verdict_from_counts(scored, cell.passes, graded, cell.errors > 0, aggregation)
+        found = verdict_from_counts(cell.scored, cell.passes, graded, cell.errors > 0, aggregation)
     if found == "ungraded" and cell.grading_errors:
         return "grading_error"
     return found or "pending"

@@ -25,14 +25,21 @@ class MatrixQuery:
     q: str = ""  # text in the prompt, an output, the expected answer or a grader's reason
     regex: bool = False  # q is a regular expression (case-insensitive)
     sort: str = "case"  # case, or score / latency / cost ascending ("-" first: descending)
-    page: int = 1  # from 1
+    offset: int = 0  # rows skipped: a page is offset // per_page + 1
     per_page: int = 50
 
-    def params(self, **changed: object) -> dict[str, object]:
-        """The query string of this view with some values changed: a deep link keeps every filter."""
-        out = {**asdict(self), **changed}
-        out["regex"] = "1" if out["regex"] else ""
-        return {k: v for k, v in out.items() if v not in ("", None) and v != getattr(DEFAULT, k)}
+    @property
+    def page(self) -> int:
+        return self.offset // self.per_page + 1 if self.per_page else 1
+
+    def params(self, page: int | None = None, **changed: object) -> dict[str, object]:
+        """The query string of this view (its page, or `page`) with some values changed: a deep link
+        keeps every filter."""
+        out = {**asdict(self), **changed, "regex": "1" if changed.get("regex", self.regex) else ""}
+        out.pop("offset")
+        kept = {k: v for k, v in out.items() if v not in ("", None) and v != getattr(DEFAULT, k)}
+        number = self.page if page is None else page
+        return kept | ({"page": number} if number != 1 else {})
 
 
 DEFAULT = MatrixQuery()
@@ -116,8 +123,7 @@ def select(variants: list[str], rows: list[MatrixRow], query: MatrixQuery, read:
         kept = [r for r in kept if text_hit(r, hit, read)]
     if query.sort != "case":
         kept.sort(key=sort_key(query, order))
-    start = (max(query.page, 1) - 1) * query.per_page
-    page = kept[start : start + query.per_page]
+    page = kept[query.offset : query.offset + query.per_page]
     for row in page:
         for cell in row.cells.values():
             first = next((r for r in cell.records if r.completed), None)

@@ -23,7 +23,7 @@ from engine.views.queries import process_alive, with_trial_count
 from engine.views.run_history import earlier_figures
 from engine.web.context import WebContext, defined
 from engine.web.data import RunView
-from engine.web.matrix import matrix
+from engine.web.matrix import matrix, query_of
 from engine.web.progress import progress
 from engine.web.trials import TrialFilter, trials_page
 
@@ -113,10 +113,8 @@ async def run_trials(request: Request) -> Response:
 
 
 async def run_matrix(request: Request) -> Response:
-    run_id, q = request.path_params["run_id"], request.query_params
-    show, tag, text = q.get("show", "all"), q.get("tag", ""), q.get("q", "")
-    limit, offset = min(_int(q.get("limit"), 100), 500), _int(q.get("offset"), 0)
-    data = await in_view(request, run_id, lambda ctx, v: matrix(v, show, tag, text, limit, offset))
+    run_id, query = request.path_params["run_id"], query_of(request.query_params, per_page=100)
+    data = await in_view(request, run_id, lambda ctx, v: matrix(ctx.log, v, query))
     return json_response(data)
 
 
