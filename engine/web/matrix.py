@@ -23,8 +23,9 @@ def _number(text: str | None, default: int) -> int:
 
 
 def query_of(params: Mapping[str, str], per_page: int = 50) -> MatrixQuery:
-    """The page's query string: show, tag, q, regex, sort, page (from 1); the API's limit and offset."""
-    size = min(max(_number(params.get("limit"), per_page), 1), MAX_PER_PAGE)
+    """The page's query string: show, tag, q, regex, sort, page (from 1), per_page; the API's limit
+    and offset."""
+    size = min(max(_number(params.get("per_page", params.get("limit")), per_page), 1), MAX_PER_PAGE)
     page = (_number(params.get("page"), 1) - 1) * size
     offset = _number(params.get("offset"), 0) if "offset" in params else page
     return check(MatrixQuery(
