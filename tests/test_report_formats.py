@@ -170,6 +170,21 @@ def test_html_report_is_one_self_contained_file(store: tuple[Path, dict]) -> Non
     )
 
 
+def test_the_html_file_carries_the_output_matrix(store: tuple[Path, dict]) -> None:
+    """Shared without a server: each case x variant cell holds its verdict and its output."""
+    cwd, report = store
+    assert run_engine("report", "r1", "--html", "matrix.html", "--store", "st", cwd=cwd).returncode == 0
+    page = (cwd / "matrix.html").read_text()
+    matrix = page.split('data-section="matrix"')[1]
+    cells = re.findall(r'<td class="cell-box (\w+)" data-verdict="\w+">(.*?)</td>', matrix, re.S)
+    assert len(cells) == 6 * len(report["variants"])  # six cases, every variant
+    verdicts = {(s["variant"], s["case"]): s["verdict"] for s in report["scenarios"]}
+    assert sorted(v for v, _ in cells) == sorted(verdicts.values())  # the report's verdicts
+    outputs = [re.search(r'<pre class="out">(.*?)</pre>', body, re.S) for _, body in cells]
+    assert all(outputs) and {o.group(1) for o in outputs if o} <= {f"City{i}" for i in range(6)} | {
+        "I am not sure."}  # fmt: skip
+
+
 def test_only_one_output_option(store: tuple[Path, dict]) -> None:
     cwd, _ = store
     result = run_engine("report", "r1", "--json", "--markdown", "--store", "st", cwd=cwd)

@@ -35,8 +35,7 @@ def _status_line(line: str) -> str:
 
 
 def section_lines(section: Section) -> list[str]:
-    # the results table opens the report under its heading line; every other section has a heading
-    lines = [] if section.key == "variants" else [f"### {md_escape(section.title)}", ""]
+    lines = [f"### {md_escape(section.title)}", ""]
     if section.table is not None:
         lines += _table(section.table.header, section.table.rows, section.table.left)
     if section.note:
