@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from html.parser import HTMLParser
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.presentation.markdown import md_escape, report_markdown
-from tests.conftest import SAFETY_S, run_engine
+from tests.conftest import ROOT, SAFETY_S, run_engine
 from tests.test_cli_run import experiment
 
 ODD = "odd | <i>name</i>"
@@ -224,3 +225,27 @@ def test_every_registered_format_writes_the_same_report(store: tuple[Path, dict]
     assert json.loads((cwd / "r.json").read_text()) == report
     unknown = run_engine("report", "r1", "--format", "pdf", "--store", "st", cwd=cwd)
     assert unknown.returncode == 2 and b"markdown, html, json" in unknown.stderr
+
+
+def test_a_report_format_from_another_package(store: tuple[Path, dict], tmp_path: Path) -> None:
+    """A distribution declaring an `engine.formats` entry point adds a report format: it receives the
+    typed report, and `engine report --format NAME` lists and runs it like a built-in one."""
+    cwd, report = store
+    plugin = tmp_path / "plugin"
+    (plugin / "shout_format-0.1.dist-info").mkdir(parents=True)
+    (plugin / "shout_format-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: shout-format\nVersion: 0.1\n"
+    )
+    (plugin / "shout_format-0.1.dist-info" / "entry_points.txt").write_text(
+        "[engine.formats]\nshout = shout_format:report_shout\n"
+    )
+    (plugin / "shout_format.py").write_text(
+        "def report_shout(report):\n"
+        "    return f'{report.experiment.upper()}: {len(report.variants)} VARIANTS, {report.winner}\\n'\n"
+    )
+    env = {"PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)])}
+    shouted = run_engine("report", "r1", "--format", "shout", "--store", "st", cwd=cwd, **env)
+    assert shouted.returncode == 0, shouted.stderr.decode()
+    assert shouted.stdout.decode() == f"CAPITALS: {len(report['variants'])} VARIANTS, {report['winner']}\n"
+    unknown = run_engine("report", "r1", "--format", "nope", "--store", "st", cwd=cwd, **env)
+    assert unknown.returncode == 2 and b"markdown, html, json, shout" in unknown.stderr

@@ -17,7 +17,7 @@ from engine.events.report import (
     RunReport,
     StoppingReport,
 )
-from engine.events.spec import ExperimentSpec
+from engine.events.spec import ExecutionSpec, ExperimentSpec
 from engine.store import stats
 from engine.store.decidability import decidability
 from engine.store.projections.cases import case_values
@@ -86,7 +86,7 @@ def build_report(state: RunState) -> RunReport:
         tied, runner_up_p = tied_with_winner(winner, scores, per_case, spec.seed, alpha)
     done = state.trials_done()
     rate = error_rate(state)
-    max_rate = spec.execution.max_error_rate if spec else 0.1
+    max_rate = (spec.execution if spec else ExecutionSpec()).max_error_rate
     return RunReport(
         run_id=state.run_id,
         experiment=spec.name if spec else "",
