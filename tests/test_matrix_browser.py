@@ -1,5 +1,6 @@
 """The output matrix in real headless Chromium: the outputs themselves in the cells, a text search that
-finds words from an output, a regex search, a verdict filter, and pages whose links keep the filters.
+finds words from an output, a regex search, a verdict filter, and pages whose links keep the filters;
+the compare page's word diffs, and the badge naming the grading round a page shows.
 
 Skipped, with the reason, where Chromium or Playwright is missing. The page sets no script to wait
 on: the browser waits for selectors (the view's CSP forbids eval, so never wait_for_function).
@@ -11,7 +12,7 @@ import httpx
 import pytest
 
 from tests.browser import BrowserThread, require_browser, screenshot
-from tests.conftest import SAFETY_S
+from tests.conftest import SAFETY_S, run_engine
 from tests.fixtures.agent import SCRIPT_OUTPUT
 from tests.serve_helpers import make_store, serving
 
@@ -26,7 +27,12 @@ def browser():
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory):
-    with serving(make_store(tmp_path_factory.mktemp("matrix"))) as url:
+    store = make_store(tmp_path_factory.mktemp("matrix"))
+    (store.parent / "lenient.toml").write_text('[[graders]]\nkind = "regex"\npattern = "City\\\\d+"\n')
+    regraded = run_engine("regrade", "r2", "--graders", "lenient.toml", "--name", "lenient", "--store", "st",
+                          cwd=store.parent)  # fmt: skip
+    assert regraded.returncode == 0, regraded.stderr.decode()
+    with serving(store) as url:
         yield url
 
 
@@ -119,3 +125,43 @@ def test_pages_count_and_their_links_keep_the_filters(browser: BrowserThread, ba
     assert sorted(tagged) == ["c000", "c001"] and "2 cases · page 1 of 1" in count  # tag kept, one page
     assert second == ["c002", "c003"] and "per_page=2" in url and "page=2" in url
     assert back == ["c000", "c001"]
+
+
+def test_the_compare_page_shows_both_outputs_with_a_word_diff(browser: BrowserThread, base_url: str) -> None:
+    def first(run: str) -> dict:
+        found = httpx.get(f"{base_url}/api/runs/{run}/trials", params={"limit": 500}, timeout=SAFETY_S).json()
+        return {(t["variant"], t["case"]): t["output"] for t in found["trials"] if t["repeat"] == 1}
+
+    base, cand = first("r1"), first("r2")
+    differ = {key for key in cand if base.get(key) != cand[key]}
+    assert differ, "two seeds give some other answers"
+
+    def read(page):  # noqa: ANN001, ANN202
+        page.goto(f"{base_url}/compare?base=r1&cand=r2")
+        page.wait_for_selector("#diffs section.diff-case")
+        screenshot(page, "compare-diff")
+        shown = []
+        for section in page.locator("#diffs section.diff-case").all():
+            sides = section.locator("pre.diff").all_inner_texts()
+            marked = section.locator("pre.diff del").count() + section.locator("pre.diff ins").count()
+            shown.append((section.get_attribute("data-variant"), section.get_attribute("data-case"), sides,
+                          marked))  # fmt: skip
+        return shown
+
+    shown = browser.call(read)
+    assert {(v, c) for v, c, _, _ in shown if (v, c) in differ}  # the changed outputs are there
+    for variant, case, (left, right), marked in shown:
+        assert (left, right) == (base[(variant, case)], cand[(variant, case)])  # each output whole
+        assert (marked > 0) == (left != right)  # changed words marked, and only those
+
+
+def test_a_badge_names_the_grading_round_a_page_shows(browser: BrowserThread, base_url: str) -> None:
+    def badges(page):  # noqa: ANN001, ANN202
+        found = []
+        for path in ("/runs/r1", "/runs/r2", "/runs/r2/matrix"):
+            page.goto(base_url + path)
+            found.append(page.locator('[data-field="grading"]').inner_text())
+        return found
+
+    assert browser.call(badges) == ["grading round 0 (original)", "grading round 1 (lenient)",
+                                    "grading round 1 (lenient)"]  # fmt: skip

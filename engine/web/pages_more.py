@@ -9,6 +9,7 @@ from typing import Any
 from engine.views.history import history
 from engine.web.api import comparison_json
 from engine.web.context import WebContext
+from engine.web.diffs import diffs_html
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
 from engine.web.label_pages import label_panel
 from engine.web.svg import Point, series
@@ -119,6 +120,7 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
         body += f"<h2>{title} ({len(rows)})</h2>" + (
             table(["case", "variant", "base", "candidate"], rows) if rows else '<p class="note">None.</p>'
         )
+    body += diffs_html(ctx, r["baseline_run"], r["candidate_run"], changes, root)
     rows = [
         [
             e(m["variant"]),
