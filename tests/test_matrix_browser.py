@@ -165,3 +165,22 @@ def test_a_badge_names_the_grading_round_a_page_shows(browser: BrowserThread, ba
 
     assert browser.call(badges) == ["grading round 0 (original)", "grading round 1 (lenient)",
                                     "grading round 1 (lenient)"]  # fmt: skip
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser: BrowserThread, base_url: str) -> None:
+    """390 px wide: wide tables and the matrix scroll inside their own box, never the page."""
+
+    def widths(page):  # noqa: ANN001, ANN202
+        page.set_viewport_size({"width": 390, "height": 844})
+        try:
+            found = {}
+            for path in ("/runs/r1", "/runs/r1/matrix", "/compare?base=r1&cand=r2"):
+                page.goto(base_url + path)
+                page.wait_for_selector("main h1")
+                found[path] = page.evaluate("document.documentElement.scrollWidth")
+            screenshot(page, "matrix-phone")
+            return found
+        finally:
+            page.set_viewport_size({"width": 1280, "height": 900})
+
+    assert browser.call(widths) == {"/runs/r1": 390, "/runs/r1/matrix": 390, "/compare?base=r1&cand=r2": 390}

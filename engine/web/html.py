@@ -48,7 +48,9 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") -
     """Cells are HTML already (escape values with e() before); the header is escaped here."""
     head = "".join(f"<th>{e(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<table class="{e(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # in a scrolling box: a wide table scrolls by itself, never the page (phones are 390 px wide)
+    inner = f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+    return f'<div class="scroll"><table class="{e(cls)}">{inner}</table></div>'
 
 
 def page(request: Request, title: str, body: str, script: str = "") -> str:
