@@ -79,3 +79,11 @@ def test_compare_tuning_and_history_pages(base_url: str, tmp_path: Path) -> None
     assert history.count("<circle") == 2 and 'class="trend"' in history
     tuning = html(base_url, "/runs/r1/tuning")
     assert "Nothing to plot yet" in tuning  # an A/B run has no variations
+
+
+def test_a_trial_page_shows_the_expected_answer_beside_the_outputs(base_url: str) -> None:
+    page = html(base_url, "/runs/r1/trial", case="c002")
+    expected = page.split("<h2>Expected / reference</h2>")[1].split("</pre>")[0]
+    assert expected.endswith(">City2") and page.index("Expected / reference") < page.index('class="repeat"')
+    api = httpx.get(f"{base_url}/api/runs/r1/trials", params={"case": "c002"}, timeout=SAFETY_S).json()
+    assert {t["expected"] for t in api["trials"]} == {"City2"}  # the trials API carries it too
