@@ -6,7 +6,7 @@ import sys
 
 import msgspec
 
-from engine.cli.report_view import money, p_value
+from engine.presentation.report_view import money, p_value
 from engine.views.compare import MetricDelta, RunComparison
 
 
@@ -16,7 +16,8 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
         return
     from rich.text import Text
 
-    from engine.cli.render import make_console, table
+    from engine.cli.render import make_console
+    from engine.presentation.terminal import table
 
     console = make_console()
     for warning in result.warnings:

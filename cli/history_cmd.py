@@ -24,7 +24,8 @@ def print_history(log: Any, experiment: str, metric: str, variant: str | None, a
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(points) + b"\n")
         return
-    from engine.cli.render import make_console, table
+    from engine.cli.render import make_console
+    from engine.presentation.terminal import table
 
     values = [getattr(p, metric) for p in points]
     rows = [
@@ -57,7 +58,8 @@ def print_audit(audit: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(audit) + b"\n")
         return
-    from engine.cli.render import make_console, table
+    from engine.cli.render import make_console
+    from engine.presentation.terminal import table
 
     header = ["judge", "outputs", "same score", "mean change", "max change", "pass flips", "unreadable"]
     rows = [
@@ -70,12 +72,11 @@ def print_audit(audit: Any, as_json: bool) -> None:
     if audit.people is not None:
         from rich.text import Text
 
-        from engine.cli import labels_view
+        from engine.presentation import labels_view
 
-        people = {"label_agreement": msgspec.to_builtins(audit.people)}
-        rows = labels_view.label_rows(people)
+        rows = labels_view.label_rows(audit.people)
         console.print(
             table(labels_view.TITLE, labels_view.LABELS_HEADER, rows, left=labels_view.TEXT_COLUMNS)
         )
-        for line in labels_view.label_lines(people):
+        for line in labels_view.label_lines(audit.people):
             console.print(Text(f"  {line}"))

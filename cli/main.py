@@ -152,22 +152,24 @@ def report(
     ] = None,
 ) -> None:
     """Show the report stored at the end of a run (rebuilt from the log if the run never finished)."""
-    import json
-
-    from engine.cli.formats import REPORT_FORMATS
     from engine.cli.render import print_report
     from engine.errors import InputError
+    from engine.presentation.formats import FORMATS, render_report
+    from engine.presentation.model import as_report
     from engine.views.queries import report_json
 
     if as_json + markdown + (html is not None) + (fmt is not None) > 1:
         raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE, --format")
-    if fmt is not None and fmt not in REPORT_FORMATS:
-        raise InputError("engine report", "--format", f"expected one of {', '.join(REPORT_FORMATS.names())}")
+    if fmt is not None and not FORMATS.has(fmt, "report"):
+        raise InputError("engine report", "--format", f"expected one of {', '.join(FORMATS.names('report'))}")
     from engine.cli.bundle_cmd import run_source
+    from engine.presentation.html_file import file_matrix
 
+    fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
     with run_source(store_path(store), run_id) as (log, rid):
         data = report_json(log, rid, grading)
-    fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
+        # the HTML file carries the outputs too: it is read without a server
+        extra = {"matrix": file_matrix(log, rid, data)} if fmt == "html" else {}
     if as_json or fmt == "json":  # the stored bytes themselves: replay reproduces them exactly
         if out is None:
             print_report(data, as_json=True)
@@ -177,7 +179,7 @@ def report(
     if fmt is None:
         print_report(data, as_json=False)
         return
-    text = REPORT_FORMATS.get(fmt)(json.loads(data))
+    text = render_report(fmt, as_report(data), **extra)
     if out is None:
         sys.stdout.buffer.write(text.encode())
     else:
@@ -568,7 +570,7 @@ def export(
 ) -> None:
     """Export a run: JSON lines, JUnit XML for CI, a run directory (index, per-trial files), or a bundle
     (the whole run, for `engine import` in another store)."""
-    from engine.views.export import export_run
+    from engine.presentation.formats import export_run
     from engine.views.queries import resolve_run
 
     def to_stdout(text: str) -> None:

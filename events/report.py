@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import msgspec
 
+from engine.events.spec import ExecutionSpec
+
 
 class Report(msgspec.Struct, kw_only=True):
     """Base for report parts: plain, ordered, JSON-friendly."""
@@ -359,7 +361,7 @@ class RunReport(Report):
     errors: list[ErrorSummary] = []  # by stage and class, most frequent first
     # share of finished trials without a usable result (errored, or no grader could score them)
     error_rate: float | None = None
-    max_error_rate: float = 0.1
+    max_error_rate: float = ExecutionSpec().max_error_rate  # the spec's default, stated once there
     error_rate_exceeded: bool = False  # `engine run` exits 1
     stop_reason: str = ""  # why a run ended early (unreachable target, budget...), when it did
     grading: int = 0  # the grading round this report shows (0: the run's own; regrades count up)

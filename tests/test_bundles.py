@@ -17,12 +17,12 @@ from engine.api import open_engine, spec_from_dict
 from engine.errors import UserError
 from engine.events.graders import ContainsGraderSpec
 from engine.input.bundle_files import load_bundle
+from engine.presentation.formats import export_run
 from engine.runtime.bundle_import import import_bundle
 from engine.runtime.regrade import regrade_run
 from engine.store.bundle_format import MAGIC
 from engine.store.log import EventLog
 from engine.views.export import bundle as bundle_export
-from engine.views.export import export_run
 from engine.views.queries import replay_json, report_json
 from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai

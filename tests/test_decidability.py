@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from engine.api import spec_from_dict
-from engine.cli.render_html import report_html
-from engine.cli.render_md import report_markdown
+from engine.presentation.html_file import report_html
+from engine.presentation.markdown import report_markdown
 from engine.stats import inference as stats
 from engine.stats.decidability import Plan, decide, min_p_accept, min_p_case, plan_of, warnings
 from engine.stats.gates import fisher_exact

@@ -9,13 +9,14 @@ import json
 
 import numpy as np
 
-from engine.cli.render import report_renderables
-from engine.cli.render_html import report_html
-from engine.cli.render_md import report_markdown
-from engine.cli.report_view import score_basis_note
 from engine.events import kinds as k
 from engine.events.codec import to_json
 from engine.events.spec import CaseSpec, ExperimentSpec, RepeatSpec, VariantSpec
+from engine.presentation.html_file import report_html
+from engine.presentation.markdown import report_markdown
+from engine.presentation.model import as_report
+from engine.presentation.report_view import score_basis_note
+from engine.presentation.terminal import report_renderables
 from engine.store.projections.cases import case_values
 from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState, evolve
@@ -75,10 +76,10 @@ def test_early_exit_mean_score_is_unbiased_and_marked() -> None:
 
 def test_the_basis_is_shown_in_every_format() -> None:
     report = json.loads(to_json(build_report(_fold([0.3] * 20, 3, early_exit=True, seed=1))))
-    note = score_basis_note(report)
+    note = score_basis_note(as_report(report))
     assert note is not None and "first attempt" in note
     phrase = "first attempt (pass"
     terminal = " ".join(str(getattr(x, "plain", "")) for x in report_renderables(report))
     assert phrase in terminal and phrase in report_markdown(report) and phrase in report_html(report)
     plain = json.loads(to_json(build_report(_fold([0.3] * 20, 3, early_exit=False, seed=1))))
-    assert score_basis_note(plain) is None
+    assert score_basis_note(as_report(plain)) is None

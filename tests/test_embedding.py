@@ -10,10 +10,10 @@ import trio
 
 from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
-from engine.cli.render_md import report_markdown
 from engine.errors import RunBusyError
 from engine.events import kinds as k
 from engine.events.spec import grader_spec
+from engine.presentation.markdown import report_markdown
 from engine.store.memory import MemoryStore
 from engine.views.queries import replay_json, stored_report
 

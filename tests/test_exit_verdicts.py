@@ -10,8 +10,8 @@ from pathlib import Path
 
 from engine.api import open_engine
 from engine.input.loader import load_experiment
+from engine.presentation.formats import export_run
 from engine.store.memory import MemoryStore
-from engine.views.export import export_run
 from tests.compat.helpers import run_file, write_script
 from tests.conftest import run_engine
 

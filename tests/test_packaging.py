@@ -57,6 +57,9 @@ def test_a_built_wheel_holds_every_layer_under_engine(tmp_path: Path) -> None:
     assert {f"engine/{path}" for path in layers} <= set(names)
     # the web view works offline: its assets ship inside the package
     assert {"engine/web/static/app.js", "engine/web/static/style.css"} <= set(names)
+    # and so do the report's templates (the HTML file and the pages render them)
+    assert {"engine/presentation/templates/report_file.html", "engine/presentation/templates/matrix.html",
+            "engine/presentation/templates/report.css"} <= set(names)  # fmt: skip
     top_level = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
     assert zipfile.ZipFile(wheel).read(top_level).split() == [b"engine"]
 

@@ -7,6 +7,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -208,7 +209,8 @@ async def test_a_race_cut_by_its_budget_saves_nothing_it_did_not_decide(tmp_path
 
 
 def test_a_variant_with_no_pass_reads_as_such_in_the_race_lines() -> None:
-    from engine.cli.report_view import race_lines
+    from engine.events.report import StoppingReport
+    from engine.presentation.report_view import race_lines
 
     stopping = {
         "objective": "cost_per_pass", "looks_done": 1, "max_looks": 4, "stopped": "one_left",
@@ -216,5 +218,5 @@ def test_a_variant_with_no_pass_reads_as_such_in_the_race_lines() -> None:
         "eliminations": [{"variant": "broken", "round": 1, "lost_to": "cheap",
                           "delta": 1.7976931348623157e308, "cases": 10, "p_value": 0.0, "threshold": 0.01}],
     }  # fmt: skip
-    lines = race_lines(stopping)
+    lines = race_lines(msgspec.convert({"rule": "race", "level": 0.01, **stopping}, StoppingReport))
     assert "by everything (it passed nothing)" in lines[-1] and "e+308" not in "\n".join(lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from html.parser import HTMLParser
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.render_md import md_escape, report_markdown
-from tests.conftest import SAFETY_S, run_engine
+from engine.presentation.markdown import md_escape, report_markdown
+from tests.conftest import ROOT, SAFETY_S, run_engine
 from tests.test_cli_run import experiment
 
 ODD = "odd | <i>name</i>"
@@ -58,6 +59,7 @@ def test_markdown_flags_partial_runs_and_escapes_newlines() -> None:
         "run_id": "r9", "experiment": "e", "status": "partial", "is_partial": True, "trials_total": 10,
         "trials_done": 3, "baseline": "a\nb", "winner": None, "winner_significant": False,
         "variants": [], "comparisons": [], "flaky_cases": [], "budget_exhausted": ["max_trials"],
+        "strategy": "mean",
     }  # fmt: skip
     md = report_markdown(report)
     assert "(partial)" in md and "3 of 10 trials" in md and "Budget exhausted: max\\_trials" in md
@@ -69,6 +71,7 @@ def test_markdown_marks_only_warnings_as_warnings() -> None:
         "run_id": "r9", "experiment": "e", "status": "completed", "is_partial": False, "trials_total": 4,
         "trials_done": 4, "baseline": "a", "winner": None, "winner_significant": False, "variants": [],
         "comparisons": [], "flaky_cases": [], "budget_exhausted": [], "grading": 1, "grading_name": "labels",
+        "strategy": "mean",
         "warnings": ["graders[0]: contains cannot score 2 of 3 cases"],
     }  # fmt: skip
     md = report_markdown(report)
@@ -168,6 +171,21 @@ def test_html_report_is_one_self_contained_file(store: tuple[Path, dict]) -> Non
     )
 
 
+def test_the_html_file_carries_the_output_matrix(store: tuple[Path, dict]) -> None:
+    """Shared without a server: each case x variant cell holds its verdict and its output."""
+    cwd, report = store
+    assert run_engine("report", "r1", "--html", "matrix.html", "--store", "st", cwd=cwd).returncode == 0
+    page = (cwd / "matrix.html").read_text()
+    matrix = page.split('data-section="matrix"')[1]
+    cells = re.findall(r'<td class="cell-box (\w+)" data-verdict="\w+">(.*?)</td>', matrix, re.S)
+    assert len(cells) == 6 * len(report["variants"])  # six cases, every variant
+    verdicts = {(s["variant"], s["case"]): s["verdict"] for s in report["scenarios"]}
+    assert sorted(v for v, _ in cells) == sorted(verdicts.values())  # the report's verdicts
+    outputs = [re.search(r'<pre class="out">(.*?)</pre>', body, re.S) for _, body in cells]
+    assert all(outputs) and {o.group(1) for o in outputs if o} <= {f"City{i}" for i in range(6)} | {
+        "I am not sure."}  # fmt: skip
+
+
 def test_only_one_output_option(store: tuple[Path, dict]) -> None:
     cwd, _ = store
     result = run_engine("report", "r1", "--json", "--markdown", "--store", "st", cwd=cwd)
@@ -207,3 +225,27 @@ def test_every_registered_format_writes_the_same_report(store: tuple[Path, dict]
     assert json.loads((cwd / "r.json").read_text()) == report
     unknown = run_engine("report", "r1", "--format", "pdf", "--store", "st", cwd=cwd)
     assert unknown.returncode == 2 and b"markdown, html, json" in unknown.stderr
+
+
+def test_a_report_format_from_another_package(store: tuple[Path, dict], tmp_path: Path) -> None:
+    """A distribution declaring an `engine.formats` entry point adds a report format: it receives the
+    typed report, and `engine report --format NAME` lists and runs it like a built-in one."""
+    cwd, report = store
+    plugin = tmp_path / "plugin"
+    (plugin / "shout_format-0.1.dist-info").mkdir(parents=True)
+    (plugin / "shout_format-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: shout-format\nVersion: 0.1\n"
+    )
+    (plugin / "shout_format-0.1.dist-info" / "entry_points.txt").write_text(
+        "[engine.formats]\nshout = shout_format:report_shout\n"
+    )
+    (plugin / "shout_format.py").write_text(
+        "def report_shout(report):\n"
+        "    return f'{report.experiment.upper()}: {len(report.variants)} VARIANTS, {report.winner}\\n'\n"
+    )
+    env = {"PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)])}
+    shouted = run_engine("report", "r1", "--format", "shout", "--store", "st", cwd=cwd, **env)
+    assert shouted.returncode == 0, shouted.stderr.decode()
+    assert shouted.stdout.decode() == f"CAPITALS: {len(report['variants'])} VARIANTS, {report['winner']}\n"
+    unknown = run_engine("report", "r1", "--format", "nope", "--store", "st", cwd=cwd, **env)
+    assert unknown.returncode == 2 and b"markdown, html, json, shout" in unknown.stderr

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.report_view import money, p_value, variant_label, winner_line
+from engine.presentation.model import as_report
+from engine.presentation.report_view import money, p_value, variant_label, winner_line
 from tests.conftest import run_engine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,11 +57,11 @@ def test_a_table_marks_tied_best_when_the_summary_says_tied_best(quickstart: tup
     _, report = quickstart
     tied = {**report, "winner": "concise", "tied_best": ["concise", "baseline"]}
     tied["runner_up_p_value"] = 0.265625
+    tied, clear = as_report(tied), as_report({**report, "winner": "concise", "tied_best": []})
     assert winner_line(tied).startswith("Tied best: concise, baseline (concise leads, not separated: p 0.266")
     assert variant_label(tied, "concise") == "concise (tied best)"
     assert variant_label(tied, "baseline") == "baseline (tied best)"
     assert variant_label(tied, "hot") == "hot"
-    clear = {**report, "winner": "concise", "tied_best": []}
     assert variant_label(clear, "concise") == "concise (winner)"
 
 

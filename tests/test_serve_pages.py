@@ -48,10 +48,13 @@ def test_runs_list_links_each_run_and_its_history(base_url: str) -> None:
 def test_run_page_has_progress_variants_forest_plot_and_flaky_cases(base_url: str) -> None:
     page = html(base_url, "/runs/r1")
     assert re.search(r'<b data-field="done">54</b> / <span data-field="total">54</span>', page)
+    # the report's sections, as every surface shows them: a row per variant in the variants table
+    variants = page.split('id="section-variants"')[1].split("</section>")[0]
     for name in ("baseline", "cold", "xss"):
-        assert f"<td>{name}<span" in page
+        assert re.search(rf"<tr class=\"\w*\"><td>{name}( \([a-z, ]+\))?</td>", variants), name
     assert page.count('class="ci sig"') + page.count('class="ci ns"') == 2  # two comparisons
-    assert "<h2>Flaky cases</h2>" in page and "<h2>By tag</h2>" in page and "Budget used" in page
+    assert re.search(r"<h2>Flaky cases \(\d+\)</h2>", page) and "<h2>By tag (score / pass rate)</h2>" in page
+    assert "Budget used" in page
 
 
 def test_matrix_filters_by_verdict_tag_and_text_and_links_cells_to_trials(base_url: str) -> None:
@@ -63,7 +66,8 @@ def test_matrix_filters_by_verdict_tag_and_text_and_links_cells_to_trials(base_u
     one = html(base_url, "/runs/r1/matrix", q="c003")
     assert set(re.findall(r"case=(c\d+)&amp;variant", one)) == {"c003"}
     flaky = html(base_url, "/runs/r1/matrix", show="flaky")
-    assert all('class="cell flaky"' in row for row in flaky.split("<tr>")[2:])
+    rows = flaky.split("<tbody>")[1].split("<tr ")[1:]
+    assert rows and all('class="cell flaky"' in row for row in rows)
 
 
 def test_compare_tuning_and_history_pages(base_url: str, tmp_path: Path) -> None:
@@ -75,3 +79,11 @@ def test_compare_tuning_and_history_pages(base_url: str, tmp_path: Path) -> None
     assert history.count("<circle") == 2 and 'class="trend"' in history
     tuning = html(base_url, "/runs/r1/tuning")
     assert "Nothing to plot yet" in tuning  # an A/B run has no variations
+
+
+def test_a_trial_page_shows_the_expected_answer_beside_the_outputs(base_url: str) -> None:
+    page = html(base_url, "/runs/r1/trial", case="c002")
+    expected = page.split("<h2>Expected / reference</h2>")[1].split("</pre>")[0]
+    assert expected.endswith(">City2") and page.index("Expected / reference") < page.index('class="repeat"')
+    api = httpx.get(f"{base_url}/api/runs/r1/trials", params={"case": "c002"}, timeout=SAFETY_S).json()
+    assert {t["expected"] for t in api["trials"]} == {"City2"}  # the trials API carries it too

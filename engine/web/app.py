@@ -12,11 +12,12 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from engine.errors import UserError
+from engine.presentation.templates import TEMPLATES
 from engine.store.contract import EventStore
 from engine.web import json_api, label_pages, labelling, pages, sse
 from engine.web.auth import TokenGate, check_token
@@ -46,6 +47,10 @@ def open_writable(path: str | os.PathLike[str]) -> EventStore:
 
     _must_exist(path)
     return EventLog(path)
+
+
+async def report_css(request: Request) -> Response:
+    return FileResponse(TEMPLATES / "report.css", media_type="text/css")
 
 
 async def user_error(request: Request, exc: Exception) -> Response:
@@ -84,6 +89,7 @@ def serve_app(
         *labelling.API_ROUTES,
         *pages.ROUTES,
         *label_pages.PAGE_ROUTES,
+        Route("/static/report.css", report_css),  # the report's own styles, shared with the HTML file
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={UserError: user_error})

@@ -9,12 +9,12 @@ from typing import TypeVar
 
 from engine.errors import NotFoundError
 from engine.events.codec import to_json
+from engine.presentation.matrix import build_rows
 from engine.store.contract import EventStore
 from engine.store.projections.report_builder import build_report
 from engine.views.queries import replay_json, stored_report, stored_report_and_labels
 from engine.views.report_labels import with_labels
 from engine.web.data import RunView, RunViews
-from engine.web.matrix import build_rows
 
 T = TypeVar("T")
 MEMO_ENTRIES = 64
@@ -71,8 +71,12 @@ class WebContext:
         return round(sum(v.get("passed", 0) for v in variants) / scored, 4) if scored else None
 
     def verdicts(self, run_id: str) -> dict[tuple[str, str], str]:
-        variants, rows = self.views.use(run_id, build_rows)
-        return {(v, r.case): c.verdict for r in rows for v, c in r.cells.items()}
+        def read(view: RunView) -> dict[tuple[str, str], str]:
+            aggregation = view.spec.scoring.replica_aggregation if view.spec else None
+            _, rows = build_rows(view.trials, aggregation)
+            return {(v, r.case): c.verdict for r in rows for v, c in r.cells.items()}
+
+        return self.views.use(run_id, read)
 
     def verdict_changes(self, base_id: str, cand_id: str) -> dict[str, dict[str, list[dict[str, str]]]]:
         """Cases whose verdict went from pass to fail/flaky (or back) in the candidate, variant by

@@ -48,18 +48,16 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") -
     """Cells are HTML already (escape values with e() before); the header is escaped here."""
     head = "".join(f"<th>{e(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<table class="{e(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # in a scrolling box: a wide table scrolls by itself, never the page (phones are 390 px wide)
+    inner = f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+    return f'<div class="scroll"><table class="{e(cls)}">{inner}</table></div>'
 
 
 def page(request: Request, title: str, body: str, script: str = "") -> str:
+    """The layout (the shared page template) around `body`, HTML already escaped by its builder."""
+    from markupsafe import Markup
+
+    from engine.presentation.templates import render
+
     root = request.scope.get("root_path", "")
-    js = f'<script src="{e(root)}/static/app.js" defer></script>' if script else ""
-    return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{e(title)} · engine</title>"
-        f'<link rel="stylesheet" href="{e(root)}/static/style.css">{js}</head>'
-        f'<body data-root="{e(root)}" data-page="{e(script)}"><header><nav>'
-        f'<a class="brand" href="{e(root)}/">engine</a><a href="{e(root)}/">Runs</a>'
-        f'<a href="{e(root)}/compare">Compare</a></nav></header><main>{body}</main></body></html>'
-    )
+    return render("page.html", title=title, body=Markup(body), script=script, root=root)

@@ -23,8 +23,9 @@ from engine.views.compare import compare_states
 from engine.views.run_history import earlier_figures
 from engine.web.context import WebContext, defined
 from engine.web.data import RunView
-from engine.web.matrix import matrix
+from engine.web.matrix import matrix, query_of
 from engine.web.progress import progress
+from engine.web.query_params import int_param
 from engine.web.trials_api import TrialFilter, trials_page
 
 
@@ -72,7 +73,7 @@ async def runs(request: Request) -> Response:
 async def run_report(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     grading = request.query_params.get("grading")
-    data = await in_thread(request, lambda ctx: ctx.report(_known(ctx, run_id), _int(grading, None)))
+    data = await in_thread(request, lambda ctx: ctx.report(_known(ctx, run_id), int_param(grading, None)))
     return Response(data, media_type="application/json")
 
 
@@ -91,19 +92,8 @@ def _known(ctx: WebContext, run_id: str) -> str:
 def trial_filter(request: Request) -> TrialFilter:
     q = request.query_params
     text = {name: q.get(name, "") for name in ("variant", "case", "status", "tag", "q")}
-    return TrialFilter(**text, limit=_int(q.get("limit"), 50), offset=_int(q.get("offset"), 0))
+    return TrialFilter(**text, limit=int_param(q.get("limit"), 50), offset=int_param(q.get("offset"), 0))
 
-
-def _int(text: str | None, default: Any) -> Any:
-    if text is None or text == "":
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError("query", "limit/offset/grading", f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise InputError("query", "limit/offset/grading", f"expected a non-negative integer, got {value}")
-    return value
 
 
 async def run_trials(request: Request) -> Response:
@@ -113,10 +103,8 @@ async def run_trials(request: Request) -> Response:
 
 
 async def run_matrix(request: Request) -> Response:
-    run_id, q = request.path_params["run_id"], request.query_params
-    show, tag, text = q.get("show", "all"), q.get("tag", ""), q.get("q", "")
-    limit, offset = min(_int(q.get("limit"), 100), 500), _int(q.get("offset"), 0)
-    data = await in_view(request, run_id, lambda ctx, v: matrix(v, show, tag, text, limit, offset))
+    run_id, query = request.path_params["run_id"], query_of(request.query_params, per_page=100)
+    data = await in_view(request, run_id, lambda ctx, v: matrix(ctx.log, v, query))
     return json_response(data)
 
 

@@ -109,32 +109,13 @@ def label_panel(ctx: WebContext, run_id: str, case: str, trials: list[dict[str, 
     )
 
 
-def run_section(report: dict[str, Any], run_id: str, root: str) -> str:
-    """The run page's section (from the report, which carries the labels section when there are
-    labels): the judges against people's labels, and the way to the queue."""
+def run_section(labelled: bool, run_id: str, root: str) -> str:
+    """The way to the labelling queue (the report's own section shows the judges against the labels)."""
     queue = f'<a href="{href(root + "/runs/" + q(run_id) + "/labels")}">Label trials</a>'
-    section = report.get("label_agreement")
-    if not section:
+    if not labelled:
         return f"<h2>Judges against people's labels</h2><p class=\"note\">No labels yet · {queue}</p>"
-    rows = [
-        [
-            e(j["grader"]), e(j["labelled"]), num(j["agreement"]), num(j["kappa"]),
-            e(_interval(j)), f"{j['tp']}/{j['fp']}/{j['fn']}/{j['tn']}",
-            e("enough" if not j["needs_more"] else f"{j['needs_more']} more"),
-        ]
-        for j in section["judges"]
-    ]  # fmt: skip
-    header = ["judge", "labelled", "agreement", "kappa", "kappa 95% CI", "TP/FP/FN/TN", "labels needed"]
-    return (
-        f"<h2>Judges against people's labels</h2><p class=\"meta\">{section['labels']} labelled outputs · "
-        f"{queue}</p>" + table(header, rows)
-    )
+    return f'<p class="meta">{queue}</p>'
 
-
-def _interval(j: dict[str, Any]) -> str:
-    if j["kappa_low"] is None:
-        return "-"
-    return f"[{j['kappa_low']:.2f}, {j['kappa_high']:.2f}]"
 
 
 async def queue_page(request: Request) -> HTMLResponse:

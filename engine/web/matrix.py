@@ -1,89 +1,61 @@
-"""The matrix: cases x variants, each cell passes/repeats and a verdict, with the page's filters."""
+"""The matrix's data for the page and the API: cases x variants with verdicts and outputs, from the
+run's kept trials projection (engine.presentation.matrix builds it; this reads the request)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
 from engine.events.spec import ReplicaAggregation
-from engine.store.projections.verdicts import verdict_from_counts
+from engine.presentation.matrix import MatrixCell, MatrixRow, build_rows
+from engine.presentation.matrix_query import MatrixQuery, check, select
+from engine.store.contract import EventStore
+from engine.views.export import output_of
 from engine.web.data import RunView
-from engine.web.trials_api import case_tags
+from engine.web.query_params import int_param
+
+OUTPUT_CHARS = 2000  # an output in the JSON matrix is cut here; the trials API has it whole
+MAX_PER_PAGE = 500
 
 
-@dataclass(slots=True)
-class Cell:
-    passes: int = 0
-    scored: int = 0
-    errors: int = 0
-    repeats: int = 0
-    aggregation: ReplicaAggregation = field(default_factory=ReplicaAggregation)
-
-    @property
-    def verdict(self) -> str:
-        """pass | fail | flaky | error | pending, as the report decides it (the run's replica_aggregation)."""
-        found = verdict_from_counts(self.scored, self.passes, False, bool(self.errors), self.aggregation)
-        return found or "pending"
+def query_of(params: Mapping[str, str], per_page: int = 50) -> MatrixQuery:
+    """The page's query string: show, tag, q, regex, sort, page (from 1), per_page; the API's limit
+    and offset."""
+    size = min(max(int_param(params.get("per_page", params.get("limit")), per_page), 1), MAX_PER_PAGE)
+    page = (int_param(params.get("page"), 1) - 1) * size
+    offset = int_param(params.get("offset"), 0) if "offset" in params else page
+    return check(MatrixQuery(
+        show=params.get("show", "all"), tag=params.get("tag", ""), q=params.get("q", ""),
+        regex=params.get("regex", "") not in ("", "0"), sort=params.get("sort", "case"),
+        offset=max(offset, 0), per_page=size,
+    ))  # fmt: skip
 
 
-@dataclass(slots=True)
-class Row:
-    case: str
-    tags: list[str]
-    cells: dict[str, Cell] = field(default_factory=dict)
-
-
-def build_rows(view: RunView) -> tuple[list[str], list[Row]]:
-    names = {r.variant for r in view.trials.records.values()}
-    variants = sorted(names, key=_order(view.trials.variant_order))
-    tags = case_tags(view)
+def matrix_rows(log: EventStore, view: RunView, query: MatrixQuery) -> tuple[list[str], int, list[MatrixRow]]:
+    """(variants, rows kept by the filters, the page's rows with their outputs read)."""
     aggregation = view.spec.scoring.replica_aggregation if view.spec else ReplicaAggregation()
-    rows: dict[str, Row] = {}
-    for rec in view.trials.records.values():
-        row = rows.get(rec.case) or rows.setdefault(rec.case, Row(rec.case, tags.get(rec.case, [])))
-        cell = row.cells.get(rec.variant) or row.cells.setdefault(rec.variant, Cell(aggregation=aggregation))
-        cell.repeats += rec.finished
-        cell.errors += rec.status == "error"
-        cell.scored += rec.status in ("pass", "fail")
-        cell.passes += rec.status == "pass"
-    ordered = sorted(rows.values(), key=lambda r: (view.trials.case_order.get(r.case, len(rows)), r.case))
-    return variants, ordered
+    variants, rows = build_rows(view.trials, aggregation)
+    total, page = select(variants, rows, query, lambda rec: output_of(log, rec), view.trials.case_order)
+    return variants, total, page
 
 
-def _order(order: dict[str, int]):  # noqa: ANN202 - a sort key
-    return lambda name: (order.get(name, len(order)), name)
-
-
-def keep(row: Row, variants: list[str], show: str, tag: str, q: str) -> bool:
-    """show: all | failing | flaky | regressed (a variant fails a case the baseline passes)."""
-    verdicts = [row.cells[v].verdict if v in row.cells else "pending" for v in variants]
-    if tag and tag not in row.tags:
-        return False
-    if q and q.lower() not in row.case.lower():
-        return False
-    if show == "failing":  # any repeat that failed or errored
-        return any(v in ("fail", "flaky", "error") for v in verdicts)
-    if show == "flaky":
-        return "flaky" in verdicts
-    if show == "regressed":
-        return bool(verdicts) and verdicts[0] == "pass" and any(v in ("fail", "flaky") for v in verdicts[1:])
-    return True
-
-
-def matrix(view: RunView, show: str = "all", tag: str = "", q: str = "", limit: int = 100,
-           offset: int = 0) -> dict[str, object]:  # fmt: skip
-    variants, rows = build_rows(view)
-    kept = [r for r in rows if keep(r, variants, show, tag, q)]
-    page = kept[offset : offset + limit]
+def cell_json(c: MatrixCell) -> dict[str, object]:
     return {
-        "run_id": view.trials.run_id,
-        "variants": variants,
-        "total": len(kept),
-        "offset": offset,
-        "limit": limit,
+        "passes": c.passes, "scored": c.scored, "errors": c.errors, "repeats": c.repeats,
+        "verdict": c.verdict,
+        "grading_errors": c.grading_errors, "error_class": c.error_class, "label": c.word,
+        "score": c.mean("score"), "latency_ms": c.mean("latency_ms"), "cost_usd": c.mean("cost_usd"),
+        "output": None if c.output is None else c.output[:OUTPUT_CHARS],
+    }  # fmt: skip
+
+
+def matrix(log: EventStore, view: RunView, query: MatrixQuery) -> dict[str, object]:
+    variants, total, page = matrix_rows(log, view, query)
+    return {
+        "run_id": view.trials.run_id, "variants": variants, "total": total, "offset": query.offset,
+        "limit": query.per_page,
         "rows": [
-            {"case": r.case, "tags": r.tags,
-             "cells": {v: {"passes": c.passes, "scored": c.scored, "errors": c.errors, "repeats": c.repeats,
-                           "verdict": c.verdict} for v, c in r.cells.items()}}
+            {"case": r.case, "tags": r.tags, "differs": r.differs(),
+             "cells": {v: cell_json(c) for v, c in r.cells.items()}}
             for r in page
         ],
     }  # fmt: skip

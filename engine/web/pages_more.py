@@ -6,8 +6,12 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from markupsafe import Markup
+
+from engine.presentation.templates import render
 from engine.views.history import history
 from engine.web.context import WebContext
+from engine.web.diffs import diffs_html
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
 from engine.web.json_api import comparison_json
 from engine.web.label_pages import label_panel
@@ -20,56 +24,22 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
     found = ctx.views.use(run_id, lambda v: trials_page(ctx.log, v, f))
     by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for t in found["trials"]:  # type: ignore[attr-defined]
+        t["facts"] = _facts(t)
         by_variant[t["variant"]].append(t)
-    head = (
-        f'<h1>Case <code>{e(case)}</code></h1><p class="meta">run <a href="{href(run_url(root, run_id))}">'
-        f'<code>{e(run_id)}</code></a> · <a href="{href(run_url(root, run_id, "/matrix"))}">matrix</a></p>'
-    )
-    if not by_variant:
-        return f"{case} {run_id}", head + '<p class="note">No finished trial of this case yet.</p>'
-    first = next(iter(by_variant.values()))[0]
-    body = head + f'<h2>User prompt</h2><pre class="prompt">{e(first["prompt"])}</pre>'
-    for name, trials in by_variant.items():
-        system = trials[0]["system"]
-        body += f"<h2>Variant {e(name)}</h2>"
-        if system:
-            body += f'<details open><summary>System prompt</summary><pre class="prompt">{e(system)}</pre>'
-            body += "</details>"
-        body += '<div class="repeats">' + "".join(_repeat(t) for t in trials) + "</div>"
     shown = [t for trials in by_variant.values() for t in trials]
-    return f"{case} {run_id}", body + label_panel(ctx, run_id, case, shown, root)
+    first = shown[0] if shown else {}
+    expected = "\n".join(x for x in (first.get("expected"), first.get("reference")) if x)
+    body = render(
+        "trial_page.html", case=case, run_id=run_id, run_link=run_url(root, run_id),
+        matrix_link=run_url(root, run_id, "/matrix"), by_variant=by_variant, prompt=first.get("prompt", ""),
+        expected=expected, labels=Markup(label_panel(ctx, run_id, case, shown, root) if shown else ""),
+    )  # fmt: skip
+    return f"{case} {run_id}", body
 
 
-def _repeat(t: dict[str, Any]) -> str:
-    grades = table(
-        ["grader", "score", "passed", "reason"],
-        [
-            [
-                e(g["name"]),
-                num(g.get("score")),
-                e(g.get("passed")),
-                e(g.get("reason") or g.get("error") or ""),
-            ]
-            for g in t["grades"]
-        ],
-    )
-    facts = (
-        f"{num(t['latency_ms'])} ms · {t['tokens_in']}+{t['tokens_out']} tokens · ${num(t['cost_usd'], 4)}"
-        f" · retries {t['retries']}"
-    )
-    parts = [
-        f'<div class="repeat"><h3>repeat {t["repeat"]} {badge(t["status"])}</h3>',
-        f'<p class="meta">{e(facts)}</p>',
-        f'<pre class="output">{e(t["output"] if t["output"] is not None else "(no output)")}</pre>',
-        grades if t["grades"] else "",
-    ]
-    if t["judge_rationale"]:
-        parts.append(f'<h4>Judge rationale</h4><p class="rationale">{e(t["judge_rationale"])}</p>')
-    if t["error"] or t["error_class"]:
-        parts.append(f'<p class="warn">{e(t["error_class"])}: {e(t["error"])}</p>')
-    if t["stderr"]:
-        parts.append(f"<details><summary>stderr</summary><pre>{e(t['stderr'])}</pre></details>")
-    return "".join(parts) + "</div>"
+def _facts(t: dict[str, Any]) -> str:
+    tokens = f"{t['tokens_in']}+{t['tokens_out']} tokens"
+    return f"{num(t['latency_ms'])} ms · {tokens} · ${num(t['cost_usd'], 4)} · retries {t['retries']}"
 
 
 def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str, str]:
@@ -119,6 +89,7 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
         body += f"<h2>{title} ({len(rows)})</h2>" + (
             table(["case", "variant", "base", "candidate"], rows) if rows else '<p class="note">None.</p>'
         )
+    body += diffs_html(ctx, r["baseline_run"], r["candidate_run"], changes, root)
     rows = [
         [
             e(m["variant"]),

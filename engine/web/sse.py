@@ -22,8 +22,9 @@ from starlette.responses import Response, StreamingResponse
 from engine.events.codec import decode, to_json
 from engine.events.kinds import TAG_BY_TYPE
 from engine.web.context import WebContext
-from engine.web.json_api import _int, _known, in_thread
+from engine.web.json_api import _known, in_thread
 from engine.web.progress import progress
+from engine.web.query_params import int_param
 
 POLL_S = 0.1
 KEEPALIVE_POLLS = 150  # a comment line every ~15 s of silence tells proxies and browsers we are alive
@@ -63,7 +64,7 @@ async def tail(request: Request, ctx: WebContext, run_id: str, after: int) -> As
 
 async def run_events(request: Request) -> Response:
     run_id = request.path_params["run_id"]
-    after = _int(request.headers.get("last-event-id") or request.query_params.get("after"), 0)
+    after = int_param(request.headers.get("last-event-id") or request.query_params.get("after"), 0)
     ctx = await in_thread(request, lambda c: (_known(c, run_id), c)[1])
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     stream = tail(request, ctx, run_id, after)

@@ -77,12 +77,19 @@ def describe(log: EventStore, view: RunView, rec: TrialRecord) -> dict[str, obje
     return {
         **trial_fields(rec),
         "prompt": case_prompts(view).get(rec.case, ""),
+        "expected": _expected(view, rec.case),
+        "reference": case.reference if (case := view.trials.cases.get(rec.case)) else None,
         "system": variant.system if variant is not None else None,
         "output": output_of(log, rec),
         "stderr": stderr_of(log, rec),
         "retries": max(rec.attempts - 1, 0),
         "judge_rationale": "\n".join(g.reason for g in rec.grades if g.name in judges and g.reason) or None,
     }
+
+
+def _expected(view: RunView, case: str) -> str | None:
+    found = view.trials.cases.get(case)
+    return None if found is None or found.expected is None else str(found.expected)
 
 
 def _judge_names(view: RunView) -> set[str]:

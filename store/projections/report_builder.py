@@ -17,7 +17,7 @@ from engine.events.report import (
     RunReport,
     StoppingReport,
 )
-from engine.events.spec import ExperimentSpec
+from engine.events.spec import ExecutionSpec, ExperimentSpec
 from engine.stats import inference as stats
 from engine.stats.comparisons import add_relative_figures, compare_all, rnd, tied_with_winner
 from engine.stats.decidability import decidability
@@ -86,7 +86,7 @@ def build_report(state: RunState) -> RunReport:
         tied, runner_up_p = tied_with_winner(winner, scores, per_case, spec.seed, alpha)
     done = state.trials_done()
     rate = error_rate(state)
-    max_rate = spec.execution.max_error_rate if spec else 0.1
+    max_rate = (spec.execution if spec else ExecutionSpec()).max_error_rate
     return RunReport(
         run_id=state.run_id,
         experiment=spec.name if spec else "",

@@ -1,55 +1,22 @@
 """`engine export RUN_ID --format jsonl|junit|rundir`: one record per trial, from the trials projection.
 
 Each output is read from the blob store when it is written, so memory does not grow with the size of
-the outputs. A format is one module with a `write(log, run, out)` function plus one line in FORMATS.
+the outputs. A format is one module with a `write(log, run, out)` function plus one line in the
+formats registry (engine.presentation.formats).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import msgspec
 
-from engine.errors import InputError
-from engine.events.registry import Registry
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projections.scenarios import reproducer_command
-from engine.store.projections.trials import RunTrials, TrialRecord, load_trials
+from engine.store.projections.trials import RunTrials, TrialRecord
 
 Write = Callable[[str], object]
-FORMATS: Registry[Callable[..., int]] = Registry(
-    "export format",
-    {
-        "jsonl": "engine.views.export.jsonl:write",
-        "junit": "engine.views.export.junit:write",
-        "rundir": "engine.views.export.rundir:write",
-        "bundle": "engine.views.export.bundle:write",
-    },
-)
-
-
-def export_run(log: EventStore, run_id: str, fmt: str, out: Path | str | None, stdout: Write) -> int:
-    """Export a run; returns the number of trials written. rundir writes a directory (--out)."""
-    if fmt not in FORMATS:
-        expected = f"expected one of {', '.join(FORMATS.names())}, got {fmt!r}"
-        raise InputError("engine export", "--format", expected)
-    writer = FORMATS.get(fmt)
-    if fmt == "bundle":  # the whole run, not its trials: events and blobs (--out: a file or URL)
-        if out is None:
-            raise InputError("engine export", "--out", "expected a file (or URL) for --format bundle")
-        return writer(log, run_id, out)
-    out = None if out is None else Path(out)
-    run = load_trials(log, run_id)
-    if fmt == "rundir":
-        if out is None:
-            raise InputError("engine export", "--out", "expected a directory for --format rundir")
-        return writer(log, run, out)
-    if out is None:
-        return writer(log, run, stdout)
-    with out.open("w", encoding="utf-8") as file:
-        return writer(log, run, file.write)
 
 
 def trial_fields(rec: TrialRecord) -> dict[str, object]:
@@ -84,4 +51,4 @@ def stderr_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
 
 
-__all__ = ["FORMATS", "RunTrials", "export_run", "output_of", "reproducer_of", "stderr_of", "trial_fields"]
+__all__ = ["RunTrials", "output_of", "reproducer_of", "stderr_of", "trial_fields"]

@@ -1,0 +1,52 @@
+"""The report as one self-contained HTML file (`engine report --html FILE`): inline CSS and SVG, no
+script, no network; with the run's trials, the output matrix (each cell's output, expandable)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.presentation import report_view as view
+from engine.presentation.chart import score_chart
+from engine.presentation.matrix import LEGEND, MatrixRow, build_rows
+from engine.presentation.matrix_query import MatrixQuery, select
+from engine.presentation.model import ReportInput, as_report
+from engine.presentation.sections import DECIDING, sections
+from engine.presentation.templates import render, stylesheet
+from engine.store.contract import EventStore
+from engine.store.projections.trials import load_trials
+from engine.views.export import output_of
+
+MAX_FILE_CASES = 500  # the file stays small enough to mail; engine serve pages through every case
+
+
+@dataclass(frozen=True, slots=True)
+class FileMatrix:
+    variants: list[str]
+    rows: list[MatrixRow]  # their cells' outputs read
+    total: int  # cases in the run (rows holds the first MAX_FILE_CASES)
+
+    @property
+    def shown(self) -> int:
+        return len(self.rows)
+
+    @property
+    def legend(self) -> dict[str, str]:
+        return LEGEND
+
+
+def report_html(report: ReportInput, matrix: FileMatrix | None = None) -> str:
+    r = as_report(report)
+    return render(
+        "report_file.html", r=r, css=stylesheet(), status=view.status_lines(r), chart=score_chart(r),
+        sections=sections(r), winner_line=view.winner_line(r), deciding=DECIDING, matrix=matrix,
+    )  # fmt: skip
+
+
+def file_matrix(log: EventStore, run_id: str, report: ReportInput) -> FileMatrix:
+    """The run's output matrix for the file: the report's verdicts, the first MAX_FILE_CASES cases."""
+    r = as_report(report)
+    trials = load_trials(log, run_id)
+    variants, rows = build_rows(trials, verdicts={(s.variant, s.case): s.verdict for s in r.scenarios})
+    query = MatrixQuery(per_page=MAX_FILE_CASES)
+    total, page = select(variants, rows, query, lambda rec: output_of(log, rec), trials.case_order)
+    return FileMatrix(variants, page, total)

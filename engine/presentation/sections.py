@@ -1,0 +1,111 @@
+"""The report's sections, in order, each a table or lines of plain text: every surface (terminal,
+Markdown, the HTML file, the run page) walks this one list, so a section added here reaches them all.
+
+`SECTION_KEYS` names every section a report can have; a section with nothing to say is left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.events.report import RunReport
+from engine.presentation import labels_view
+from engine.presentation import report_view as view
+
+SECTION_KEYS = (
+    "variants", "spend", "comparisons", "pairwise", "labels", "tuning", "errors", "grading_errors",
+    "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools", "decidability",
+)  # fmt: skip
+# the sections the winner is decided on: every surface says the winner line after them
+DECIDING = frozenset({"variants", "spend", "comparisons", "pairwise", "labels", "tuning"})
+IDENTICAL_TITLE = "Identical outputs across repeats (caching or temperature 0?)"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+    left: frozenset[int] = frozenset({0})  # text columns (left-aligned); the rest are figures
+    marks: list[str] = field(default_factory=list)  # a role per row (winner, baseline...) or none
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    key: str  # one of SECTION_KEYS: the HTML id, and what the structure test looks for
+    title: str
+    table: Table | None = None
+    lines: list[str] = field(default_factory=list)
+    note: str = ""  # one line under the table (e.g. "...and 12 more")
+
+
+def _left(n: int) -> frozenset[int]:
+    return frozenset(range(n))
+
+
+def sections(r: RunReport) -> list[Section]:
+    """Every section with something to say, in reading order."""
+    found = [
+        *_results(r),
+        *_decisions(r),
+        Section("errors", "Errors by class", lines=view.error_lines(r, "trial")),
+        Section("grading_errors", "Grading errors (an output no grader could score)",
+                lines=view.error_lines(r, "grading")),
+        _judges(r),
+        Section("stopping", "Stopping", lines=view.stopping_lines(r)),
+        Section("scenarios", "Scenarios not passing, and how to rerun them", lines=view.scenario_lines(r)),
+        _flaky(r),
+        Section("identical", IDENTICAL_TITLE, lines=view.identical_lines(r)),
+        _tags(r),
+        Section("tools", "Agents' tools", lines=view.tool_lines(r)),
+        Section("decidability", "What this plan can decide", lines=view.decidability_lines(r)),
+    ]  # fmt: skip
+    return [s for s in found if s.lines or (s.table is not None and s.table.rows)]
+
+
+def _marks(r: RunReport) -> list[str]:
+    return [view.role(r, v.name) for v in r.variants]
+
+
+def _results(r: RunReport) -> list[Section]:
+    return [
+        Section("variants", "Variants (cases p/f/fl/e: passed, failed, flaky, errored)",
+                Table(view.RESULT_HEADER, view.result_rows(r), marks=_marks(r)),
+                note=view.score_basis_note(r) or ""),
+        Section("spend", "Latency and spend", Table(view.SPEND_HEADER, view.spend_rows(r), marks=_marks(r))),
+        Section("comparisons", view.comparison_title(r), Table(
+            view.COMPARISON_HEADER, view.comparison_rows(r),
+            marks=["winner" if c.candidate == r.winner else "" for c in r.comparisons])),
+    ]  # fmt: skip
+
+
+def _decisions(r: RunReport) -> list[Section]:
+    base = r.pairwise[0].baseline if r.pairwise else ""
+    tuning = "Tuning decisions: variations tried, in order"
+    if r.session_error_bound is not None:
+        tuning += f" (chance that some accepted change does nothing: at most {r.session_error_bound:.0%})"
+    return [
+        Section("pairwise", f"Pairwise judge: side by side against {base}",
+                Table(view.PAIRWISE_HEADER, view.pairwise_rows(r), _left(2))),
+        Section("labels", labels_view.TITLE, Table(labels_view.LABELS_HEADER,
+                labels_view.label_rows(r.label_agreement), labels_view.TEXT_COLUMNS),
+                lines=labels_view.label_lines(r.label_agreement, r.ground_truth)),
+        Section("tuning", tuning, Table(view.VARIATION_HEADER, view.variation_rows(r), _left(3),
+                                        ["winner" if v.accepted else "" for v in r.variations])),
+    ]  # fmt: skip
+
+
+def _judges(r: RunReport) -> Section:
+    return Section("judge_agreement", "Judge agreement (unreadable answers; spread of repeated scores)",
+                   Table(view.JUDGE_HEADER, view.judge_rows(r)))  # fmt: skip
+
+
+def _flaky(r: RunReport) -> Section:
+    more = len(r.flaky_cases) - view.MAX_FLAKY_ROWS
+    table = Table(view.FLAKY_HEADER, view.flaky_rows(r), _left(2))
+    return Section("flaky", f"Flaky cases ({len(r.flaky_cases)})", table,
+                   note=f"...and {more} more." if more > 0 else "")  # fmt: skip
+
+
+def _tags(r: RunReport) -> Section:
+    header, rows = view.tag_rows(r)
+    return Section("tags", "By tag (score / pass rate)", Table(header, rows))

@@ -1,0 +1,86 @@
+"""The report in a terminal (rich): the shared sections as compact tables and indented lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from engine.presentation import report_view as view
+from engine.presentation.model import ReportInput, as_report
+from engine.presentation.sections import DECIDING, Section, sections
+
+RERUN = "  rerun: "
+# the terminal's results table: short headers (their figures are narrower than "cases p/f/fl/e"), so
+# a variant's name and its "(baseline, winner)" marks keep one line at 100 columns
+SHORT = {"pass rate": "pass", "cases p/f/fl/e": "p/f/fl/e"}
+MAX_ROWS = 10  # a terminal shows the first rows of a long list; the JSON report has them all
+
+
+class CommandText(Text):
+    """A command for a person to copy, on its own line: printed whole, never wrapped mid-command."""
+
+
+Columns = int | frozenset[int] | set[int]
+
+
+def table(title: str, header: list[str], rows: list[list[str]], left: Columns = 1) -> Any:
+    """A compact table (no vertical rules): text columns (the first `left`, or those indexes) to the
+    left, figures to the right, long names folded."""
+    from rich import box
+    from rich.table import Table
+
+    out = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, collapse_padding=True)
+    texts = set(range(left)) if isinstance(left, int) else left
+    for i, name in enumerate(header):
+        if i in texts:  # only text columns give way when the terminal is narrow: figures never wrap
+            out.add_column(name, justify="left", overflow="fold", max_width=30)
+        else:
+            out.add_column(name, justify="right", no_wrap=True)
+    for row in rows:
+        out.add_row(*row)
+    return out
+
+
+def _title(section: Section) -> str:
+    return section.title[0].lower() + section.title[1:]
+
+
+def section_renderables(section: Section) -> list[Any]:
+    out: list[Any] = []
+    if section.table is not None:
+        t = section.table
+        header = [SHORT.get(h, h) for h in t.header] if section.key == "variants" else t.header
+        rows = t.rows if section.key in DECIDING else t.rows[:MAX_ROWS]
+        out.append(table(section.title, header, rows, t.left))
+        if len(rows) < len(t.rows):
+            out.append(Text(f"  ...and {len(t.rows) - len(rows)} more (engine report --json lists them)"))
+        if section.note:
+            out.append(Text(section.note))
+        prefix = "  "
+    else:
+        out.append(Text(f"{_title(section)}:", style="red" if "errors" in section.key else ""))
+        prefix = "  "
+    for line in section.lines:
+        text, rerun, command = line.partition(RERUN)
+        out.append(Text(f"{prefix}{text}" + (", rerun it with:" if rerun else "")))
+        if rerun:
+            out.append(CommandText(f"    {command}"))
+    return out
+
+
+def report_renderables(report: ReportInput) -> list[Any]:
+    """Text objects, not markup: names and error messages are user data and may hold brackets."""
+    r = as_report(report)
+    partial = "  (partial)" if r.is_partial else ""
+    out: list[Any] = [Text.assemble((r.experiment, "bold"), f"  run {r.run_id}  {r.status}{partial}")]
+    out += [Text(line, style="yellow") for line in view.status_lines(r)]
+    said_winner = False
+    for section in sections(r):
+        if section.key not in DECIDING and not said_winner:
+            out.append(Text(view.winner_line(r)))
+            said_winner = True
+        out += section_renderables(section)
+    if not said_winner:
+        out.append(Text(view.winner_line(r)))
+    return out
