@@ -17,8 +17,8 @@ from collections.abc import Callable
 import trio
 
 from engine.actors.targets.http_wire import (
-    Connection,
     ConnectError,
+    Connection,
     HttpError,
     RemoteProtocolError,
     connect,
