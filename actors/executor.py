@@ -7,13 +7,13 @@ the completion event in the same write batch, then on to the grading pool.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 
 import msgspec
 import trio
 
+from engine.actors.channels import put
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.secrets import redact
 from engine.actors.targets.adaptive import AdaptiveLimit, LimitStatistics
@@ -117,9 +117,9 @@ async def run_trial(
 ) -> None:
     await durable_start(emit, job)
     batch, grade_job = await call_trial(job, target, limit)
-    await emit.send(batch)
+    await put(emit, batch)
     if grade_job is not None:
-        await graded.send(grade_job)
+        await put(graded, grade_job)
 
 
 async def durable_start(emit: trio.MemorySendChannel[WriteBatch], job: TrialJob) -> None:
@@ -127,7 +127,7 @@ async def durable_start(emit: trio.MemorySendChannel[WriteBatch], job: TrialJob)
     subject is called: after a crash a resumed run counts what may have been served, never less.
     Without one nothing counts it, and the start need not wait for its commit."""
     if not job.budgeted:
-        await emit.send(WriteBatch([started_event(job)]))
+        await put(emit, WriteBatch([started_event(job)]))
         return
     folded = trio.Event()
     await emit.send(WriteBatch([started_event(job)], folded=folded))
@@ -149,10 +149,9 @@ async def call_trial(
     output to grade. No channel: a Ray worker runs this too and hands the result back to the coordinator."""
     run_id, (variant, case, repeat) = job.request.run_id, job.key
     started = trio.current_time()
-    rng = random.Random(job.request.seed)
     try:
         response = await call_with_retries(
-            target, job.request, max_retries=job.target.max_retries, rng=rng, limit=limit,
+            target, job.request, max_retries=job.target.max_retries, rng=job.request.seed, limit=limit,
             retry_on=job.target.retry_on,
         )  # fmt: skip
         if not response.cost_usd and job.target.price is not None:  # an agent may report its own cost

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -181,12 +182,23 @@ async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, no
     with progress_bar(disable=not show) as bar:
         progress = RunProgress(bar)
         async with receive:
-            async for event in receive:
-                if notes and isinstance(event, k.RunStarted):
-                    for line in notes:
-                        print(fold(line), file=sys.stderr, flush=True)
-                    notes = []
-                progress.on(event)
+            async for first in receive:
+                for event in _and_the_rest(receive, first):  # a burst of events costs one turn
+                    if notes and isinstance(event, k.RunStarted):
+                        for line in notes:
+                            print(fold(line), file=sys.stderr, flush=True)
+                        notes = []
+                    if show:
+                        progress.on(event)
+
+
+def _and_the_rest(receive: trio.MemoryReceiveChannel[k.Event], first: k.Event) -> Iterator[k.Event]:
+    yield first
+    while True:
+        try:
+            yield receive.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return
 
 
 def schedule_command(
