@@ -80,7 +80,7 @@ async def executor_worker(
         async with jobs, emit, graded:
             async for job in jobs:
                 try:
-                    target = _target_for(targets, job.target, make_target)
+                    target = target_for(targets, job.target, make_target)
                 except TargetError as exc:  # e.g. an API key variable unset since the run was checked
                     await emit.send(WriteBatch([failure(job, exc, 0.0)]))
                     continue
@@ -100,7 +100,7 @@ def failure(job: TrialJob, exc: TargetError, latency_ms: float) -> k.TrialFailed
     )  # fmt: skip
 
 
-def _target_for(cache: dict[bytes, Target], spec: TargetSpec, make_target: MakeTarget) -> Target:
+def target_for(cache: dict[bytes, Target], spec: TargetSpec, make_target: MakeTarget) -> Target:
     key = msgspec.msgpack.encode(spec)
     target = cache.get(key)
     if target is None:
@@ -122,15 +122,17 @@ async def run_trial(
         await put(graded, grade_job)
 
 
-async def durable_start(emit: trio.MemorySendChannel[WriteBatch], job: TrialJob) -> None:
+async def durable_start(emit: trio.MemorySendChannel[WriteBatch], *jobs: TrialJob) -> None:
     """Under a budget the start, with the spend reserved for the trial, is in the log before the
     subject is called: after a crash a resumed run counts what may have been served, never less.
-    Without one nothing counts it, and the start need not wait for its commit."""
-    if not job.budgeted:
-        await put(emit, WriteBatch([started_event(job)]))
+    Without one nothing counts it, and the start need not wait for its commit. Several trials sent
+    together (a Ray batch) start in one write, waited for once."""
+    starts: list[k.Event] = [started_event(job) for job in jobs]
+    if not any(job.budgeted for job in jobs):
+        await put(emit, WriteBatch(starts))
         return
     folded = trio.Event()
-    await emit.send(WriteBatch([started_event(job)], folded=folded))
+    await emit.send(WriteBatch(starts, folded=folded))
     await folded.wait()
 
 
