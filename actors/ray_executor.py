@@ -29,7 +29,7 @@ from engine.actors.channels import put
 from engine.actors.executor import TargetLimits, durable_start
 from engine.actors.messages import GradeJob, TrialJob, TrialKey, WriteBatch
 from engine.actors.ray_batches import BatchSizing, cluster_slots, take_batch
-from engine.actors.ray_task import TrialOutcome, run_batch_on_worker
+from engine.actors.ray_task import BatchOutcome, TrialOutcome, run_batch_on_worker
 from engine.events import kinds as k
 from engine.events.spec import GraderSpec, RaySpec
 
@@ -73,7 +73,7 @@ async def ray_executor_pool(
     # Ray's blocking waits run in threads: one per task in flight, beyond Trio's default thread limit
     threads = trio.CapacityLimiter(size)
     slots = await trio.to_thread.run_sync(cluster_slots, work.settings.num_cpus)
-    sizing = BatchSizing(jobs.statistics().max_buffer_size, slots)
+    sizing = BatchSizing(jobs.statistics().max_buffer_size, slots, size)
     async with jobs, emit, graded, trio.open_nursery() as nursery:
         for _ in range(size):
             submit = partial(_submitter, remote=remote, work=work, threads=threads, sizing=sizing)
@@ -92,14 +92,19 @@ async def _submitter(
     sizing: BatchSizing,
 ) -> None:
     async with jobs, emit, graded:
-        async for first in jobs:
-            batch = take_batch(jobs, first, sizing.size())
-            work.in_flight.update(job.key for job in batch)
-            await durable_start(emit, *batch)
-            started = trio.current_time()
-            outcomes = await _run_remote(batch, remote, work, threads)
-            sizing.observe(trio.current_time() - started, len(batch))
-            for job, outcome in zip(batch, outcomes, strict=True):
+        while True:
+            async with sizing.tasks:  # a task's turn first: meanwhile jobs wait in the channel, and batch up
+                try:
+                    first = await jobs.receive()
+                except trio.EndOfChannel:
+                    return
+                batch = take_batch(jobs, first, sizing.size())
+                work.in_flight.update(job.key for job in batch)
+                await durable_start(emit, *batch)
+                done = await _run_remote(batch, remote, work, threads)
+            if done.seconds:
+                sizing.observe(done.seconds, len(batch))
+            for job, outcome in zip(batch, done.outcomes, strict=True):
                 if job.key not in work.in_flight:  # a late duplicate: this trial is already logged
                     continue
                 work.in_flight.discard(job.key)
@@ -110,13 +115,13 @@ async def _submitter(
 
 async def _run_remote(
     batch: list[TrialJob], remote: Any, work: RayWork, threads: trio.CapacityLimiter
-) -> list[TrialOutcome]:
+) -> BatchOutcome:
     import ray
 
     base_dir = str(work.base_dir) if work.base_dir else None
     ref = remote.remote(batch, base_dir, work.graders)
     try:
-        result: list[TrialOutcome] = await trio.to_thread.run_sync(
+        result: BatchOutcome = await trio.to_thread.run_sync(
             ray.get, ref, abandon_on_cancel=True, limiter=threads
         )
         return result
@@ -129,7 +134,7 @@ async def _run_remote(
             await trio.to_thread.run_sync(partial(ray.wait, [ref], timeout=CANCEL_GRACE_S))
         raise
     except ray.exceptions.RayError as exc:  # the worker died beyond max_retries, or the task could not run
-        return [TrialOutcome(WriteBatch([_lost(job, exc)]), None) for job in batch]
+        return BatchOutcome([TrialOutcome(WriteBatch([_lost(job, exc)]), None) for job in batch], 0.0)
 
 
 def _lost(job: TrialJob, exc: Exception) -> k.TrialFailed:

@@ -4,12 +4,15 @@ outputs.
 The function is plain Python (Ray sends it by reference: `engine` must be importable on the workers).
 It builds each target from its spec once per batch (Python targets by import path: a callable
 registered in the coordinator's process cannot travel), runs the batch's trials side by side in one
-Trio loop, and hands back what the coordinator logs, in the batch's order. Nothing here writes to
-the log: the coordinator stays its single writer.
+Trio loop, and hands back what the coordinator logs, in the batch's order, with the time the batch
+took on the worker (the coordinator sizes the next batches from it: the task's time as the
+coordinator sees it includes its wait in Ray's queue). Nothing here writes to the log: the
+coordinator stays its single writer.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +37,18 @@ class TrialOutcome:
     grade_job: GradeJob | None
 
 
+@dataclass(slots=True)
+class BatchOutcome:
+    outcomes: list[TrialOutcome]  # in the batch's order
+    seconds: float  # the batch's time on the worker
+
+
 def run_batch_on_worker(
     jobs: list[TrialJob], base_dir: str | None, graders: list[GraderSpec]
-) -> list[TrialOutcome]:
-    return trio.run(_run_batch, jobs, Path(base_dir) if base_dir else None, graders)
+) -> BatchOutcome:
+    started = time.perf_counter()
+    outcomes = trio.run(_run_batch, jobs, Path(base_dir) if base_dir else None, graders)
+    return BatchOutcome(outcomes, time.perf_counter() - started)
 
 
 async def _run_batch(

@@ -46,3 +46,13 @@ def test_a_batch_takes_only_what_is_already_waiting() -> None:
     send.send_nowait(jobs[0])  # type: ignore[arg-type]
     send.send_nowait(jobs[1])  # type: ignore[arg-type]
     assert take_batch(receive, jobs[2], 2) == [jobs[2], jobs[0]]  # type: ignore[arg-type]
+
+
+def test_once_trials_batch_two_tasks_per_slot_are_in_flight_else_one_per_unit_of_concurrency() -> None:
+    sizing = BatchSizing(in_flight=128, slots=2, concurrency=64)
+    assert sizing.tasks.total_tokens == 64  # nothing known: every trial may be a long one
+    sizing.observe(wall_s=0.001, trials=1)
+    assert sizing.tasks.total_tokens == 4  # short: the others gather into the next batches
+    for _ in range(20):
+        sizing.observe(wall_s=5.0, trials=1)
+    assert sizing.size() == 1 and sizing.tasks.total_tokens == 64
