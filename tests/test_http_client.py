@@ -8,16 +8,20 @@ waits until every task is blocked, so the client has read the first piece before
 
 from __future__ import annotations
 
+import shutil
+import ssl
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 
 import pytest
 import trio
 import trio.testing
 
 from engine.actors.targets.base import TargetError
-from engine.actors.targets.http_client import HttpPool, RemoteProtocolError
+from engine.actors.targets.http_client import ConnectError, HttpPool, RemoteProtocolError
 from engine.actors.targets.http_common import JsonClient, shared_ssl_context
 from engine.events.spec import target_spec
 
@@ -33,8 +37,14 @@ class Scripted:
         self.hold = trio.Event()
         self.hold.set()
 
-    async def handle(self, stream: trio.SocketStream) -> None:
+    async def handle(self, stream: trio.abc.Stream) -> None:
         self.connections += 1
+        try:
+            await self.answer(stream)
+        except trio.BrokenResourceError:  # a client that refused the TLS handshake
+            pass
+
+    async def answer(self, stream: trio.abc.Stream) -> None:
         buffer = b""
         async with stream:
             while self.script:
@@ -160,3 +170,35 @@ def test_a_header_with_a_line_break_is_a_config_error() -> None:
     with pytest.raises(TargetError) as caught:
         JsonClient(spec, "http://127.0.0.1:9/v1/chat/completions", {})
     assert caught.value.kind == "config" and "'x-team' holds a line break" in caught.value.message
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 made by the openssl command (what a TLS server of one's own needs)."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+async def test_https_keeps_one_verified_connection(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_side.load_cert_chain(cert, key)
+    trusted = ssl.create_default_context(cafile=str(cert))
+    server = Scripted([[OK[:30], OK[30:] + b'{"a": "ok"}'] for _ in range(2)])
+    async with trio.open_nursery() as nursery:
+        serve = partial(trio.serve_ssl_over_tcp, server.handle, 0, server_side, host="127.0.0.1")
+        (listener,) = await nursery.start(serve)
+        port = listener.transport_listener.socket.getsockname()[1]
+        client = HttpPool(f"https://127.0.0.1:{port}/v1/chat", {}, lambda: trusted)
+        bodies = [(await client.post(b"{}", 5.0))[2] for _ in range(2)]
+        await client.aclose()
+        strict = HttpPool(f"https://127.0.0.1:{port}/v1/chat", {}, ssl.create_default_context)
+        with pytest.raises(ConnectError, match="TLS handshake"):  # an unknown certificate is refused
+            await strict.post(b"{}", 5.0)
+        nursery.cancel_scope.cancel()
+    assert bodies == [b'{"a": "ok"}'] * 2 and server.connections == 2  # the refused one counts too
