@@ -18,7 +18,7 @@ from engine.store.projections.run_state import RunState, evolve
 
 async def aggregator(
     *,
-    committed: trio.MemoryReceiveChannel[WriteBatch],
+    committed: trio.MemoryReceiveChannel[list[WriteBatch]],
     state: RunState,
     feedback: trio.MemorySendChannel[Feedback],
     subscribers: list[trio.MemorySendChannel[k.Event]],
@@ -26,17 +26,27 @@ async def aggregator(
 ) -> None:
     task_status.started()
     async with committed, feedback:
-        async for batch in committed:
-            for event in batch.events:
-                evolve(state, event)
-                done = _trial_done(event)
-                if done is not None:
-                    _tell(feedback, done)
-                _fan_out(subscribers, event)
-            if batch.folded is not None:
-                batch.folded.set()
+        async for group in committed:
+            for batch in group:
+                _fold(batch, state, feedback, subscribers)
     for subscriber in subscribers:
         subscriber.close()
+
+
+def _fold(
+    batch: WriteBatch,
+    state: RunState,
+    feedback: trio.MemorySendChannel[Feedback],
+    subscribers: list[trio.MemorySendChannel[k.Event]],
+) -> None:
+    for event in batch.events:
+        evolve(state, event)
+        done = _trial_done(event)
+        if done is not None:
+            _tell(feedback, done)
+        _fan_out(subscribers, event)
+    if batch.folded is not None:
+        batch.folded.set()
 
 
 def _fan_out(subscribers: list[trio.MemorySendChannel[k.Event]], event: k.Event) -> None:

@@ -7,13 +7,13 @@ the completion event in the same write batch, then on to the grading pool.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 
 import msgspec
 import trio
 
+from engine.actors.channels import put
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.secrets import redact
 from engine.actors.targets.adaptive import AdaptiveLimit, LimitStatistics
@@ -80,7 +80,7 @@ async def executor_worker(
         async with jobs, emit, graded:
             async for job in jobs:
                 try:
-                    target = _target_for(targets, job.target, make_target)
+                    target = target_for(targets, job.target, make_target)
                 except TargetError as exc:  # e.g. an API key variable unset since the run was checked
                     await emit.send(WriteBatch([failure(job, exc, 0.0)]))
                     continue
@@ -100,7 +100,7 @@ def failure(job: TrialJob, exc: TargetError, latency_ms: float) -> k.TrialFailed
     )  # fmt: skip
 
 
-def _target_for(cache: dict[bytes, Target], spec: TargetSpec, make_target: MakeTarget) -> Target:
+def target_for(cache: dict[bytes, Target], spec: TargetSpec, make_target: MakeTarget) -> Target:
     key = msgspec.msgpack.encode(spec)
     target = cache.get(key)
     if target is None:
@@ -117,20 +117,22 @@ async def run_trial(
 ) -> None:
     await durable_start(emit, job)
     batch, grade_job = await call_trial(job, target, limit)
-    await emit.send(batch)
+    await put(emit, batch)
     if grade_job is not None:
-        await graded.send(grade_job)
+        await put(graded, grade_job)
 
 
-async def durable_start(emit: trio.MemorySendChannel[WriteBatch], job: TrialJob) -> None:
+async def durable_start(emit: trio.MemorySendChannel[WriteBatch], *jobs: TrialJob) -> None:
     """Under a budget the start, with the spend reserved for the trial, is in the log before the
     subject is called: after a crash a resumed run counts what may have been served, never less.
-    Without one nothing counts it, and the start need not wait for its commit."""
-    if not job.budgeted:
-        await emit.send(WriteBatch([started_event(job)]))
+    Without one nothing counts it, and the start need not wait for its commit. Several trials sent
+    together (a Ray batch) start in one write, waited for once."""
+    starts: list[k.Event] = [started_event(job) for job in jobs]
+    if not any(job.budgeted for job in jobs):
+        await put(emit, WriteBatch(starts))
         return
     folded = trio.Event()
-    await emit.send(WriteBatch([started_event(job)], folded=folded))
+    await emit.send(WriteBatch(starts, folded=folded))
     await folded.wait()
 
 
@@ -149,10 +151,9 @@ async def call_trial(
     output to grade. No channel: a Ray worker runs this too and hands the result back to the coordinator."""
     run_id, (variant, case, repeat) = job.request.run_id, job.key
     started = trio.current_time()
-    rng = random.Random(job.request.seed)
     try:
         response = await call_with_retries(
-            target, job.request, max_retries=job.target.max_retries, rng=rng, limit=limit,
+            target, job.request, max_retries=job.target.max_retries, rng=job.request.seed, limit=limit,
             retry_on=job.target.retry_on,
         )  # fmt: skip
         if not response.cost_usd and job.target.price is not None:  # an agent may report its own cost

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import trio
 
+from engine.actors.channels import put
 from engine.actors.graders.base import Grader, Submission, composite, result
 from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.messages import GradeJob, WriteBatch
@@ -54,7 +55,7 @@ async def grading_worker(
                         run_id=job.completed.run_id, ts=time.time(), budget="judge_max_tokens",
                         limit=float(budget.limit or 0), used=float(budget.used),
                     ))  # fmt: skip
-                await emit.send(WriteBatch(events))
+                await put(emit, WriteBatch(events))
     finally:
         with trio.CancelScope(shield=True):
             for grader in graders:

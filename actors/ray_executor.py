@@ -1,10 +1,14 @@
-"""The Ray executor pool: the executor pool's seam, with each trial sent to a Ray cluster as a task.
+"""The Ray executor pool: the executor pool's seam, with trials sent to a Ray cluster as tasks.
 
 The coordinator keeps the scheduler, the budgets, the single log writer and the judges: a task
-returns its trial's events and blobs, which go to the log writer as a local worker's would. Ray's
+returns its trials' events and blobs, which go to the log writer as a local worker's would. Ray's
 calls block, so each one runs in a thread (the Trio loop never waits on Ray). `size` tasks at most
 are in flight (the experiment's `concurrency`): the scheduler's bounded channel does the rest, so the
 coordinator's memory stays flat in the number of trials.
+
+A task carries a batch of trials when they are short (`ray_batches`): a task costs the coordinator
+about a millisecond of CPU whatever it carries, so one trial per task caps cheap trials near 1,000
+per second, coordinator-bound, while a batch divides that cost among its trials.
 
 Ray must already be connected (engine.runtime.ray_session). A task whose worker process died is
 retried by Ray (`max_retries`); its one result is logged once, and a result for a trial no longer in
@@ -21,9 +25,11 @@ from typing import Any
 
 import trio
 
+from engine.actors.channels import put
 from engine.actors.executor import TargetLimits, durable_start
 from engine.actors.messages import GradeJob, TrialJob, TrialKey, WriteBatch
-from engine.actors.ray_task import TrialOutcome, run_trial_on_worker
+from engine.actors.ray_batches import BatchSizing, cluster_slots, take_batch
+from engine.actors.ray_task import BatchOutcome, TrialOutcome, run_batch_on_worker
 from engine.events import kinds as k
 from engine.events.spec import GraderSpec, RaySpec
 
@@ -50,7 +56,7 @@ class RayWork:
             options["resources"] = dict(self.settings.resources)
         if self.settings.runtime_env:
             options["runtime_env"] = dict(self.settings.runtime_env)
-        return ray.remote(run_trial_on_worker).options(**options)
+        return ray.remote(run_batch_on_worker).options(**options)
 
 
 async def ray_executor_pool(
@@ -66,9 +72,12 @@ async def ray_executor_pool(
     remote = work.remote()
     # Ray's blocking waits run in threads: one per task in flight, beyond Trio's default thread limit
     threads = trio.CapacityLimiter(size)
+    slots = await trio.to_thread.run_sync(cluster_slots, work.settings.num_cpus)
+    sizing = BatchSizing(jobs.statistics().max_buffer_size, slots, size)
     async with jobs, emit, graded, trio.open_nursery() as nursery:
         for _ in range(size):
-            nursery.start_soon(_submitter, jobs.clone(), emit.clone(), graded.clone(), remote, work, threads)
+            submit = partial(_submitter, remote=remote, work=work, threads=threads, sizing=sizing)
+            nursery.start_soon(submit, jobs.clone(), emit.clone(), graded.clone())
         task_status.started(TargetLimits(size))
 
 
@@ -76,32 +85,43 @@ async def _submitter(
     jobs: trio.MemoryReceiveChannel[TrialJob],
     emit: trio.MemorySendChannel[WriteBatch],
     graded: trio.MemorySendChannel[GradeJob],
+    *,
     remote: Any,
     work: RayWork,
     threads: trio.CapacityLimiter,
+    sizing: BatchSizing,
 ) -> None:
     async with jobs, emit, graded:
-        async for job in jobs:
-            work.in_flight.add(job.key)
-            await durable_start(emit, job)
-            outcome = await _run_remote(job, remote, work, threads)
-            if job.key not in work.in_flight:  # a late duplicate: this trial is already logged
-                continue
-            work.in_flight.discard(job.key)
-            await emit.send(outcome.batch)
-            if outcome.grade_job is not None:
-                await graded.send(outcome.grade_job)
+        while True:
+            async with sizing.tasks:  # a task's turn first: meanwhile jobs wait in the channel, and batch up
+                try:
+                    first = await jobs.receive()
+                except trio.EndOfChannel:
+                    return
+                batch = take_batch(jobs, first, sizing.size())
+                work.in_flight.update(job.key for job in batch)
+                await durable_start(emit, *batch)
+                done = await _run_remote(batch, remote, work, threads)
+            if done.seconds:
+                sizing.observe(done.seconds, len(batch))
+            for job, outcome in zip(batch, done.outcomes, strict=True):
+                if job.key not in work.in_flight:  # a late duplicate: this trial is already logged
+                    continue
+                work.in_flight.discard(job.key)
+                await put(emit, outcome.batch)
+                if outcome.grade_job is not None:
+                    await put(graded, outcome.grade_job)
 
 
 async def _run_remote(
-    job: TrialJob, remote: Any, work: RayWork, threads: trio.CapacityLimiter
-) -> TrialOutcome:
+    batch: list[TrialJob], remote: Any, work: RayWork, threads: trio.CapacityLimiter
+) -> BatchOutcome:
     import ray
 
     base_dir = str(work.base_dir) if work.base_dir else None
-    ref = remote.remote(job, base_dir, work.graders)
+    ref = remote.remote(batch, base_dir, work.graders)
     try:
-        result: TrialOutcome = await trio.to_thread.run_sync(
+        result: BatchOutcome = await trio.to_thread.run_sync(
             ray.get, ref, abandon_on_cancel=True, limiter=threads
         )
         return result
@@ -114,7 +134,7 @@ async def _run_remote(
             await trio.to_thread.run_sync(partial(ray.wait, [ref], timeout=CANCEL_GRACE_S))
         raise
     except ray.exceptions.RayError as exc:  # the worker died beyond max_retries, or the task could not run
-        return TrialOutcome(WriteBatch([_lost(job, exc)]), None)
+        return BatchOutcome([TrialOutcome(WriteBatch([_lost(job, exc)]), None) for job in batch], 0.0)
 
 
 def _lost(job: TrialJob, exc: Exception) -> k.TrialFailed:

@@ -1,23 +1,29 @@
-"""What a Ray worker runs for one trial: the subject call and the cheap graders, next to the output.
+"""What a Ray worker runs for a batch of trials: the subject calls and the cheap graders, next to the
+outputs.
 
 The function is plain Python (Ray sends it by reference: `engine` must be importable on the workers).
-It builds the target from its spec (Python targets by import path: a callable registered in the
-coordinator's process cannot travel), runs the trial in its own Trio loop, and hands back what the
-coordinator logs. Nothing here writes to the log: the coordinator stays its single writer.
+It builds each target from its spec once per batch (Python targets by import path: a callable
+registered in the coordinator's process cannot travel), runs the batch's trials side by side in one
+Trio loop, and hands back what the coordinator logs, in the batch's order, with the time the batch
+took on the worker (the coordinator sizes the next batches from it: the task's time as the
+coordinator sees it includes its wait in Ray's queue). Nothing here writes to the log: the
+coordinator stays its single writer.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import trio
 
-from engine.actors.executor import call_trial, failure
+from engine.actors.executor import call_trial, failure, target_for
+from engine.actors.graders.base import Grader
 from engine.actors.graders.factory import GraderContext, grader_specs, make_grader
 from engine.actors.grading_pool import submission_of
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
-from engine.actors.targets.base import TargetError
+from engine.actors.targets.base import Target, TargetError
 from engine.actors.targets.registry import target_maker
 from engine.events.kinds import GraderResult
 from engine.events.spec import GraderSpec
@@ -31,40 +37,58 @@ class TrialOutcome:
     grade_job: GradeJob | None
 
 
-def run_trial_on_worker(job: TrialJob, base_dir: str | None, graders: list[GraderSpec]) -> TrialOutcome:
-    return trio.run(_run_trial, job, Path(base_dir) if base_dir else None, graders)
+@dataclass(slots=True)
+class BatchOutcome:
+    outcomes: list[TrialOutcome]  # in the batch's order
+    seconds: float  # the batch's time on the worker
 
 
-async def _run_trial(job: TrialJob, base_dir: Path | None, graders: list[GraderSpec]) -> TrialOutcome:
+def run_batch_on_worker(
+    jobs: list[TrialJob], base_dir: str | None, graders: list[GraderSpec]
+) -> BatchOutcome:
+    started = time.perf_counter()
+    outcomes = trio.run(_run_batch, jobs, Path(base_dir) if base_dir else None, graders)
+    return BatchOutcome(outcomes, time.perf_counter() - started)
+
+
+async def _run_batch(
+    jobs: list[TrialJob], base_dir: Path | None, specs: list[GraderSpec]
+) -> list[TrialOutcome]:
     make_target = target_maker({}, base_dir)
-    try:
-        target = make_target(job.target)
-    except TargetError as exc:
-        return TrialOutcome(WriteBatch([failure(job, exc, 0.0)]), None)
-    try:
-        batch, grade_job = await call_trial(job, target)
-    finally:
-        await target.aclose()
-    if grade_job is not None:
-        grade_job.precomputed = await _cheap_grades(grade_job, graders, base_dir)
-    return TrialOutcome(batch, grade_job)
-
-
-async def _cheap_grades(
-    job: GradeJob, specs: list[GraderSpec], base_dir: Path | None
-) -> list[GraderResult | None]:
-    """Every grader but the LLM judges (they stay in the coordinator's judge pool, under its budget)."""
     # python graders find their module through the target maker's context (the experiment's folder)
     context = GraderContext(make_target=target_maker({}, base_dir))
-    submission = submission_of(job)
-    results: list[GraderResult | None] = []
-    for spec in grader_specs(specs):
-        if spec.kind == "judge":
-            results.append(None)
-            continue
-        grader = make_grader(spec, context)
+    graders = [None if spec.kind == "judge" else make_grader(spec, context) for spec in grader_specs(specs)]
+    targets: dict[bytes, Target] = {}
+    outcomes: list[TrialOutcome] = [TrialOutcome(WriteBatch([]), None)] * len(jobs)
+    grading = trio.Lock()  # a grader instance serves one output at a time, as in the judge pool
+
+    async def one(i: int, job: TrialJob) -> None:
         try:
-            results.append(await grader.grade(submission))
-        finally:
-            await grader.aclose()
-    return results
+            target = target_for(targets, job.target, make_target)
+        except TargetError as exc:
+            outcomes[i] = TrialOutcome(WriteBatch([failure(job, exc, 0.0)]), None)
+            return
+        batch, grade_job = await call_trial(job, target)
+        if grade_job is not None:
+            async with grading:
+                grade_job.precomputed = await _cheap_grades(grade_job, graders)
+        outcomes[i] = TrialOutcome(batch, grade_job)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for i, job in enumerate(jobs):
+                nursery.start_soon(one, i, job)
+    finally:
+        with trio.CancelScope(shield=True):
+            for target in targets.values():
+                await target.aclose()
+            for grader in graders:
+                if grader is not None:
+                    await grader.aclose()
+    return outcomes
+
+
+async def _cheap_grades(job: GradeJob, graders: list[Grader | None]) -> list[GraderResult | None]:
+    """Every grader but the LLM judges (None: they stay in the coordinator's judge pool, under its budget)."""
+    submission = submission_of(job)
+    return [None if grader is None else await grader.grade(submission) for grader in graders]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import trio
 
+from engine.actors.channels import put
 from engine.actors.messages import Feedback, GradeJob, StopRequested, TrialJob, TrialKey, WriteBatch
 from engine.actors.reservations import Stop
 from engine.actors.schedule_book import Book, Limits, Plan, Slot
@@ -63,14 +64,27 @@ class Scheduler:
             if not book.outstanding:
                 return "budget" if book.exhausted else "completed"
             message = await self._feedback.receive()
-            if isinstance(message, StopRequested):
-                return "cancelled"
-            if message.key in book.outstanding:
-                book.outstanding.discard(message.key)
-                book.reservations.release(message.key)
-                if book.unreachable(message):
-                    return "unreachable"
-                await self._after_done(message.key, message.passed)
+            while True:  # everything that has come in, before the next fill: one turn, not one each
+                stop = await self._take(message)
+                if stop is not None:
+                    return stop
+                try:
+                    message = self._feedback.receive_nowait()
+                except trio.WouldBlock:
+                    break
+
+    async def _take(self, message: Feedback) -> str | None:
+        """Account for one message; why the plan stops, if it does."""
+        book = self.book
+        if isinstance(message, StopRequested):
+            return "cancelled"
+        if message.key in book.outstanding:
+            book.outstanding.discard(message.key)
+            book.reservations.release(message.key)
+            if book.unreachable(message):
+                return "unreachable"
+            await self._after_done(message.key, message.passed)
+        return None
 
     async def _skip_after_passes(self) -> None:
         """pass_at_k: a cell that passed before a crash may still lack the skip events of later repeats."""
@@ -132,7 +146,7 @@ class Scheduler:
             job.budgeted = book.limits.budgeted
             book.outstanding.add(job.key)
             book.executed += 1
-            await self._jobs.send(job)
+            await put(self._jobs, job)
 
     async def _exhausted(self, stop: Stop) -> None:
         self.book.exhausted = stop.budget

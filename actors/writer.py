@@ -20,10 +20,11 @@ async def log_writer(
     *,
     inbox: trio.MemoryReceiveChannel[WriteBatch],
     log: EventStore,
-    committed: trio.MemorySendChannel[WriteBatch],
+    committed: trio.MemorySendChannel[list[WriteBatch]],
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Runs until every sender of `inbox` has closed; then closes `committed`."""
+    """Runs until every sender of `inbox` has closed; then closes `committed`. Each commit's batches go
+    on as one message (one hop to the aggregator per commit, not per batch)."""
     task_status.started()
     async with inbox, committed:
         while True:
@@ -35,8 +36,7 @@ async def log_writer(
             appends = event_rows(b.events for b in group)
             blobs = [blob for b in group for blob in b.blobs]
             await store_call(log, log.append, appends, blobs)
-            for batch in group:
-                await committed.send(batch)
+            await committed.send(group)
 
 
 def _drain(inbox: trio.MemoryReceiveChannel[WriteBatch], first: WriteBatch) -> list[WriteBatch]:

@@ -7,9 +7,12 @@ Needs `pip install 'engine[ray]'`. Without --address it starts a 2-CPU local clu
 a real deployment does. The run is in-process (the embedding API, an in-memory store); the Ray
 connection is opened once, outside the timings, and reported on its own.
 
-1. Overhead: instant trials (the embedded local model) with backend local vs ray, same concurrency.
-2. Scaling: command trials that burn 1 s of CPU each, with 1 and 2 tasks in flight on the 2-CPU
-   cluster (1 and 2 worker CPUs busy). Efficiency = throughput / (CPUs x one CPU's throughput).
+1. Overhead: instant trials (the embedded local model) with backend local vs ray, same concurrency
+   (4: too few in flight to batch), then ray with 64 in flight, where trials travel in batches per
+   task: the coordinator's CPU per trial (its whole process, Ray's threads included).
+2. Scaling: trials that burn 50 ms of CPU (a Python target, by import path) and command trials
+   that burn 1 s, with 1 and 2 tasks in flight on the 2-CPU cluster (1 and 2 worker CPUs busy).
+   Efficiency = throughput / (CPUs x one CPU's throughput).
 3. Projection: N nodes of 2 CPUs. Each trial costs the coordinator `coordinator CPU per trial`
    (measured in 1: its whole process, Ray's threads included); throughput is the smaller of what the
    workers can do (N x 2 / (trial time + per-trial overhead)) and what the coordinator can feed.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,10 +41,28 @@ from tests.ray_cluster import local_cluster  # noqa: E402
 BURN = "import time; end = time.process_time() + {s}\nwhile time.process_time() < end: pass\nprint('ok')"
 
 
-def instant_spec(trials: int, backend: dict[str, object]) -> dict[str, object]:
+BURN_MODULE = """import time
+
+
+def burn(request):
+    end = time.thread_time() + {s}
+    while time.thread_time() < end:
+        pass
+    return "ok"
+"""
+
+
+def instant_spec(trials: int, backend: dict[str, object], concurrency: int = 4) -> dict[str, object]:
     cases = [{"id": f"c{i}", "prompt": f"What is number {i}?", "expected": "number"} for i in range(trials)]
     return {"name": "bench-instant", "target": {"kind": "local"}, "params": {"max_tokens": 8},
-            "execution": {"concurrency": 4, **backend}, "cases": cases}  # fmt: skip
+            "execution": {"concurrency": concurrency, **backend}, "cases": cases}  # fmt: skip
+
+
+def python_burn_spec(trials: int, in_flight: int, address: str) -> dict[str, object]:
+    cases = [{"id": f"c{i}", "prompt": "p", "expected": "ok"} for i in range(trials)]
+    execution = {"concurrency": in_flight, "backend": "ray", "ray": {"address": address, "num_cpus": 1}}
+    return {"name": "bench-burn-py", "target": {"kind": "python", "callable": "burn_mod:burn"},
+            "execution": execution, "cases": cases}  # fmt: skip
 
 
 def burn_spec(trials: int, seconds: float, in_flight: int, address: str) -> dict[str, object]:
@@ -51,12 +73,12 @@ def burn_spec(trials: int, seconds: float, in_flight: int, address: str) -> dict
             "execution": execution, "cases": cases}  # fmt: skip
 
 
-async def timed_run(raw: dict[str, object]) -> tuple[float, float, int]:
+async def timed_run(raw: dict[str, object], source: str | None = None) -> tuple[float, float, int]:
     """(wall s, this process's CPU s, trials done)."""
     spec = spec_from_dict(raw)
     async with open_engine(MemoryStore()) as eng:
         wall, cpu = time.perf_counter(), time.process_time()
-        report = await eng.run(spec)
+        report = await eng.run(spec, source=source)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     assert report.status == "completed", report.status
     return wall, cpu, report.trials_done
@@ -64,6 +86,7 @@ async def timed_run(raw: dict[str, object]) -> tuple[float, float, int]:
 
 async def bench(address: str, quick: bool) -> None:
     trials, burns, seconds = (60, 4, 1.0) if quick else (300, 8, 1.0)
+    batched, short_burns = (500, 20) if quick else (2000, 60)
     ray_backend = {"backend": "ray", "ray": {"address": address}}
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; cluster {address}")
     started = time.perf_counter()
@@ -79,12 +102,27 @@ async def bench(address: str, quick: bool) -> None:
         print(f"   ray:   {n / ray_wall:7.1f} trials/s  {per_ray:6.2f} ms/trial  coordinator CPU "
               f"{ray_cpu / n * 1000:.2f} ms/trial")  # fmt: skip
         print(f"   overhead of ray: {per_ray - per_local:+.2f} ms per trial (wall, 4 in flight)")
+        b_wall, b_cpu, b_n = await timed_run(instant_spec(batched, ray_backend, concurrency=64))
+        print(f"   ray, 64 in flight ({b_n} trials, batched): {b_n / b_wall:7.1f} trials/s  coordinator CPU "
+              f"{b_cpu / b_n * 1000:.2f} ms/trial")  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "burn_mod.py").write_text(BURN_MODULE.format(s=0.05))
+            short = {}
+            for in_flight in (1, 2):
+                wall, _, done = await timed_run(
+                    python_burn_spec(short_burns, in_flight, address), source=str(Path(folder) / "exp.toml")
+                )
+                short[in_flight] = done / wall
+        print(f"\n2. CPU-bound Python trials ({short_burns} x 50 ms of CPU)")
+        print(f"   1 worker CPU:  {short[1]:.2f} trials/s (ideal 20.00): efficiency {short[1] / 20:.2f}")
+        print(f"   2 worker CPUs: {short[2]:.2f} trials/s (ideal 40.00): efficiency {short[2] / 40:.2f}; "
+              f"2 CPUs / 1 CPU: {short[2] / short[1]:.2f}x")  # fmt: skip
         results = {}
         for in_flight in (1, 2):
             wall, _, done = await timed_run(burn_spec(burns, seconds, in_flight, address))
             results[in_flight] = done / wall
         one, two = results[1], results[2]
-        print(f"\n2. CPU-bound command trials ({burns} x {seconds:.0f} s of CPU)")
+        print(f"   CPU-bound command trials ({burns} x {seconds:.0f} s of CPU)")
         print(
             f"   1 worker CPU:  {one:.3f} trials/s (ideal {1 / seconds:.3f}): efficiency {one * seconds:.2f}"
         )

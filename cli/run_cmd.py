@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -16,6 +18,9 @@ from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.narrow import Narrowing, narrow
+
+if TYPE_CHECKING:
+    from engine.cli.progress_bar import RunProgress
 
 NOTE_RUN = "stopping; partial results are kept"
 # the project's default experiment when `engine run` names none, in this order
@@ -176,20 +181,41 @@ async def _stop_on_signals(
 
 
 async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, notes: list[str]) -> None:
-    """The progress display; `notes` go to stderr as the run starts, before its first trial."""
-    from engine.cli.progress_bar import RunProgress, progress_bar
+    """The progress display; `notes` go to stderr as the run starts, before its first trial. Without a
+    terminal (or with --quiet) there is no bar, and rich's progress module is not imported."""
     from engine.cli.wrap import fold
 
     show = not quiet and sys.stderr.isatty()
-    with progress_bar(disable=not show) as bar:
-        progress = RunProgress(bar)
+    with _bar(show) as progress:
         async with receive:
-            async for event in receive:
-                if notes and isinstance(event, k.RunStarted):
-                    for line in notes:
-                        print(fold(line), file=sys.stderr, flush=True)
-                    notes = []
-                progress.on(event)
+            async for first in receive:
+                for event in _and_the_rest(receive, first):  # a burst of events costs one turn
+                    if notes and isinstance(event, k.RunStarted):
+                        for line in notes:
+                            print(fold(line), file=sys.stderr, flush=True)
+                        notes = []
+                    if progress is not None:
+                        progress.on(event)
+
+
+@contextmanager
+def _bar(show: bool) -> Iterator[RunProgress | None]:
+    if not show:
+        yield None
+        return
+    from engine.cli.progress_bar import RunProgress, progress_bar
+
+    with progress_bar() as bar:
+        yield RunProgress(bar)
+
+
+def _and_the_rest(receive: trio.MemoryReceiveChannel[k.Event], first: k.Event) -> Iterator[k.Event]:
+    yield first
+    while True:
+        try:
+            yield receive.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return
 
 
 def schedule_command(

@@ -332,3 +332,49 @@ async def test_a_host_applications_own_ray_connection_is_used_and_left_open(
         assert ray.is_initialized()  # engine did not disconnect what it did not connect
     finally:
         await trio.to_thread.run_sync(ray.shutdown)
+
+
+BATCHED = """
+import ray
+
+
+def answer(request):
+    with open({path!r}, "a") as out:  # which task ran which trial
+        out.write(f"{{ray.get_runtime_context().get_task_id()}} {{request.case.id}}\\n")
+    return "C" + request.case.id[1:]
+"""
+
+
+async def test_short_trials_travel_in_batches_and_each_is_logged_once(
+    tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine import open_engine, spec_from_dict
+    from engine.actors import ray_batches
+    from engine.events.codec import decode
+    from engine.store.memory import MemoryStore
+
+    # every trial is "short": once the first task is back, a submitter takes all it may (the cap)
+    monkeypatch.setattr(ray_batches, "TARGET_TASK_S", 1e9)
+    (tmp_path / "batched_mod.py").write_text(BATCHED.format(path=str(tmp_path / "tasks.txt")))
+    count = 48
+    spec = spec_from_dict(
+        {
+            "name": "batched",
+            "target": {"kind": "python", "callable": "batched_mod:answer"},
+            "cases": [{"id": f"c{i}", "prompt": "p", "expected": f"C{i}"} for i in range(count)],
+            "graders": [{"kind": "exact"}],
+            "execution": {"backend": "ray", "concurrency": 16, "ray": {"address": ray_address}},
+        }
+    )
+    store = MemoryStore()
+    async with open_engine(store) as eng:
+        report = await eng.run(spec, source=str(tmp_path / "exp.toml"))
+    (variant,) = report.variants
+    assert report.status == "completed" and variant.pass_rate == 1.0  # each output is its own trial's
+    events = [decode(data) for _, data in store.read_run(report.run_id)]
+    ran = [line.split() for line in (tmp_path / "tasks.txt").read_text().splitlines()]
+    by_task = Counter(task for task, _ in ran)
+    assert sorted(case for _, case in ran) == sorted(f"c{i}" for i in range(count))  # each trial ran once
+    assert len(by_task) < count and max(by_task.values()) > 1, by_task  # some tasks carried several
+    for kind in (k.TrialStarted, k.TrialCompleted, k.TrialGraded):  # each logged once per trial
+        assert sorted(e.case for e in events if isinstance(e, kind)) == sorted(f"c{i}" for i in range(count))

@@ -2,10 +2,8 @@
 
 One client shared by many workers collapses under concurrency (its pool scan:
 200-400 req/s at 64 in flight, measured), so each executor worker's target owns a small pool, while the SSL
-context (expensive to build) is made once per process. The pool is httpcore's,
-the transport under httpx: under Trio, httpx's request/response layers cost
-about 0.3 ms of CPU per call on top of it (1.1 vs 0.8 ms measured here), a third
-of the engine's whole budget per trial, and the targets need none of them.
+context (expensive to build) is made once per process. The pool is the engine's own small HTTP/1.1
+client (`http_client`: why, there).
 """
 
 from __future__ import annotations
@@ -18,11 +16,10 @@ import time
 import urllib.parse
 from typing import Any, Self
 
-import httpcore
-import httpx
 import msgspec
 
 from engine.actors.secrets import is_credential_header, remember
+from engine.actors.targets import http_client as http
 from engine.actors.targets.base import TargetError
 from engine.events.spec_base import EnvRef
 from engine.events.targets import HttpTarget
@@ -31,30 +28,33 @@ _ssl_context: ssl.SSLContext | None = None
 
 
 def shared_ssl_context() -> ssl.SSLContext:
+    """Verifying, with certifi's roots (or the files SSL_CERT_FILE / SSL_CERT_DIR name), as httpx did."""
     global _ssl_context
     if _ssl_context is None:
-        _ssl_context = httpx.create_ssl_context()
+        if os.environ.get("SSL_CERT_FILE"):
+            _ssl_context = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+        elif os.environ.get("SSL_CERT_DIR"):
+            _ssl_context = ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+        else:
+            import certifi
+
+            _ssl_context = ssl.create_default_context(cafile=certifi.where())
     return _ssl_context
 
 
 class JsonClient:
     """POST JSON, get JSON: a keep-alive pool with fixed headers."""
 
-    def __init__(self, spec: HttpTarget, headers: dict[str, str]) -> None:
+    def __init__(self, spec: HttpTarget, url: str, headers: dict[str, str]) -> None:
         own = {name: header_value(name, value) for name, value in spec.headers.items()}
         merged = {"content-type": "application/json", "accept": "application/json", **own, **headers}
-        self._headers = [(k.encode(), v.encode()) for k, v in merged.items()]
-        self._pool = httpcore.AsyncConnectionPool(ssl_context=shared_ssl_context(), max_connections=4)
+        try:
+            self._pool = http.HttpPool(url, merged, shared_ssl_context, max_connections=4)
+        except ValueError as exc:
+            raise TargetError("config", f"{spec.kind} target: {exc}") from None
 
-    async def post(
-        self, url: str, body: dict[str, Any], timeout_s: float
-    ) -> tuple[int, dict[str, str], bytes]:
-        timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}
-        response = await self._pool.request(
-            "POST", url, headers=self._headers, content=_encode(body), extensions={"timeout": timeouts}
-        )
-        headers = {k.decode().lower(): v.decode(errors="replace") for k, v in response.headers}
-        return response.status, headers, response.content
+    async def post(self, body: dict[str, Any], timeout_s: float) -> tuple[int, dict[str, str], bytes]:
+        return await self._pool.post(_encode(body), timeout_s)
 
     async def aclose(self) -> None:
         await self._pool.aclose()
@@ -64,8 +64,8 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
 
-def make_client(spec: HttpTarget, headers: dict[str, str]) -> JsonClient:
-    return JsonClient(spec, headers)
+def make_client(spec: HttpTarget, url: str, headers: dict[str, str]) -> JsonClient:
+    return JsonClient(spec, url, headers)
 
 
 def header_value(name: str, value: str | EnvRef) -> str:
@@ -103,7 +103,7 @@ def retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-_NETWORK_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol, OSError)
+_NETWORK_ERRORS = (http.HttpError, OSError)
 _ERRNO = re.compile(r"^\[Errno -?\d+\]\s*")
 
 
@@ -138,10 +138,10 @@ def _connect_error(exc: Exception, url: str) -> TargetError:
 async def post_json(client: JsonClient, url: str, body: dict[str, Any], timeout_s: float) -> Any:
     """POST and decode, mapping every failure to a TargetError of the right kind and class."""
     try:
-        status, headers, content = await client.post(url, body, timeout_s)
-    except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+        status, headers, content = await client.post(body, timeout_s)
+    except (http.ConnectError, http.ConnectTimeout) as exc:
         raise _connect_error(exc, url) from None
-    except httpcore.TimeoutException as exc:
+    except http.TimeoutException as exc:
         raise TargetError("timeout", f"{type(exc).__name__} after {timeout_s:g} s") from None
     except _NETWORK_ERRORS as exc:
         message = f"network: {type(exc).__name__}: {exc} ({_where(url)})"[:500]
@@ -206,7 +206,7 @@ class JsonApiTarget:
             raise TargetError("config", f"{spec.kind} target: base_url is not set")
         self.spec = spec
         self._url = base_url.rstrip("/") + self.PATH
-        self._client = make_client(spec, self.auth_headers(api_key(spec)))
+        self._client = make_client(spec, self._url, self.auth_headers(api_key(spec)))
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         raise NotImplementedError

@@ -28,11 +28,12 @@ async def call_with_retries(
     request: TargetRequest,
     *,
     max_retries: int,
-    rng: random.Random,
+    rng: random.Random | int,
     limit: AdaptiveLimit | None = None,
     retry_on: Collection[str] = (),
 ) -> TargetResponse:
-    """Transient infrastructure errors are retried; other classes only when listed in retry_on."""
+    """Transient infrastructure errors are retried; other classes only when listed in retry_on. `rng`
+    may be a seed: its generator is made at the first retry (most calls never need one)."""
     attempt = 0
     while True:
         attempt += 1
@@ -45,6 +46,8 @@ async def call_with_retries(
         error.attempts = attempt
         if not (error.retryable or error.error_class in retry_on) or attempt > max_retries:
             raise error
+        if isinstance(rng, int):
+            rng = random.Random(rng)
         # a server's Retry-After is honoured up to the trial's own timeout; a wait past the run's wall
         # budget (the enclosing deadline) could never end in a call: the trial fails now instead
         delay = min(backoff_delay(attempt, rng, error.retry_after), request.timeout_s)

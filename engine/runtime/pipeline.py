@@ -56,7 +56,7 @@ async def open_pipeline(
     log: EventStore, state: RunState, subscribers: list[trio.MemorySendChannel[k.Event]] | None = None
 ) -> AsyncIterator[Pipeline]:
     emit, inbox = trio.open_memory_channel[WriteBatch](1024)
-    committed_send, committed = trio.open_memory_channel[WriteBatch](1024)
+    committed_send, committed = trio.open_memory_channel[list[WriteBatch]](1024)
     feedback_send, feedback = trio.open_memory_channel[Feedback](math.inf)
     async with trio.open_nursery() as lifetime:
         await lifetime.start(partial(log_writer, inbox=inbox, log=log, committed=committed_send))
