@@ -3,7 +3,7 @@
 One client shared by many workers collapses under concurrency (its pool scan:
 200-400 req/s at 64 in flight, measured), so each executor worker's target owns a small pool, while the SSL
 context (expensive to build) is made once per process. The pool is the engine's own small HTTP/1.1
-client (`http_client`: why, there).
+client (`http_client`: why, there), or httpx where the environment names a proxy (`proxied_client`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import msgspec
 from engine.actors.secrets import is_credential_header, remember
 from engine.actors.targets import http_client as http
 from engine.actors.targets.base import TargetError
+from engine.actors.targets.proxied_client import ProxiedPool, proxy_for
 from engine.events.spec_base import EnvRef
 from engine.events.targets import HttpTarget
 
@@ -48,8 +49,12 @@ class JsonClient:
     def __init__(self, spec: HttpTarget, url: str, headers: dict[str, str]) -> None:
         own = {name: header_value(name, value) for name, value in spec.headers.items()}
         merged = {"content-type": "application/json", "accept": "application/json", **own, **headers}
+        proxy = proxy_for(url)
         try:
-            self._pool = http.HttpPool(url, merged, shared_ssl_context, max_connections=4)
+            if proxy is None:
+                self._pool: http.HttpPool | ProxiedPool = http.HttpPool(url, merged, shared_ssl_context, 4)
+            else:
+                self._pool = ProxiedPool(url, merged, shared_ssl_context, proxy, 4)
         except ValueError as exc:
             raise TargetError("config", f"{spec.kind} target: {exc}") from None
 
