@@ -27,6 +27,13 @@ from engine.events.spec import ExperimentSpec, TuneSpec, VariantSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.tune_history import BASELINE, earlier_configs
+from engine.runtime.tune_race import (
+    dropped_scores,
+    elimination_reason,
+    race_candidate,
+    racing,
+    results_beyond,
+)
 from engine.runtime.workers import Workers
 from engine.store import stats
 from engine.store.contract import EventStore, store_call
@@ -65,6 +72,10 @@ class Session:
             name = f"{variation.parameter}={value}#{n}"
         return VariantSpec(name=name, params={**self.best.params, variation.parameter: value})
 
+    def observe(self, variation: Variation, scores: tuple[float, float]) -> None:
+        """What a decision measured, for a strategy that learns from it (optuna)."""
+        self.generator.observe(self.best_values, variation, *scores)
+
     def accept(self, variant: VariantSpec, variation: Variation) -> None:
         self.best, self.best_values[variation.parameter] = remeasured(variant), variation.value
 
@@ -87,6 +98,7 @@ def restore(session: Session, state_variations: list[Any], variants: dict[str, V
         logged = Variation(decided.parameter, float(decided.value))
         if proposed != logged:
             session.generator.mark(session.best_values, logged)
+        session.observe(logged, (decided.baseline_score, decided.candidate_score))
         if isinstance(decided, k.VariationAccepted) and decided.variant in variants:
             session.accept(variants[decided.variant], logged)
 
@@ -143,16 +155,26 @@ async def _search(run: TuneRun) -> str:
             parameter=variation.parameter, value=variation.value, parent=session.best.name,
         )  # fmt: skip
         await pipe.write_and_wait([])  # the proposal is folded before the next one is named
-        outcome = await _evaluate(run, session.best, candidate)
+        dropped = await race_candidate(run, session.best, candidate) if racing(spec) else None
+        if isinstance(dropped, str):
+            return dropped
+        outcome = await _evaluate(run, session.best, candidate) if dropped is None else _dropped(run, dropped)
         if isinstance(outcome, str):
             return outcome
         delta, p_value, _, _, _, level = outcome
-        accepted = delta >= tune.min_improvement and (not tune.require_significance or p_value < level)
+        accepted = dropped is None and delta >= tune.min_improvement and (
+            not tune.require_significance or p_value < level
+        )
         decision = _decision(
             run_id, origin, candidate, variation, session.best.name, outcome, accepted,
             _usage(pipe.state, candidate.name),
         )  # fmt: skip
-        await pipe.write_and_wait([decision])
+        if dropped is not None:
+            why = elimination_reason(dropped, spec.stopping.rounds if spec.stopping else 0)
+            decision = msgspec.structs.replace(decision, reason=why)
+        logged = dropped is None or candidate.name in pipe.state.eliminated
+        await pipe.write_and_wait([decision] if logged else [dropped, decision])
+        session.observe(variation, (decision.baseline_score, decision.candidate_score))  # as logged
         if accepted:
             session.accept(candidate, variation)
             await _propose_best(run, session)
@@ -197,7 +219,7 @@ async def _evaluate(
     looks = spec.tune.max_extra_repeats + 1 if spec.tune.require_significance else 1
     for rounds in range(looks):
         repeats = spec.repeat.count * (rounds + 1)
-        if rounds + 1 < looks and _results_beyond(pipe.state, candidate.name, repeats):
+        if rounds + 1 < looks and results_beyond(pipe.state, candidate.name, repeats):
             continue  # a resumed session: this round's decision, "more repeats", is in the log already
         plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, repeats=repeats)
         reason = await run.workers.run(plan)
@@ -216,15 +238,10 @@ async def _evaluate(
     return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds, level
 
 
-def _results_beyond(state: RunState, candidate: str, repeats: int) -> bool:
-    """Whether the log holds a result of the candidate from repeat `repeats` on: this evaluation
-    decided on more repeats before the session was cut off. Deciding again on such a state would
-    count trials the first decision never saw (and could stop short of rounds the session ran). The
-    candidate, not the baseline: a baseline kept from an earlier evaluation has repeats of its own."""
-    return any(
-        variant == candidate and (cell.done() | cell.completed) >> repeats
-        for (variant, _), cell in state.cells.items()
-    )
+def _dropped(run: TuneRun, drop: k.VariantEliminated) -> tuple[float, float, float, float, int, float]:
+    """A raced-out candidate's outcome: its deficit and the race's test, over the cases it ran."""
+    base, cand = dropped_scores(run.spec, run.pipe.state, drop)
+    return cand - base, drop.p_value, base, cand, 0, drop.threshold
 
 
 def _usage(state: RunState, variant: str) -> dict[str, Any]:
@@ -247,7 +264,7 @@ def _decision(
     outcome: tuple[float, float, float, float, int, float],
     accepted: bool,
     usage: dict[str, Any],
-) -> k.Event:
+) -> k.VariationAccepted | k.VariationRejected:
     delta, p_value, base_score, cand_score, rounds, level = outcome
     common = dict(
         run_id=run_id, ts=time.time(), variant=candidate.name, parameter=variation.parameter,
