@@ -130,10 +130,15 @@ def variation_rows(r: Report) -> list[list[str]]:
         [
             v["variant"], v["parameter"], str(v["value"]), fmt(v["baseline_score"]),
             fmt(v["candidate_score"]), signed(v["delta"]), p_value(v.get("p_value")),
-            "accepted" if v["accepted"] else "rejected",
+            "accepted" if v["accepted"] else _rejected(v),
         ]
         for v in r.get("variations") or []
     ]  # fmt: skip
+
+
+def _rejected(v: Report) -> str:
+    # a candidate a tuning race dropped ran only the rounds it was in: its scores are less certain
+    return f"dropped in round {v['dropped_round']}" if v.get("dropped_round") else "rejected"
 
 
 def winner_line(r: Report) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
+from engine.cli.report_view import variation_rows
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.store.projection import run_events
@@ -81,8 +82,12 @@ async def test_clearly_worse_candidates_are_dropped_early_and_the_optimum_is_fou
     best = [d for d in decisions(events) if isinstance(d, k.VariationAccepted)][-1]
     assert float(best.value) == pytest.approx(0.3)
     assert raced.status == "completed" and raced.trials_done < full.trials_done
-    assert {r.variant for r in raced.variations if "dropped by the race" in r.reason} == {
-        d.variant for d in dropped
+    # the report and its tables say which candidates the race dropped, and after which round
+    rounds = {d.variant: d.round for d in dropped}
+    assert {r.variant: r.dropped_round for r in raced.variations if r.dropped_round} == rounds
+    rows = variation_rows(msgspec.to_builtins(raced))
+    assert {row[0]: row[-1] for row in rows if row[-1].startswith("dropped")} == {
+        v: f"dropped in round {n}" for v, n in rounds.items()
     }
 
 

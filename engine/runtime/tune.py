@@ -171,7 +171,7 @@ async def _search(run: TuneRun) -> str:
         )  # fmt: skip
         if dropped is not None:
             why = elimination_reason(dropped, spec.stopping.rounds if spec.stopping else 0)
-            decision = msgspec.structs.replace(decision, reason=why)
+            decision = msgspec.structs.replace(decision, reason=why, dropped_round=dropped.round)
         logged = dropped is None or candidate.name in pipe.state.eliminated
         await pipe.write_and_wait([decision] if logged else [dropped, decision])
         session.observe(variation, (decision.baseline_score, decision.candidate_score))  # as logged
