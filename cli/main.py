@@ -258,12 +258,13 @@ def validate(
     from engine.cli.wrap import fold
     from engine.input.decidable import announce
     from engine.input.loader import load_experiment
-    from engine.input.preflight import check_environment, warn_unscorable
+    from engine.input.preflight import check_environment, warn_free_race, warn_unscorable
     from engine.input.validate import describe_size
 
     spec = load_experiment(file)
     check_environment(spec, str(file), file.resolve().parent)
     warn_unscorable(spec, str(file))
+    warn_free_race(spec, str(file))
     decidable = announce(spec, str(file))
     typer.echo(f"{file}: ok")
     typer.echo(f"  {describe_size(spec)}")  # a line of its own: a long path and the size fit 100 columns

@@ -44,7 +44,7 @@ def run_command(
 ) -> int:
     from engine.input.decidable import run_notes
     from engine.input.loader import load_experiment
-    from engine.input.preflight import check_environment, warn_unscorable
+    from engine.input.preflight import check_environment, warn_free_race, warn_unscorable
     from engine.input.validate import check_size
 
     spec: ExperimentSpec | None = None
@@ -61,6 +61,7 @@ def run_command(
         check_size(spec, str(file), allow_large)
         check_environment(spec, str(file), file.resolve().parent)
         warn_unscorable(spec, str(file))
+        warn_free_race(spec, str(file))
         # what the plan can decide: its warnings always, the figures unless asked for quiet; not for a
         # rerun of some cases or variants (a reproducer), which decides nothing
         if narrowing is None or not (narrowing.cases or narrowing.variants):

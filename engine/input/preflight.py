@@ -18,6 +18,7 @@ from engine.actors.targets.python import import_callable
 from engine.actors.variants import expand_variants
 from engine.errors import InputError, warn_input
 from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, PythonTargetSpec, TargetSpec
+from engine.events.targets import LocalTargetSpec
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
 from engine.input.validate import variant_field
@@ -64,6 +65,31 @@ def warn_unscorable(spec: ExperimentSpec, file: str) -> None:
     cases; the report repeats it among its warnings."""
     for field, why in unscorable_graders(spec):
         warn_input(file, field, why)
+
+
+def warn_free_race(spec: ExperimentSpec, file: str) -> None:
+    """A race on cost per pass ranks by what trials cost: a model with no price costs nothing, and
+    the race would rank its variants as free (an agent or a Python target may report its own cost)."""
+    stopping = spec.stopping
+    if stopping is None or stopping.rule != "race" or stopping.objective != "cost_per_pass":
+        return
+    free = [
+        variant.name
+        for variant in expand_variants(spec)
+        if _unpriced(spec, resolve_target(spec.target, variant))
+    ]
+    if free:
+        warn_input(
+            file, "stopping.objective",
+            f"cost_per_pass, but {', '.join(free)} run a model with no price ([pricing] or the target's "
+            "price): their trials cost 0 and the race ranks them as free",
+        )  # fmt: skip
+
+
+def _unpriced(spec: ExperimentSpec, target: TargetSpec) -> bool:
+    if not isinstance(target, HttpTarget | LocalTargetSpec) or target.price is not None:
+        return False
+    return target.model is None or target.model not in spec.pricing
 
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:
