@@ -82,6 +82,7 @@ async def test_clearly_worse_candidates_are_dropped_early_and_the_optimum_is_fou
     best = [d for d in decisions(events) if isinstance(d, k.VariationAccepted)][-1]
     assert float(best.value) == pytest.approx(0.3)
     assert raced.status == "completed" and raced.trials_done < full.trials_done
+    assert raced.stopping is None  # the decisions tell the race: no section of a race of variants
     # the report and its tables say which candidates the race dropped, and after which round
     rounds = {d.variant: d.round for d in dropped}
     assert {r.variant: r.dropped_round for r in raced.variations if r.dropped_round} == rounds
