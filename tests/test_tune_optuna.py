@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import trio
 
 from engine.actors.tuning import Variation, VariationGenerator
 from engine.api import open_engine, spec_from_dict
@@ -74,7 +75,9 @@ def test_the_same_scores_give_the_same_proposals() -> None:
     assert len(set(configs)) == len(configs)  # one parameter changed each time, never a tried one twice
 
 
-async def test_an_optuna_session_improves_and_resumes_to_the_same_decisions(tmp_path: Path) -> None:
+async def test_an_optuna_session_improves_and_resumes_to_the_same_decisions(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
     pytest.importorskip("optuna")
     async with open_engine(tmp_path, callables={"peaked": peaked}) as eng:
         whole = await eng.run(optuna_spec(), run_id="whole")

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import trio
 
 from engine.actors.targets.base import TargetRequest
 from engine.api import open_engine, spec_from_dict
@@ -19,8 +20,9 @@ from engine.store.projection import run_events
 from engine.store.race import race_threshold
 
 
-def peaked(request: TargetRequest) -> str:
-    """Right with probability 1 - 1.5 * |temperature - 0.3|, decided by the trial's own seed."""
+async def peaked(request: TargetRequest) -> str:
+    """Right with probability 1 - 1.5 * |temperature - 0.3|, decided by the trial's own seed (async:
+    no trial waits on a thread, so the virtual clock moves only when the engine idles)."""
     temperature = float(request.params.get("temperature", 0.7))
     chance = max(0.0, 1.0 - 1.5 * abs(temperature - 0.3))
     return "yes" if (request.seed % 1000) / 1000 < chance else "no"
@@ -54,7 +56,9 @@ def decisions(events: list[Any]) -> list[Any]:
     return [e for e in events if isinstance(e, k.VariationAccepted | k.VariationRejected)]
 
 
-async def test_clearly_worse_candidates_are_dropped_early_and_the_optimum_is_found(tmp_path: Path) -> None:
+async def test_clearly_worse_candidates_are_dropped_early_and_the_optimum_is_found(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
     async with open_engine(tmp_path, callables={"peaked": peaked}) as eng:
         raced = await eng.run(tune_spec(), run_id="raced")
         full = await eng.run(tune_spec(race=False), run_id="full")
@@ -92,7 +96,9 @@ async def test_clearly_worse_candidates_are_dropped_early_and_the_optimum_is_fou
     }
 
 
-async def test_a_session_cut_in_the_middle_of_a_race_resumes_to_the_same_decisions(tmp_path: Path) -> None:
+async def test_a_session_cut_in_the_middle_of_a_race_resumes_to_the_same_decisions(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
     async with open_engine(tmp_path / "whole", callables={"peaked": peaked}) as eng:
         whole = await eng.run(tune_spec(), run_id="t")
         expected = logged(eng.log, "t")
