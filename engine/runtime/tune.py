@@ -137,7 +137,7 @@ async def _auto_apply(tune: TuneSpec, run_id: str, pipe: Pipeline, source: str) 
 
 
 async def _search(run: TuneRun) -> str:
-    spec, run_id, origin, pipe = run.spec, run.run_id, run.origin, run.pipe
+    spec, run_id, pipe = run.spec, run.run_id, run.pipe
     assert spec.tune is not None
     state, tune = pipe.state, spec.tune
     session = Session(spec, tune, await _earlier(run))
@@ -155,30 +155,57 @@ async def _search(run: TuneRun) -> str:
             parameter=variation.parameter, value=variation.value, parent=session.best.name,
         )  # fmt: skip
         await pipe.write_and_wait([])  # the proposal is folded before the next one is named
-        dropped = await race_candidate(run, session.best, candidate) if racing(spec) else None
-        if isinstance(dropped, str):
-            return dropped
-        outcome = await _evaluate(run, session.best, candidate) if dropped is None else _dropped(run, dropped)
-        if isinstance(outcome, str):
-            return outcome
-        delta, p_value, _, _, _, level = outcome
-        accepted = dropped is None and delta >= tune.min_improvement and (
-            not tune.require_significance or p_value < level
-        )
-        decision = _decision(
-            run_id, origin, candidate, variation, session.best.name, outcome, accepted,
-            _usage(pipe.state, candidate.name),
-        )  # fmt: skip
-        if dropped is not None:
-            why = elimination_reason(dropped, spec.stopping.rounds if spec.stopping else 0)
-            decision = msgspec.structs.replace(decision, reason=why, dropped_round=dropped.round)
-        logged = dropped is None or candidate.name in pipe.state.eliminated
-        await pipe.write_and_wait([decision] if logged else [dropped, decision])
+        decision = await _decide(run, session, candidate, variation)
+        if isinstance(decision, str):
+            return decision
         session.observe(variation, (decision.baseline_score, decision.candidate_score))  # as logged
-        if accepted:
+        if isinstance(decision, k.VariationAccepted):
             session.accept(candidate, variation)
             await _propose_best(run, session)
     return "completed"
+
+
+async def _decide(
+    run: TuneRun, session: Session, candidate: VariantSpec, variation: Variation
+) -> k.VariationAccepted | k.VariationRejected | str:
+    """Evaluate the candidate against the best (raced first when the session races) and log the
+    decision; or the reason the run ended before it."""
+    tune = run.spec.tune
+    assert tune is not None
+    dropped = await race_candidate(run, session.best, candidate) if racing(run.spec) else None
+    if isinstance(dropped, str):
+        return dropped
+    if dropped is not None:
+        return await _reject_dropped(run, session, candidate, variation, dropped)
+    outcome = await _evaluate(run, session.best, candidate)
+    if isinstance(outcome, str):
+        return outcome
+    delta, p_value, _, _, _, level = outcome
+    accepted = delta >= tune.min_improvement and (not tune.require_significance or p_value < level)
+    decision = _decision(
+        run.run_id, run.origin, candidate, variation, session.best.name, outcome, accepted,
+        _usage(run.pipe.state, candidate.name),
+    )  # fmt: skip
+    await run.pipe.write_and_wait([decision])
+    return decision
+
+
+async def _reject_dropped(
+    run: TuneRun, session: Session, candidate: VariantSpec, variation: Variation, drop: k.VariantEliminated
+) -> k.VariationRejected:
+    """Log the race's drop with its rejection, in one batch (a resumed session finds the drop logged
+    and logs only the rejection): its deficit and the race's test, over the cases it ran."""
+    assert run.spec.stopping is not None
+    base, cand = dropped_scores(run.spec, run.pipe.state, drop)
+    outcome = (cand - base, drop.p_value, base, cand, 0, drop.threshold)
+    usage, best = _usage(run.pipe.state, candidate.name), session.best.name
+    decision = _decision(run.run_id, run.origin, candidate, variation, best, outcome, False, usage)
+    assert isinstance(decision, k.VariationRejected)
+    why = elimination_reason(drop, run.spec.stopping.rounds)
+    rejected = msgspec.structs.replace(decision, reason=why, dropped_round=drop.round)
+    logged = candidate.name in run.pipe.state.eliminated
+    await run.pipe.write_and_wait([rejected] if logged else [drop, rejected])
+    return rejected
 
 
 async def _earlier(run: TuneRun) -> frozenset[Config]:
@@ -236,12 +263,6 @@ async def _evaluate(
             break  # too small to matter (futile), or clear: no more repeats
     base_mean, cand_mean = stats.mean([base[c] for c in shared]), stats.mean([cand[c] for c in shared])
     return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds, level
-
-
-def _dropped(run: TuneRun, drop: k.VariantEliminated) -> tuple[float, float, float, float, int, float]:
-    """A raced-out candidate's outcome: its deficit and the race's test, over the cases it ran."""
-    base, cand = dropped_scores(run.spec, run.pipe.state, drop)
-    return cand - base, drop.p_value, base, cand, 0, drop.threshold
 
 
 def _usage(state: RunState, variant: str) -> dict[str, Any]:
