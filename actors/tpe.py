@@ -28,7 +28,7 @@ def tpe_variations(
     """One-parameter changes of `best` that TPE's proposals point to, most promising first."""
     import optuna
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # not a line per study built and asked
     space = {p.name: _distribution(optuna, p) for p in parameters}
     seeded = (seed * 1_000_003 + len(observed)) % 2**32  # a new draw per proposal, the same on replay
     sampler = optuna.samplers.TPESampler(seed=seeded, n_startup_trials=STARTUP)
