@@ -31,7 +31,7 @@ async def test_the_report_names_the_raced_variants_that_cost_nothing(tmp_path: P
 def test_a_race_on_cost_with_an_unpriced_model_is_warned_before_it_runs(tmp_path: Path) -> None:
     (tmp_path / "exp.toml").write_text(
         'name = "race-cost"\n[target]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m1"\n'
-        '[pricing]\nm2 = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n'
+        "[pricing]\nm2 = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n"
         '[[variants]]\nname = "cheap"\nmodel = "m2"\n[[variants]]\nname = "unpriced"\n'
         '[[cases]]\nid = "a"\nprompt = "p"\nexpected = "x"\n'
         '[[cases]]\nid = "b"\nprompt = "p"\nexpected = "x"\n'
