@@ -28,8 +28,9 @@ async def peaked(request: TargetRequest) -> str:
     return "yes" if (request.seed % 1000) / 1000 < chance else "no"
 
 
-def tune_spec(race: bool = True, **stopping: Any) -> Any:
-    return spec_from_dict(tune_raw(race, **stopping))
+def tune_spec(race: bool = True, strategy: str = "grid", **stopping: Any) -> Any:
+    raw = tune_raw(race, **stopping)
+    return spec_from_dict({**raw, "tune": {**raw["tune"], "strategy": strategy}})
 
 
 def tune_raw(race: bool = True, **stopping: Any) -> dict[str, Any]:
@@ -56,12 +57,13 @@ def decisions(events: list[Any]) -> list[Any]:
     return [e for e in events if isinstance(e, k.VariationAccepted | k.VariationRejected)]
 
 
+@pytest.mark.parametrize("strategy", ["grid", "random"])
 async def test_clearly_worse_candidates_are_dropped_early_and_the_optimum_is_found(
-    tmp_path: Path, autojump_clock: trio.abc.Clock
+    tmp_path: Path, strategy: str, autojump_clock: trio.abc.Clock
 ) -> None:
     async with open_engine(tmp_path, callables={"peaked": peaked}) as eng:
-        raced = await eng.run(tune_spec(), run_id="raced")
-        full = await eng.run(tune_spec(race=False), run_id="full")
+        raced = await eng.run(tune_spec(strategy=strategy), run_id="raced")
+        full = await eng.run(tune_spec(race=False, strategy=strategy), run_id="full")
         events = logged(eng.log, "raced")
         unraced = decisions(logged(eng.log, "full"))
     # the differences here are wide: the race changes no decision, only what the rejections cost
