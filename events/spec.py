@@ -51,7 +51,7 @@ from engine.events.targets import (  # noqa: F401
 )
 
 RepeatStrategy = Literal["mean", "pass_at_k", "confidence_interval"]
-TuneStrategy = Literal["grid", "random", "neighborhood"]
+TuneStrategy = Literal["grid", "random", "neighborhood", "optuna"]
 MAX_REPEATS = 10_000
 
 

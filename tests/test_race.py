@@ -122,6 +122,17 @@ def test_within_the_margin_the_race_ends_as_equivalent() -> None:
     assert not decide_round({"a": same, "b": nearly}, ["a", "b"], 0.01, margin=0.0).equivalent
 
 
+def test_a_variant_whose_every_trial_errored_does_not_hold_the_others_back() -> None:
+    """Its cases have no value; the pairs are over the cases each two share, so the rest still race."""
+    strong = {f"c{i}": Fraction(1) for i in range(30)}
+    weak = {f"c{i}": Fraction(0) for i in range(30)}
+    broken: dict[str, Fraction] = {}
+    outcome = decide_round({"broken": broken, "weak": weak, "strong": strong}, ["broken", "weak", "strong"],
+                           0.001, 0.0)  # fmt: skip
+    assert outcome.leader == "strong" and [d.variant for d in outcome.drops] == ["weak"]
+    assert [s.cases for s in outcome.standings] == [0, 30, 30]
+
+
 def test_cost_per_pass_prefers_the_cheaper_answer_per_pass() -> None:
     rng = np.random.default_rng(3)
     cheap = {f"c{i}": CaseCost(0.01 + rng.uniform(0, 0.002), 1.0) for i in range(60)}

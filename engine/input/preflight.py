@@ -15,7 +15,8 @@ from typing import Any
 from engine.actors.graders.judge_call import judge_target
 from engine.actors.targets.python import import_callable
 from engine.errors import InputError, warn_input
-from engine.events.spec import EnvRef, HttpTarget, PythonTargetSpec, TargetSpec
+from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, PythonTargetSpec, TargetSpec
+from engine.events.targets import LocalTargetSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
@@ -61,6 +62,27 @@ def warn_unscorable(plan: ExperimentPlan) -> None:
     cases; the report repeats it among its warnings."""
     for field, why in unscorable_graders(plan.spec):
         warn_input(plan.file, field, why)
+
+
+def warn_free_race(plan: ExperimentPlan) -> None:
+    """A race on cost per pass ranks by what trials cost: a model with no price costs nothing, and
+    the race would rank its variants as free (an agent or a Python target may report its own cost)."""
+    spec, stopping = plan.spec, plan.spec.stopping
+    if stopping is None or stopping.rule != "race" or stopping.objective != "cost_per_pass":
+        return
+    free = [name for name, target in plan.targets.items() if _unpriced(spec, target)]
+    if free:
+        warn_input(
+            plan.file, "stopping.objective",
+            f"cost_per_pass, but {', '.join(free)} run a model with no price ([pricing] or the target's "
+            "price): their trials cost 0 and the race ranks them as free",
+        )  # fmt: skip
+
+
+def _unpriced(spec: ExperimentSpec, target: TargetSpec) -> bool:
+    if not isinstance(target, HttpTarget | LocalTargetSpec) or target.price is not None:
+        return False
+    return target.model is None or target.model not in spec.pricing
 
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:

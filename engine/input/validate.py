@@ -64,7 +64,10 @@ def check_plan(plan: ExperimentPlan) -> None:
     if spec.schedule is not None:
         check_cron(spec.schedule.cron, file)
     _check_stopping(spec, fail)
-    if spec.stopping is not None and spec.stopping.rule == "race" and len(variants) < 2:
+    if spec.tune is not None and spec.tune.strategy == "optuna":
+        _check_optuna(fail)
+    racing = spec.stopping is not None and spec.stopping.rule == "race"
+    if racing and spec.kind != "tune" and len(variants) < 2:  # a tuning session races each candidate
         fail("stopping.rule", f"expected at least 2 variants to race; the run has {len(variants)}")
     _check_caps(spec, len(variants), fail)
 
@@ -87,7 +90,7 @@ def _check_stopping(spec: ExperimentSpec, fail: Fail) -> None:
     if stopping is None or stopping.rule == "fixed":
         return
     if spec.kind == "tune":
-        fail("stopping", "expected no [stopping] table in a tuning session (it spends alpha per decision)")
+        _check_tune_race(spec, fail)
     if stopping.rule == "race":
         _check_race(spec, fail)
         return
@@ -97,12 +100,32 @@ def _check_stopping(spec: ExperimentSpec, fail: Fail) -> None:
         fail("stopping.looks", f"expected at most repeat.count ({spec.repeat.count}) looks: one round each")
 
 
+def _check_tune_race(spec: ExperimentSpec, fail: Fail) -> None:
+    """A tuning session races each candidate against the best on the mean score, the measure its
+    accept rule uses; the margin that counts is the session's own min_improvement."""
+    assert spec.stopping is not None
+    if spec.stopping.rule != "race":
+        fail("stopping.rule", "expected 'race' or 'fixed' in a tuning session (it spends alpha per decision)")
+    if spec.stopping.objective != "score":
+        fail("stopping.objective", "expected 'score' in a tuning session (its accept rule compares scores)")
+    if spec.stopping.min_improvement:
+        expected = "expected none in a tuning session (tune.min_improvement is its margin)"
+        fail("stopping.min_improvement", expected)
+
+
 def _check_race(spec: ExperimentSpec, fail: Fail) -> None:
     assert spec.stopping is not None
     if spec.repeat.strategy == "pass_at_k":
         fail("stopping.rule", "expected repeat.strategy 'mean' or 'confidence_interval' for a race")
     if len(spec.cases) < spec.stopping.rounds:
         fail("stopping.rounds", f"expected at most one round per case ({len(spec.cases)} cases)")
+
+
+def _check_optuna(fail: Fail) -> None:
+    try:
+        import optuna  # noqa: F401 - importable, with its dependencies (find_spec would not say)
+    except ImportError:
+        fail("tune.strategy", "expected Optuna installed for 'optuna': pip install 'engine[optuna]'")
 
 
 def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:
