@@ -6,6 +6,7 @@ Layout (named databases in one environment, so one transaction covers all):
             cancel be found, without decoding the whole log)
 - `blobs`:  sha256 hex -> bytes (content-addressed; see `store.blobs`)
 - `meta`:   small settings, e.g. the layout version
+- `snapshots`: projection name + NUL + run id -> a projection's state (see `store.snapshots`)
 
 A batch is one durable transaction: a killed writer leaves whole batches only.
 """
@@ -42,6 +43,8 @@ from engine.store.opening import (
     size_limit,
 )
 from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal_many, unseal_run
+from engine.store.snapshot_io import TxnSnapshots, clear
+from engine.store.snapshots import Keeper
 from engine.store.verify import CheckReport, check_snapshot
 
 _U64 = struct.Struct(">Q")
@@ -118,6 +121,8 @@ class EventLog:
         self._env: lmdb.Environment | None = None
         self._dbs: list[object] | None = None
         self.checked_from: int | None = None
+        self._snaps: object | None = None
+        self._keeper = Keeper()
         if not check_data_file(self.path) and self.readonly:
             return  # another process is creating the store: it reads as empty until it is there
         with damage_as_error(self.path):
@@ -138,7 +143,7 @@ class EventLog:
         if self._dbs is None:
             self._dbs, self.checked_from = open_databases(self._env, self.readonly, LAYOUT_VERSION)
             if self._dbs is not None:
-                self._events, self._runs, self.blobs_db, self._meta = self._dbs
+                self._events, self._runs, self.blobs_db, self._meta, self._snaps = self._dbs
         return self._dbs is not None
 
     def close(self) -> None:
@@ -168,6 +173,11 @@ class EventLog:
             cursor = txn.cursor(db=self._events)
             seq = _U64.unpack(cursor.key())[0] if cursor.last() else 0
             first = seq + 1
+            try:  # before the batch's own rows are in: the keeper reads what came before them
+                self._keeper.advance(self._txn_snapshots(txn), batch, first)
+            except BaseException:
+                self._keeper.forget()  # the transaction is abandoned (then retried: a full map grows)
+                raise
             pack = _U64.pack
             records = [(pack(first + i), seal(item[2])) for i, item in enumerate(batch)]
             cursor.putmulti(records, append=True)
@@ -182,6 +192,25 @@ class EventLog:
             full = isinstance(exc, _NoRoom | lmdb.DiskError) or disk_nearly_full(self.path)
             failure = StoreFullError if full else StoreWriteError
             raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
+
+    def _txn_snapshots(self, txn: lmdb.Transaction) -> TxnSnapshots:
+        return TxnSnapshots(txn, (self._events, self._runs, self._snaps), self.checked_from)
+
+    def get_snapshot(self, key: bytes) -> bytes | None:
+        with self._reading() as txn:
+            return None if txn is None or self._snaps is None else txn.get(key, db=self._snaps)
+
+    def put_snapshots(self, items: list[tuple[bytes, bytes]]) -> None:
+        def put_all(txn: lmdb.Transaction) -> None:
+            for key, value in items:
+                txn.put(key, value, db=self._snaps)
+
+        self._write(put_all)
+
+    def clear_snapshots(self) -> None:
+        """Drop every snapshot (`engine rebuild` writes them again from the log)."""
+        self._keeper.forget()
+        self._write(lambda txn: clear(txn, self._snaps))
 
     def _write(self, work: Callable[[lmdb.Transaction], T]) -> T:
         if self.readonly:

@@ -66,6 +66,7 @@ def disk_nearly_full(path: Path) -> bool:
 
 
 DATABASES = (b"events", b"runs", b"blobs", b"meta")
+SNAPSHOTS = b"snapshots"  # projection snapshots (see `store.snapshots`): absent from older stores
 
 
 def open_databases(
@@ -85,8 +86,12 @@ def open_databases(
             dbs = [env.open_db(name, create=False) for name in DATABASES]
         except lmdb.NotFoundError as exc:  # some named databases and not others: not a store we made
             raise StoreDamagedError(path, f"a database is missing ({exc})") from None
+        try:
+            dbs.append(env.open_db(SNAPSHOTS, create=False))
+        except lmdb.NotFoundError:  # a store written before snapshots: every read folds the log
+            dbs.append(None)
         with env.begin() as txn:
             return dbs, check_layout(txn, dbs[3], dbs[0], True, version, path)
     with env.begin(write=True) as txn:
-        dbs = [env.open_db(name, txn=txn, create=True) for name in DATABASES]
+        dbs = [env.open_db(name, txn=txn, create=True) for name in (*DATABASES, SNAPSHOTS)]
         return dbs, check_layout(txn, dbs[3], dbs[0], False, version, path)
