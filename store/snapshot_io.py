@@ -15,7 +15,9 @@ _U64 = struct.Struct(">Q")
 class TxnSnapshots:
     """What the snapshot keeper reads and writes, inside the log's write transaction."""
 
-    def __init__(self, txn: lmdb.Transaction, dbs: tuple[object, object, object], checked_from: int | None) -> None:
+    def __init__(
+        self, txn: lmdb.Transaction, dbs: tuple[object, object, object], checked_from: int | None
+    ) -> None:
         self.txn = txn
         self.events_db, self.runs_db, self.snaps_db = dbs
         self.checked_from = checked_from

@@ -12,10 +12,10 @@ import time
 
 import msgspec
 
-from engine.events import kinds as k
+from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
-from engine.store.projection import run_events
-from engine.views.queries import stored_report, summarize
+from engine.store.snapshots import RUN_HEADS, load
+from engine.views.queries import summarize
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
 
@@ -70,10 +70,10 @@ def history(log: EventStore, experiment: str, variant: str | None = None) -> lis
 
 
 def _point(log: EventStore, run_id: str, status: str, started: float, variant: str | None) -> HistoryPoint:
-    marks = [e for e in run_events(log, run_id, {"run.marked"}) if isinstance(e, k.RunMarked)]
-    mark = marks[-1].mark if marks else ""
-    point = HistoryPoint(run_id=run_id, status=status, started=started, mark=mark)
-    data = stored_report(log, run_id)
+    heads = load(log, RUN_HEADS, run_id)
+    point = HistoryPoint(run_id=run_id, status=status, started=started, mark=heads.mark)
+    found = heads.report_hash()
+    data = read_blob(log, found) if found else None
     if data is None:  # live or killed: no figures until it writes its report
         return point
     report = msgspec.json.decode(data, type=_Report)
@@ -86,7 +86,7 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
         point.p95_latency_ms = chosen.latency_ms.p95
     worse = any((c.significant and (c.delta or 0) < 0) or c.more_errors for c in report.comparisons)
     automatic = status == "completed" and not report.error_rate_exceeded and not worse
-    point.green = mark == "green" or (mark != "red" and automatic)
+    point.green = heads.mark == "green" or (heads.mark != "red" and automatic)
     return point
 
 

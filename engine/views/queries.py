@@ -11,11 +11,12 @@ from engine.events import kinds as k
 from engine.events.codec import to_json
 from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
-from engine.store.projection import run_events, run_events_from
+from engine.store.projection import run_events
 from engine.store.projections.best import BestVariation, evolve_best
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState, load_run_state
-from engine.store.projections.summary import RunSummary, load_summary
+from engine.store.projections.summary import RunSummary
+from engine.store.snapshots import RUN_HEADS, STATES, SUMMARIES, load
 
 
 def list_runs(log: EventStore) -> list[RunSummary]:
@@ -24,7 +25,7 @@ def list_runs(log: EventStore) -> list[RunSummary]:
 
 def summarize(log: EventStore, run_id: str) -> RunSummary:
     """The run's summary; a "running" run whose process is gone is "interrupted" (resumable)."""
-    summary = with_trial_count(log, load_summary(log, run_id))
+    summary = with_trial_count(log, load(log, SUMMARIES, run_id))
     if summary.status == "running" and not process_alive(summary.pid, summary.host):
         summary.status = "interrupted"
     return summary
@@ -42,7 +43,7 @@ def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
     spec = defined.spec
     summary.experiment = summary.experiment or spec.name
     if spec.kind == "tune":
-        summary.trials_total = load_run_state(log, summary.run_id).trials_done()
+        summary.trials_total = load(log, STATES, summary.run_id).trials_done()
     else:
         summary.trials_total = len(expand_variants(spec)) * len(spec.cases) * spec.repeat.count
     return summary
@@ -78,7 +79,8 @@ def resolve_run(log: EventStore, run_id: str | None) -> str:
 
 
 def run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
-    state = load_run_state(log, run_id, grading)
+    # the latest grading round is kept as a snapshot; an earlier one is folded from the log
+    state = load(log, STATES, run_id) if grading is None else load_run_state(log, run_id, grading)
     if state.spec is None:
         raise NotFoundError(f"run {run_id!r} has no experiment definition")
     if grading is not None and state.grading != grading:
@@ -102,10 +104,8 @@ def replay_json(log: EventStore, run_id: str, grading: int | None = None) -> byt
 
 def stored_report(log: EventStore, run_id: str, grading: int | None = None) -> bytes | None:
     """The report written at the end of the run or of a regrade (default: the latest grading's)."""
-    written = [e for e in run_events(log, run_id, {"report.written"}) if isinstance(e, k.ReportWritten)]
-    if grading is not None:
-        written = [e for e in written if e.grading == grading]
-    return read_blob(log, written[-1].report_hash) if written else None
+    found = load(log, RUN_HEADS, run_id).report_hash(grading)
+    return read_blob(log, found) if found else None
 
 
 def report_json(log: EventStore, run_id: str, grading: int | None = None) -> bytes:
@@ -119,29 +119,11 @@ def report_json(log: EventStore, run_id: str, grading: int | None = None) -> byt
     return with_labels(log, run_id, stored, labelled)
 
 
-INDEX_CHUNK = 16384
-
-
 def stored_report_and_labels(log: EventStore, run_id: str, grading: int | None) -> tuple[bytes | None, bool]:
-    """stored_report's answer, and whether the run has labels, from one pass over the run's index
-    (the index of a 50,000-trial run takes a quarter of a second to walk: once is enough)."""
-    written: list[int] = []
-    labelled, seq = False, 1
-    while True:
-        index = log.run_index(run_id, seq, limit=INDEX_CHUNK)
-        for at, tag in index:
-            if tag == "report.written":
-                written.append(at)
-            elif tag == "label.recorded":
-                labelled = True
-        if len(index) < INDEX_CHUNK:
-            break
-        seq = index[-1][0] + 1
-    if not written:
-        return None, labelled
-    events = run_events_from(log, run_id, written[0], {"report.written"})
-    found = [e for e in events if isinstance(e, k.ReportWritten) and grading in (None, e.grading)]
-    return (read_blob(log, found[-1].report_hash) if found else None), labelled
+    """stored_report's answer, and whether the run has labels, from the run's heads snapshot."""
+    heads = load(log, RUN_HEADS, run_id)
+    found = heads.report_hash(grading)
+    return (read_blob(log, found) if found else None), heads.labelled
 
 
 def best_variations(log: EventStore) -> list[BestVariation]:
