@@ -149,7 +149,7 @@ snapshots.EVERY[snapshots.STATES.name] = int(sys.argv[2])
 with EventLog(sys.argv[1], map_size=1 << 20) as log:
     n = log.last_seq()
     if not n:
-        started = k.RunStarted(run_id="w", experiment="e", pid=1)
+        started = k.RunStarted(run_id="w", experiment="e", trials_total=0, pid=1)
         log.append([("w", "run.started", encode(started))], blobs=[(key, blob)])
     while True:
         ident = {"run_id": "w", "variant": f"v{n % 2}", "case": f"c{n % 7}", "repeat": n // 14}
@@ -170,7 +170,9 @@ def test_kill_9_of_a_writing_process_leaves_snapshots_that_fold_to_the_replay(tm
     for kill in range(4):
         every = rng.randrange(1, 40)
         proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path), str(every)], env=subprocess_env(), stdout=subprocess.PIPE
+            [sys.executable, "-c", WRITER, str(tmp_path), str(every)],
+            env=subprocess_env(),
+            stdout=subprocess.PIPE,
         )
         assert proc.stdout is not None
         for _ in range(rng.randrange(1, 120)):  # a seeded kill point, read from the writer's own reports
