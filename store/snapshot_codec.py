@@ -1,7 +1,8 @@
 """How a projection's state is kept in the store: versioned msgpack bytes, the same for the same state.
 
 A snapshot record is `[version, seq, state]`: the state folded from a run's events up to and including
-sequence number `seq`. The version is the projection's own number (raised by hand when a handler's
+sequence number `seq`, compressed and checksummed like an event (one whose bytes changed on disk is
+read as none, and folded again from the log). The version is the projection's own number (raised by hand when a handler's
 meaning changes) and a fingerprint of the state's types (their fields, nested types included), so a
 snapshot written by another version of the projection is rebuilt from the log, never misread.
 
@@ -23,6 +24,7 @@ import msgspec
 from hdrh.histogram import HdrHistogram
 
 from engine.store.projection import Projection
+from engine.store.records import RESIDUE, TRAILER, crc32c, seal
 
 S = TypeVar("S")
 
@@ -131,18 +133,20 @@ class Snapshotted(Generic[S]):
 
     def encode(self, seq: int, state: S) -> bytes:
         plain = msgspec.to_builtins(_canonical(state), builtin_types=(bytes,), enc_hook=_enc_hook)
-        return self._encoder.encode((self.version, seq, _big_ints(plain)))
+        packed = self._encoder.encode((self.version, seq, _big_ints(plain)))
+        return seal(zlib.compress(packed, 1))
 
     def decode(self, data: bytes | None) -> Stored[S] | None:
         """The stored state, or None when there is none, or it is of another version (or unreadable:
         a snapshot is only ever a shortcut, the log says the same)."""
-        if data is None:
+        if data is None or crc32c(data) != RESIDUE:  # bytes changed on disk: fold from the log instead
             return None
         try:
-            version, seq, raw = msgspec.msgpack.decode(data, type=tuple[str, int, msgspec.Raw])
+            packed = zlib.decompress(data[:-TRAILER])
+            version, seq, raw = msgspec.msgpack.decode(packed, type=tuple[str, int, msgspec.Raw])
             if version != self.version:
                 return None
             plain = msgspec.msgpack.decode(raw, ext_hook=_ext_hook)
             return Stored(seq, msgspec.convert(plain, self.kind, dec_hook=_dec_hook))
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, zlib.error):
             return None
