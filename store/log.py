@@ -43,7 +43,7 @@ from engine.store.opening import (
     size_limit,
 )
 from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal_many, unseal_run
-from engine.store.snapshot_io import TxnSnapshots, clear
+from engine.store.snapshot_io import TxnSnapshots, clear, last_of, listed_runs, mark_written
 from engine.store.snapshots import Keeper
 from engine.store.verify import CheckReport, check_snapshot
 
@@ -200,6 +200,16 @@ class EventLog:
         with self._reading() as txn:
             return None if txn is None or self._snaps is None else txn.get(key, db=self._snaps)
 
+    def listed_runs(self) -> list[str] | None:
+        """Every run, oldest first, from the snapshots (None: they may not list every run)."""
+        with self._reading() as txn:
+            return None if txn is None or self._snaps is None else listed_runs(txn, self._snaps)
+
+    def last_of(self, run_id: str) -> int | None:
+        """The run's last sequence number from the snapshots (None: not known for sure)."""
+        with self._reading() as txn:
+            return None if txn is None else last_of(txn, self._snaps, run_id)
+
     def put_snapshots(self, items: list[tuple[bytes, bytes]]) -> None:
         def put_all(txn: lmdb.Transaction) -> None:
             for key, value in items:
@@ -221,7 +231,9 @@ class EventLog:
             while True:
                 try:
                     with self._begin(write=True) as txn:
-                        return work(txn)
+                        done = work(txn)
+                        mark_written(txn, self._snaps)
+                        return done
                 except lmdb.MapFullError:
                     self._grow_map()
 

@@ -120,6 +120,9 @@ class _MemorySnapshots:
     def put(self, key: bytes, value: bytes) -> None:
         self.store._snapshots[key] = value
 
+    def note_run(self, run_id: str, first: int, last: int) -> None:
+        return None  # the run index is in memory: nothing to note for readers
+
     def last_before(self, run_id: str, seq: int) -> int:
         rows = self.store._runs.get(run_id, [])
         return rows[-1][0] if rows else 0  # the batch is not in yet: the run's last row is before it

@@ -10,6 +10,7 @@ import lmdb
 
 from engine.store.errors import StoreDamagedError, StoreError
 from engine.store.guard import check_layout
+from engine.store.snapshot_io import COMPLETE
 
 READ_ONLY_ENV = "ENGINE_STORE_READONLY"
 MAX_SIZE_ENV = "ENGINE_STORE_MAX_SIZE"
@@ -94,4 +95,6 @@ def open_databases(
             return dbs, check_layout(txn, dbs[3], dbs[0], True, version, path)
     with env.begin(write=True) as txn:
         dbs = [env.open_db(name, txn=txn, create=True) for name in (*DATABASES, SNAPSHOTS)]
+        if txn.stat(dbs[0])["entries"] == 0 and txn.stat(dbs[4])["entries"] == 0:
+            txn.put(COMPLETE, b"1", db=dbs[4])  # a new store: the snapshots will list every run
         return dbs, check_layout(txn, dbs[3], dbs[0], False, version, path)

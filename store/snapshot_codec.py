@@ -2,9 +2,10 @@
 
 A snapshot record is `[version, seq, state]`: the state folded from a run's events up to and including
 sequence number `seq`, compressed and checksummed like an event (one whose bytes changed on disk is
-read as none, and folded again from the log). The version is the projection's own number (raised by hand when a handler's
-meaning changes) and a fingerprint of the state's types (their fields, nested types included), so a
-snapshot written by another version of the projection is rebuilt from the log, never misread.
+read as none, and folded again from the log). The version is the projection's own number (raised by
+hand when a handler's meaning changes) and a fingerprint of the state's types (their fields, nested
+types included), so a snapshot written by another version of the projection is rebuilt from the log,
+never misread.
 
 Encoding keeps dict order (a run's variants are reported in the order they were proposed) and sorts
 sets (their order follows string hashes, which differ between processes), so a state folded in one

@@ -20,8 +20,9 @@ from engine.store.projection import Projection
 from engine.store.projections.heads import HEADS, RunHeads
 from engine.store.projections.run_state import RUN_STATE, RunState
 from engine.store.projections.summary import SUMMARY, RunSummary
-from engine.store.records import RecordDamaged
+from engine.store.records import RecordDamaged, pack_seq
 from engine.store.snapshot_codec import Snapshotted, Stored
+from engine.store.snapshot_io import COMPLETE, LAST, LISTED
 
 S = TypeVar("S")
 STATE_EVERY = 5000  # run events between two saves of a run's report state
@@ -45,6 +46,10 @@ class SnapshotIO(Protocol):
 
     def last_before(self, run_id: str, seq: int) -> int:
         """The sequence number of the run's last event before `seq` (0: none)."""
+        ...
+
+    def note_run(self, run_id: str, first: int, last: int) -> None:
+        """The run's last event is `last`; `first` (when not 0) is its first: a new run."""
         ...
 
     def events(self, run_id: str, from_seq: int, tags: frozenset[str]) -> Iterator[tuple[int, bytes]]:
@@ -79,6 +84,7 @@ class Keeper:
             by_run.setdefault(run_id, []).append((first + i, tag, data))
         for run_id, rows in by_run.items():
             prior = io.last_before(run_id, first)
+            io.note_run(run_id, 0 if prior else rows[0][0], rows[-1][0])
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
             for snap in ALL:
                 try:
@@ -120,8 +126,18 @@ def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
     get = getattr(log, "get_snapshot", None)
     stored = snap.decode(get(snap.key(run_id))) if get is not None else None
     seq, state = stored if stored is not None else (0, snap.new(run_id))
-    fold_tail(log, snap.projection, state, run_id, seq + 1)
+    known = getattr(log, "last_of", None)
+    last = known(run_id) if known is not None and stored is not None else None
+    if last is None or last > seq:  # without the run's last event known, its index says
+        fold_tail(log, snap.projection, state, run_id, seq + 1)
     return state
+
+
+def run_ids(log: EventStore) -> list[str]:
+    """Every run, oldest first: from the snapshots when they list every run, else from the log."""
+    listed = getattr(log, "listed_runs", None)
+    found = listed() if listed is not None else None
+    return log.run_ids() if found is None else found
 
 
 def fold_tail(log: EventStore, projection: Projection[S], state: S, run_id: str, from_seq: int) -> int:
@@ -143,11 +159,14 @@ def rebuild(log: EventStore) -> int:
     written = 0
     log.clear_snapshots()  # type: ignore[attr-defined]  # of projections no longer kept, too
     for run_id in log.run_ids():
-        items = []
+        index = log.run_index(run_id, limit=1)
+        items = [(LISTED + pack_seq(index[0][0]), run_id.encode())]
         for snap in ALL:
             state = snap.new(run_id)
             last = fold_tail(log, snap.projection, state, run_id, 1)
             items.append((snap.key(run_id), snap.encode(last, state)))
+        items.append((LAST + run_id.encode(), pack_seq(last)))
         log.put_snapshots(items)  # type: ignore[attr-defined]
-        written += len(items)
+        written += len(ALL)
+    log.put_snapshots([(COMPLETE, b"1")])  # type: ignore[attr-defined]  # every run is listed
     return written

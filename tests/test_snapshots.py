@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import lmdb
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -190,3 +191,50 @@ def test_kill_9_of_a_writing_process_leaves_snapshots_that_fold_to_the_replay(tm
         kept = {snap.name: snap.encode(log.last_seq(), load(log, snap, "w")) for snap in ALL}
         rebuild(log)
         assert {snap.name: log.get_snapshot(snap.key("w")) for snap in ALL} == kept
+
+
+def test_runs_are_listed_from_the_snapshots_until_a_writer_that_keeps_none_appends(tmp_path: Path) -> None:
+    with EventLog(tmp_path / "store") as log:
+        log.append(rows(started_run("b", 2)))
+        log.append(rows(started_run("a", 1) + [k.RunCompleted(run_id="b", status="completed")]))
+        assert log.listed_runs() == log.run_ids() == ["b", "a"]
+        assert log.last_of("b") == log.run_index("b")[-1][0] == log.last_seq()
+        assert load(log, SUMMARIES, "b").status == "completed"
+    # an engine from before snapshots appends: the snapshots neither list nor know its events
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("engine.store.log.mark_written", lambda txn, db: None)
+        patch.setattr(snapshots.Keeper, "advance", lambda self, io, batch, first: None)
+        with EventLog(tmp_path / "store") as log:
+            log.append(rows([k.RunCompleted(run_id="a", status="failed"), *started_run("c")]))
+    with EventLog(tmp_path / "store", readonly=True) as log:
+        assert log.listed_runs() is None and log.last_of("a") is None  # not trusted any more
+        assert snapshots.run_ids(log) == ["b", "a", "c"]  # from the log's own index
+        assert [load(log, SUMMARIES, r).status for r in ("a", "c")] == ["failed", "running"]
+    with EventLog(tmp_path / "store") as log:
+        rebuild(log)  # lists every run again
+        assert log.listed_runs() == ["b", "a", "c"]
+        assert_snapshots_equal_replay(log, "a")
+
+
+def test_a_store_from_before_snapshots_reads_as_it_did_and_lists_runs_after_a_rebuild(tmp_path: Path) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("engine.store.log.mark_written", lambda txn, db: None)
+        patch.setattr(snapshots.Keeper, "advance", lambda self, io, batch, first: None)
+        with EventLog(tmp_path / "store") as log:
+            log.append(rows(started_run("old", 3)))
+    env = lmdb.open(str(tmp_path / "store"), max_dbs=8)
+    with env.begin(write=True) as txn:  # as an engine from before snapshots left it: no such database
+        txn.drop(env.open_db(b"snapshots", txn=txn), delete=True)
+    env.close()
+    with EventLog(tmp_path / "store", readonly=True) as log:
+        assert log.listed_runs() is None and snapshots.run_ids(log) == ["old"]
+        assert load(log, SUMMARIES, "old").status == "running"
+    with EventLog(tmp_path / "store") as log:
+        log.append(rows(started_run("new", 1)))
+        assert log.listed_runs() is None  # the old run is not listed: the index is read
+        assert snapshots.run_ids(log) == ["old", "new"]
+        assert load(log, SUMMARIES, "old").status == "running"
+        assert_snapshots_equal_replay(log, "new")
+        rebuild(log)
+        assert log.listed_runs() == ["old", "new"]
+        assert_snapshots_equal_replay(log, "old")

@@ -14,7 +14,7 @@ import msgspec
 
 from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
-from engine.store.snapshots import RUN_HEADS, load
+from engine.store.snapshots import RUN_HEADS, load, run_ids
 from engine.views.queries import summarize
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
@@ -64,7 +64,7 @@ class HistoryPoint(msgspec.Struct, kw_only=True):
 
 def history(log: EventStore, experiment: str, variant: str | None = None) -> list[HistoryPoint]:
     """The experiment's runs, oldest first; figures of `variant` (default: each run's baseline)."""
-    summaries = [s for s in (summarize(log, r) for r in log.run_ids()) if s.experiment == experiment]
+    summaries = [s for s in (summarize(log, r) for r in run_ids(log)) if s.experiment == experiment]
     summaries.sort(key=lambda s: (s.started_ts, s.run_id))
     return [_point(log, s.run_id, s.status, s.started_ts, variant) for s in summaries]
 

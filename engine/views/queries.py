@@ -16,11 +16,11 @@ from engine.store.projections.best import BestVariation, evolve_best
 from engine.store.projections.report import build_report
 from engine.store.projections.run_state import RunState, load_run_state
 from engine.store.projections.summary import RunSummary
-from engine.store.snapshots import RUN_HEADS, STATES, SUMMARIES, load
+from engine.store.snapshots import RUN_HEADS, STATES, SUMMARIES, load, run_ids
 
 
 def list_runs(log: EventStore) -> list[RunSummary]:
-    return [summarize(log, run_id) for run_id in log.run_ids()]
+    return [summarize(log, run_id) for run_id in run_ids(log)]
 
 
 def summarize(log: EventStore, run_id: str) -> RunSummary:
@@ -63,7 +63,7 @@ def process_alive(pid: int, host: str) -> bool:
 
 
 def resolve_run(log: EventStore, run_id: str | None) -> str:
-    ids = log.run_ids()
+    ids = run_ids(log)
     if run_id is None:
         if not ids:
             raise NotFoundError("no runs in this store yet")
