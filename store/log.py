@@ -32,7 +32,7 @@ from engine.store.errors import (
     StoreReadOnlyError,
     StoreWriteError,
 )
-from engine.store.files import check_data_file
+from engine.store.files import check_data_file, check_trees
 from engine.store.guard import DAMAGE, damage_as_error
 from engine.store.opening import (
     READ_ONLY_ENV,
@@ -52,6 +52,8 @@ LAYOUT_VERSION = b"2"  # "1": records without checksums (still read; upgraded wh
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 READ_CHUNK = 16384
+ALL_TREES = frozenset({"events", "runs", "blobs", "meta", "snapshots"})
+SMALL_TREES = frozenset({"meta", "snapshots"})  # walked at every open: what every command reads
 
 
 class Append(NamedTuple):
@@ -123,7 +125,9 @@ class EventLog:
         self.checked_from: int | None = None
         self._snaps: object | None = None
         self._keeper = Keeper()
-        if not check_data_file(self.path) and self.readonly:
+        # a writer walks every database's pages at open; a reader those it reads, when first read
+        self._walked = set(SMALL_TREES) if self.readonly else set(ALL_TREES)
+        if not check_data_file(self.path, None if not self.readonly else SMALL_TREES) and self.readonly:
             return  # another process is creating the store: it reads as empty until it is there
         with damage_as_error(self.path):
             self._env = open_env(self.path, map_size, self.readonly)
@@ -253,19 +257,27 @@ class EventLog:
 
     # --- reading -------------------------------------------------------------
     @contextmanager
-    def _reading(self) -> Iterator[lmdb.Transaction | None]:
-        """A read transaction; None for a store still being created (it reads as empty)."""
+    def _reading(self, *trees: str) -> Iterator[lmdb.Transaction | None]:
+        """A read transaction of these databases; None for a store still being created (it reads as
+        empty). A database not read before through this handle has its pages walked first."""
         with self._lock, damage_as_error(self.path):
             if not self._ready():
                 yield None
                 return
+            self._walk(trees)
             with self._begin() as txn:
                 if self.checked_from is None:  # an old store: another process may have upgraded it
                     self.checked_from = unpack_seq(txn.get(CHECKED_FROM_KEY, db=self._meta))
                 yield txn
 
+    def _walk(self, trees: tuple[str, ...]) -> None:
+        unwalked = frozenset(trees) - self._walked
+        if unwalked:
+            check_trees(self.path, unwalked)
+            self._walked |= unwalked
+
     def last_seq(self) -> int:
-        with self._reading() as txn:
+        with self._reading("events") as txn:
             if txn is None:
                 return 0
             cursor = txn.cursor(db=self._events)
@@ -285,7 +297,7 @@ class EventLog:
         """How many events from `from_seq` on (at most a chunk), and the events, verified."""
         # sequence numbers are dense (each batch starts at last + 1, nothing is ever deleted),
         # so only the first key of a chunk is decoded; the rest are counted
-        with self._reading() as txn:
+        with self._reading("events") as txn:
             if txn is None:
                 return 0, iter(())
             cursor = txn.cursor(db=self._events)
@@ -303,7 +315,7 @@ class EventLog:
         """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""
         prefix = run_id.encode() + b"\x00"
         out: list[tuple[int, str]] = []
-        with self._reading() as txn:
+        with self._reading("runs") as txn:
             if txn is None or len(prefix) + 8 > self._env.max_key_size():
                 return out  # no store yet, or an id too long to be a key: no such run
             cursor = txn.cursor(db=self._runs)
@@ -336,7 +348,7 @@ class EventLog:
     def _get_many(self, seqs: list[int]) -> Iterator[tuple[int, bytes]]:
         for start in range(0, len(seqs), READ_CHUNK):
             wanted, records = seqs[start : start + READ_CHUNK], []
-            with self._reading() as txn:
+            with self._reading("events") as txn:
                 if txn is None:
                     return
                 for seq in wanted:
@@ -354,7 +366,7 @@ class EventLog:
     def run_ids(self) -> list[str]:
         """Every run id in the log, oldest first (by the sequence number of its first event)."""
         firsts: list[tuple[int, str]] = []
-        with self._reading() as txn:
+        with self._reading("runs") as txn:
             if txn is None:
                 return []
             cursor = txn.cursor(db=self._runs)
@@ -367,7 +379,7 @@ class EventLog:
         return [run for _, run in sorted(firsts)]
 
     def get_blob(self, key: str) -> bytes | None:
-        with self._reading() as txn:
+        with self._reading("blobs") as txn:
             return None if txn is None else txn.get(key.encode(), db=self.blobs_db)
 
     # --- safety ----------------------------------------------------------------
@@ -382,6 +394,7 @@ class EventLog:
             with self._lock, damage_as_error(self.path):
                 if not self._ready():
                     return CheckReport()  # a store being created: nothing in it yet
+                self._walk(tuple(ALL_TREES))  # the copy reads every page
                 self._snapshot(snapshot)
             with damage_as_error(self.path):
                 return check_snapshot(Path(snapshot), run_id, LAYOUT_VERSION)
@@ -402,6 +415,7 @@ class EventLog:
         with self._lock, damage_as_error(self.path):
             if not self._ready():
                 raise StoreError(f"store {self.path} is being created by another process: back it up after")
+            self._walk(tuple(ALL_TREES))  # the copy reads every page
             self._env.copy(str(dest), compact=True)
 
     def swap(self, key: str, expected: bytes | None, new: bytes | None) -> bytes | None:

@@ -84,6 +84,7 @@ def run_state(log: EventStore, run_id: str, grading: int | None = None, replay: 
     if grading is None and not replay:
         state = load(log, STATES, run_id)
     else:
+        log.run_ids()  # from the log alone: its own list of runs too (damage in it shows here)
         state = load_run_state(log, run_id, grading)
     if state.spec is None:
         raise NotFoundError(f"run {run_id!r} has no experiment definition")
