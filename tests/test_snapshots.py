@@ -238,3 +238,31 @@ def test_a_store_from_before_snapshots_reads_as_it_did_and_lists_runs_after_a_re
         rebuild(log)
         assert log.listed_runs() == ["old", "new"]
         assert_snapshots_equal_replay(log, "old")
+
+
+@settings(max_examples=30, deadline=None)
+@given(runs(), st.lists(st.integers(0, 200), max_size=6), st.booleans())
+def test_the_run_page_progress_from_snapshots_is_the_progress_from_every_trial(
+    pair: tuple[list[k.Event], list[k.Event], int], cuts: list[int], ended: bool
+) -> None:
+    from engine.web.data import RunViews
+    from engine.web.progress import kept_progress, progress
+
+    events = pair[1] if ended else [e for e in pair[1] if not isinstance(e, k.RunCompleted)]
+    failures = [  # errors of several classes, so their order shows
+        k.TrialFailed(
+            run_id=RUN,
+            variant="v0",
+            case="c0",
+            repeat=9 + r,
+            error_kind="infra",
+            error_class=kind,
+            message="m",
+        )
+        for r, kind in enumerate(["timeout", "http_429", "timeout", "connect", "http_429"])
+    ]
+    store = MemoryStore()
+    append_in_batches(store, events[:-1] + failures + events[-1:], cuts)
+    seq = store.last_seq()
+    from_trials = RunViews(store).use(RUN, lambda view: {**progress(view, 1e9), "seq": seq})
+    assert kept_progress(store, RUN, seq, 1e9) == from_trials

@@ -9,7 +9,7 @@ from typing import Any
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, pct, q, table
 from engine.web.label_pages import run_section
-from engine.web.progress import progress
+from engine.web.progress import kept_progress
 from engine.web.race_chart import race_section
 from engine.web.svg import Interval, forest
 
@@ -17,7 +17,8 @@ from engine.web.svg import Interval, forest
 def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
     """(title, body) of the run page."""
     report: dict[str, Any] = json.loads(ctx.report(run_id))
-    live = ctx.views.use(run_id, lambda v: progress(v, time.time()))
+    after = ctx.log.last_seq()
+    live = kept_progress(ctx.log, run_id, after, time.time())
     base = f"{root}/runs/{q(run_id)}"
     links = [
         f'<a href="{href(base + "/matrix")}">Matrix</a>',
@@ -32,7 +33,7 @@ def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
         f'{e(live["status"])}</span></h1><p class="meta">run <code>{e(run_id)}</code> · '
         + " · ".join(links)
         + "</p>"
-        + progress_section(live, run_id, ctx.log.last_seq())
+        + progress_section(live, run_id, after)
         + "<h2>Variants</h2>"
         + variants_table(report)
         + race(report)
