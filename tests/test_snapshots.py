@@ -266,3 +266,50 @@ def test_the_run_page_progress_from_snapshots_is_the_progress_from_every_trial(
     seq = store.last_seq()
     from_trials = RunViews(store).use(RUN, lambda view: {**progress(view, 1e9), "seq": seq})
     assert kept_progress(store, RUN, seq, 1e9) == from_trials
+
+
+def assert_kept_is_replay(log: EventStore, run_id: str) -> None:
+    """Each kept snapshot, as stored, is the full replay's state (at the run's last event)."""
+    last = log.run_index(run_id)[-1][0]
+    for snap in ALL:
+        kept = snap.decode(log.get_snapshot(snap.key(run_id)))  # type: ignore[attr-defined]
+        assert kept is not None and snap.encode(last, kept.state) == replayed(log, snap, run_id), snap.name
+
+
+async def test_a_run_its_regrade_and_its_bundle_keep_snapshots_the_log_rebuilds_byte_for_byte(
+    tmp_path: Path,
+) -> None:
+    from engine.api import open_engine
+    from engine.events.graders import ContainsGraderSpec
+    from engine.views.regrade import regrade_run
+    from tests.test_bundles import answer, round_trip, small_spec
+
+    async with open_engine(tmp_path / "src", callables={"answer": answer}) as eng:
+        await eng.run(small_spec(graders=[{"kind": "exact"}]), run_id="r1")
+    with EventLog(tmp_path / "src") as log:
+        assert_kept_is_replay(log, "r1")
+        await regrade_run(log, "r1", [ContainsGraderSpec(value="y")], name="again")
+        assert_kept_is_replay(log, "r1")
+    # a bundle carries events and blobs only: the importing store keeps its own snapshots
+    for as_id in (None, "r1-copy"):
+        dest = round_trip(tmp_path / "src", "r1", tmp_path / str(as_id), as_id)
+        with EventLog(dest) as log:
+            assert_kept_is_replay(log, as_id or "r1")
+            assert log.listed_runs() == [as_id or "r1"]
+            assert not log.check().problems
+
+
+def test_engine_rebuild_writes_the_bytes_the_writer_kept(tmp_path: Path) -> None:
+    from tests.test_store_damage import engine
+
+    store = tmp_path / "st"
+    with EventLog(store) as log:
+        log.append(rows(started_run("a", 4)))
+        log.append(rows([k.RunCompleted(run_id="a", status="completed"), *started_run("b", 2)]))
+        kept = {(s.name, r): log.get_snapshot(s.key(r)) for s in ALL for r in ("a", "b")}
+    code, err = engine(store, "rebuild")
+    assert code == 0, err
+    with EventLog(store, readonly=True) as log:
+        assert {(s.name, r): log.get_snapshot(s.key(r)) for s in ALL for r in ("a", "b")} == kept
+        assert log.listed_runs() == ["a", "b"]
+    assert engine(store, "check") == (0, "")
