@@ -6,6 +6,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from engine.store.snapshots import run_ids
 from engine.views.history import history
 from engine.web.api import comparison_json
 from engine.web.context import WebContext
@@ -73,7 +74,7 @@ def _repeat(t: dict[str, Any]) -> str:
 
 
 def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str, str]:
-    ids = ctx.log.run_ids()
+    ids = run_ids(ctx.log)
     form = (
         '<form class="filters" method="get">'
         + "".join(
