@@ -127,14 +127,18 @@ class Snapshotted(Generic[S]):
         self.name, self.projection, self.new = name, projection, new
         self.version = f"{version}.{fingerprint(kind):08x}"
         self.kind = kind
-        self._encoder = msgspec.msgpack.Encoder()
+        self._encoder = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
 
     def key(self, run_id: str) -> bytes:
         return self.name.encode() + b"\x00" + run_id.encode()
 
     def encode(self, seq: int, state: S) -> bytes:
-        plain = msgspec.to_builtins(_canonical(state), builtin_types=(bytes,), enc_hook=_enc_hook)
-        packed = self._encoder.encode((self.version, seq, _big_ints(plain)))
+        canonical = _canonical(state)
+        try:
+            packed = self._encoder.encode((self.version, seq, canonical))
+        except OverflowError:  # a mask of more than 64 repeats: the same bytes, but that int an extension
+            plain = msgspec.to_builtins(canonical, builtin_types=(bytes,), enc_hook=_enc_hook)
+            packed = self._encoder.encode((self.version, seq, _big_ints(plain)))
         return seal(zlib.compress(packed, 1))
 
     def decode(self, data: bytes | None) -> Stored[S] | None:
