@@ -125,9 +125,15 @@ class Snapshotted(Generic[S]):
         self, name: str, version: int, projection: Projection[S], kind: type[S], new: Callable[[str], S]
     ) -> None:
         self.name, self.projection, self.new = name, projection, new
-        self.version = f"{version}.{fingerprint(kind):08x}"
+        self._number = version
         self.kind = kind
         self._encoder = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
+
+    @functools.cached_property
+    def version(self) -> str:
+        """The projection's number and its state's fingerprint (taken when first needed: it reads
+        every nested type's fields, and `list` needs only the summaries')."""
+        return f"{self._number}.{fingerprint(self.kind):08x}"
 
     def key(self, run_id: str) -> bytes:
         return self.name.encode() + b"\x00" + run_id.encode()
