@@ -129,6 +129,17 @@ class Snapshotted(Generic[S]):
         self.kind = kind
         self._encoder = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
 
+    def _decode_state(self, raw: msgspec.Raw) -> S:
+        try:  # typed, in one pass: unless an int past 64 bits was stored as an extension
+            return self._decoder.decode(raw)
+        except msgspec.ValidationError:
+            plain = msgspec.msgpack.decode(raw, ext_hook=_ext_hook)
+            return msgspec.convert(plain, self.kind, dec_hook=_dec_hook)
+
+    @functools.cached_property
+    def _decoder(self) -> msgspec.msgpack.Decoder[S]:
+        return msgspec.msgpack.Decoder(self.kind, dec_hook=_dec_hook)
+
     @functools.cached_property
     def version(self) -> str:
         """The projection's number and its state's fingerprint (taken when first needed: it reads
@@ -142,7 +153,7 @@ class Snapshotted(Generic[S]):
         canonical = _canonical(state)
         try:
             packed = self._encoder.encode((self.version, seq, canonical))
-        except OverflowError:  # a mask of more than 64 repeats: the same bytes, but that int an extension
+        except OverflowError:  # a mask of more than 64 repeats: through builtins, that int an extension
             plain = msgspec.to_builtins(canonical, builtin_types=(bytes,), enc_hook=_enc_hook)
             packed = self._encoder.encode((self.version, seq, _big_ints(plain)))
         return seal(zlib.compress(packed, 1))
@@ -157,7 +168,6 @@ class Snapshotted(Generic[S]):
             version, seq, raw = msgspec.msgpack.decode(packed, type=tuple[str, int, msgspec.Raw])
             if version != self.version:
                 return None
-            plain = msgspec.msgpack.decode(raw, ext_hook=_ext_hook)
-            return Stored(seq, msgspec.convert(plain, self.kind, dec_hook=_dec_hook))
+            return Stored(seq, self._decode_state(raw))
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, zlib.error):
             return None
