@@ -119,16 +119,19 @@ def query(what: str, store: Path, run: str) -> tuple[int, int]:
     return int(ms), int(rss)
 
 
-def command(args: list[str], store: Path) -> tuple[float, int]:
-    """Wall ms and peak RSS (MiB) of `engine ARGS --store STORE` in its own process."""
+def command(args: list[str], store: Path) -> tuple[float, str]:
+    """Wall ms and peak RSS (MiB, by GNU time when it is there) of `engine ARGS --store STORE`."""
+    timer = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
+    argv = [*timer, sys.executable, "-m", "engine.cli.main", *args, "--store", str(store)]
     start = time.perf_counter()
-    argv = [sys.executable, "-m", "engine.cli.main", *args, "--store", str(store)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env(), cwd=ROOT)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise RuntimeError(f"engine {' '.join(args)} exited {proc.returncode}")
-    return (time.perf_counter() - start) * 1000, usage.ru_maxrss // 1024
+    done = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env(), cwd=ROOT
+    )
+    elapsed = (time.perf_counter() - start) * 1000
+    if done.returncode:
+        raise RuntimeError(f"engine {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    rss = str(int(done.stderr.split()[-1]) // 1024) if timer else "-"
+    return elapsed, rss
 
 
 def web(store: Path, run: str) -> None:
@@ -164,7 +167,7 @@ def measure(store: Path, run: str) -> None:
     print(f"  {'command (whole process)':44} {'ms':>7} {'peak RSS MiB':>13}")
     for name, args in COMMANDS.items():
         ms, rss = command([a.format(run=run) for a in args], store)
-        print(f"  {name:44} {ms:7.0f} {rss:13d}")
+        print(f"  {name:44} {ms:7.0f} {rss:>13}")
     web(store, run)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 

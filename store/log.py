@@ -214,6 +214,11 @@ class EventLog:
         with self._reading() as txn:
             return None if txn is None else last_of(txn, self._snaps, run_id)
 
+    def commits(self) -> int:
+        """The id of the last commit to the store: changes with every append, read without the events."""
+        with self._reading() as txn:
+            return 0 if txn is None else txn.id()
+
     def put_snapshots(self, items: list[tuple[bytes, bytes]]) -> None:
         def put_all(txn: lmdb.Transaction) -> None:
             for key, value in items:

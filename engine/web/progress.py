@@ -22,6 +22,14 @@ def progress(view: RunView, now: float) -> dict[str, object]:
     return _progress(view.summary, counts, errors, view.seen_seq, now)
 
 
+def last_of_run(log: EventStore, run_id: str) -> int:
+    """The run's last event (the page's live stream starts after it): from the snapshots when they
+    know it, without reading the log's events."""
+    known = getattr(log, "last_of", None)
+    found = known(run_id) if known is not None else None
+    return log.last_seq() if found is None else found
+
+
 def kept_progress(log: EventStore, run_id: str, seq: int, now: float) -> dict[str, object]:
     """The same figures from the run's kept summary and state: the cost of a page, not of the run."""
     summary, state = load(log, SUMMARIES, run_id), load(log, STATES, run_id)

@@ -9,7 +9,7 @@ from typing import Any
 from engine.web.context import WebContext
 from engine.web.html import e, href, num, pct, q, table
 from engine.web.label_pages import run_section
-from engine.web.progress import kept_progress
+from engine.web.progress import kept_progress, last_of_run
 from engine.web.race_chart import race_section
 from engine.web.svg import Interval, forest
 
@@ -17,7 +17,7 @@ from engine.web.svg import Interval, forest
 def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
     """(title, body) of the run page."""
     report: dict[str, Any] = json.loads(ctx.report(run_id))
-    after = ctx.log.last_seq()
+    after = last_of_run(ctx.log, run_id)
     live = kept_progress(ctx.log, run_id, after, time.time())
     base = f"{root}/runs/{q(run_id)}"
     links = [
