@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol, TypeVar
 
+import msgspec
+
 from engine.events.codec import decode
 from engine.store.contract import EventStore
 from engine.store.guard import DECODE_DAMAGE, decode_of_run
@@ -29,6 +31,9 @@ STATE_EVERY = 5000  # run events between two saves of a run's report state
 INDEX_CHUNK = 16384
 CACHED = 16  # kept projections' states cached by the writer (per projection and run)
 ENDING_TAGS = frozenset({"run.completed", "run.cancelled", "report.written"})
+# what keeping a snapshot may raise without the batch failing (a full map still fails it: it grows)
+KEEPING_FAILED = (*DECODE_DAMAGE, RecordDamaged, TypeError, ValueError, NotImplementedError, OverflowError,
+                  msgspec.EncodeError)  # fmt: skip
 
 SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
 RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
@@ -72,6 +77,7 @@ class Keeper:
     def __init__(self) -> None:
         self._cache: dict[bytes, Stored[Any]] = {}
         self._unsaved: dict[bytes, int] = {}
+        self._given_up: set[bytes] = set()
 
     def forget(self) -> None:
         """The transaction was abandoned: what was folded into the cache in it never happened."""
@@ -87,10 +93,13 @@ class Keeper:
             io.note_run(run_id, 0 if prior else rows[0][0], rows[-1][0])
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
             for snap in ALL:
+                if snap.key(run_id) in self._given_up:
+                    continue
                 try:
                     self._advance_one(io, snap, run_id, prior, rows, ending)
-                except (*DECODE_DAMAGE, RecordDamaged, TypeError):  # damage: readers fold it and say so
+                except KEEPING_FAILED:  # damage, or a state it cannot store: readers fold the log
                     self._cache.pop(snap.key(run_id), None)
+                    self._given_up.add(snap.key(run_id))  # for this process: never a cost per batch
 
     def _advance_one(
         self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,

@@ -335,3 +335,23 @@ def test_masks_past_64_repeats_round_trip_and_both_encodings_agree() -> None:
     plain = msgspec.to_builtins(codec._canonical(small), builtin_types=(bytes,), enc_hook=codec._enc_hook)
     general = codec.seal(codec.zlib.compress(msgspec.msgpack.encode((SUMMARIES.version, 9, plain)), 1))
     assert SUMMARIES.decode(general) == SUMMARIES.decode(SUMMARIES.encode(9, small)) == (9, small)
+
+
+def test_a_state_the_keeper_cannot_store_never_fails_an_append(tmp_path: Path) -> None:
+    """Keeping snapshots is a shortcut: if it fails, the batch is still committed and readers fold
+    the log (the keeper gives up on that run's snapshot in this process, rather than retry per batch)."""
+    calls = []
+
+    def refuse(self: Any, seq: int, state: Any) -> bytes:
+        calls.append(seq)
+        raise TypeError("cannot store")
+
+    with pytest.MonkeyPatch.context() as patch, EventLog(tmp_path / "store") as log:
+        patch.setattr(Snapshotted, "encode", refuse)
+        for i in range(3):
+            log.append(
+                rows(started_run("r", 1) if i == 0 else [k.RunCompleted(run_id="r", status="partial")])
+            )
+        assert log.last_seq() == 4 and len(calls) == len(ALL)  # one try per snapshot, then none
+        assert all(log.get_snapshot(snap.key("r")) is None for snap in ALL)
+        assert load(log, SUMMARIES, "r").status == "partial"
