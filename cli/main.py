@@ -647,6 +647,14 @@ def backup(
 
 
 @app.command()
+def rebuild(store: StoreOpt = None) -> None:
+    """Fold every run's kept projections (summaries, report state) again from the log."""
+    from engine.cli.store_cmd import rebuild_command
+
+    rebuild_command(store_path(store))
+
+
+@app.command()
 def serve(
     store: StoreOpt = None,
     host: Annotated[

@@ -9,6 +9,7 @@ from typing import Any
 from markupsafe import Markup
 
 from engine.presentation.templates import render
+from engine.store.snapshots import run_ids
 from engine.views.history import history
 from engine.web.context import WebContext
 from engine.web.diffs import diffs_html
@@ -43,7 +44,7 @@ def _facts(t: dict[str, Any]) -> str:
 
 
 def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str, str]:
-    ids = ctx.log.run_ids()
+    ids = run_ids(ctx.log)
     form = (
         '<form class="filters" method="get">'
         + "".join(
