@@ -19,6 +19,7 @@ from engine.actors.grading_pool import submission_of
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.targets.base import TargetError
 from engine.actors.targets.registry import target_maker
+from engine.events.graders import GRADERS
 from engine.events.kinds import GraderResult
 from engine.events.spec import GraderSpec
 
@@ -59,7 +60,7 @@ async def _cheap_grades(
     submission = submission_of(job)
     results: list[GraderResult | None] = []
     for spec in grader_specs(specs):
-        if spec.kind == "judge":
+        if GRADERS.of(spec).calls_model:
             results.append(None)
             continue
         grader = make_grader(spec, context)

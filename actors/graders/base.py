@@ -45,6 +45,14 @@ class SpecGrader:
         return None
 
 
+class MissingGrader(SpecGrader):
+    """A grader of a kind installed no longer (a stored run names it): it cannot judge."""
+
+    async def grade(self, submission: Submission) -> GraderResult:
+        why = f"the grader kind {self.spec.kind!r} is not installed"
+        return result(self.spec, None, False, why, error="not_installed")
+
+
 def expected_text(spec: TextGrader, case: CaseSpec) -> str | None:
     """What to compare against: the grader's own value, else the case's expected answer."""
     if spec.value is not None:

@@ -1,4 +1,4 @@
-"""Make graders from their spec (through the grader registry); no graders gets a sensible default."""
+"""Make graders from their spec (through the kind's declaration); no graders gets a sensible default."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from typing import Any
 
 import msgspec
 
-from engine.actors.graders.base import Grader
+from engine.actors.graders.base import Grader, MissingGrader
 from engine.actors.graders.judge import JudgeBudget
-from engine.actors.graders.registry import GRADERS
 from engine.actors.targets.base import Target
-from engine.events.graders import PairwiseGraderSpec
+from engine.events.graders import GRADERS, PairwiseGraderSpec
 from engine.events.spec import (
     ContainsGraderSpec,
     GraderSpec,
@@ -33,7 +32,10 @@ class GraderContext(msgspec.Struct, kw_only=True):
 
 
 def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grader:
-    return GRADERS.get(spec.kind).from_spec(spec, context or GraderContext())  # type: ignore[attr-defined,no-any-return]
+    kind = GRADERS.of(spec)
+    if not kind.installed:  # named by a stored run: its trials read unscored
+        return MissingGrader(spec)
+    return kind.implementation().from_spec(spec, context or GraderContext())  # type: ignore[no-any-return]
 
 
 def judge_target(
@@ -58,8 +60,8 @@ def grader_specs(specs: list[GraderSpec]) -> list[GraderSpec]:
     """The graders that run per trial, in order: forbidden rules only veto, so with nothing else to
     score, the default check scores the output. A pairwise judge needs two trials' outputs: it runs
     after the trials (engine.runtime.pairwise)."""
-    specs = [s for s in specs if s.kind != "pairwise"]
-    return [*DEFAULT_GRADERS, *specs] if all(s.kind == "forbidden" for s in specs) else list(specs)
+    specs = [s for s in specs if not GRADERS.of(s).pairwise]
+    return [*DEFAULT_GRADERS, *specs] if all(GRADERS.of(s).veto_only for s in specs) else list(specs)
 
 
 def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:

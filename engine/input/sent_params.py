@@ -8,16 +8,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 
-from engine.actors.targets import anthropic, openai
 from engine.actors.targets.base import resolve_target
 from engine.events.spec import ExperimentSpec, TargetSpec, VariantSpec
+from engine.events.targets import TARGETS
 
 Fail = Callable[[str, str], None]
-# what each HTTP target kind puts in its request body; other kinds hand params to the agent as is
-SENT: dict[str, tuple[str, ...]] = {
-    "openai": openai.SAMPLING,
-    "anthropic": (*anthropic.SAMPLING, "max_tokens"),
-}
 
 
 def check_sent_params(
@@ -33,7 +28,7 @@ def check_sent_params(
 
 
 def _check(target: TargetSpec, field: str, params: Iterable[str], fail: Fail, named: bool = True) -> None:
-    sent = SENT.get(target.kind)
+    sent = TARGETS.of(target).sent_params  # what an HTTP kind puts in its request body
     if sent is None:
         return
     known = [*sent, *getattr(target, "extra_params", [])]

@@ -16,6 +16,7 @@ from engine.actors.graders.factory import judge_target
 from engine.actors.secrets import is_credential_header
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
 from engine.actors.targets.base import resolve_target
+from engine.events.graders import GRADERS
 from engine.events.spec import CommandTargetSpec, EnvRef, ExperimentSpec, HttpTarget, TargetSpec, VariantSpec
 
 Fail = Callable[[str, str], None]
@@ -41,7 +42,7 @@ def _targets(spec: ExperimentSpec, variants: list[VariantSpec]) -> Iterator[tupl
             where = f"variants[{i}]" if i < len(spec.variants) else f"matrix ({variant.name})"
             yield f"{where}.target", resolve_target(spec.target, variant)
     for i, grader in enumerate(spec.graders):
-        if grader.kind in ("judge", "pairwise"):
+        if GRADERS.of(grader).calls_model:
             yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
 
 

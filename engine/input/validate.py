@@ -16,6 +16,7 @@ from engine.actors.graders.factory import judge_repeats, judge_target
 from engine.actors.targets.base import resolve_target
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
+from engine.events.graders import GRADERS, CommandGraderSpec, JudgeGraderSpec
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.parsing import split_validation_error
 from engine.input.sent_params import check_sent_params
@@ -36,7 +37,7 @@ def check_spec(spec: ExperimentSpec, file: str) -> None:
     _check_unique([v.name for v in spec.variants], "variants", "name", fail)
     _check_matrix_size(spec, fail)
     variants = _expanded(spec, fail)  # once: the checks below walk the same list
-    if all(g.kind == "forbidden" for g in spec.graders):  # the default contains-check grades them
+    if all(GRADERS.of(g).veto_only for g in spec.graders):  # the default contains-check grades them
         for i, case in enumerate(spec.cases):
             if case.expected is None:
                 fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
@@ -103,7 +104,7 @@ def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:
 
 def _check_case_commands(spec: ExperimentSpec, fail: Fail) -> None:
     for i, grader in enumerate(spec.graders):
-        if grader.kind != "command" or grader.commands:  # type: ignore[union-attr]
+        if not isinstance(grader, CommandGraderSpec) or grader.commands:
             continue
         for j, case in enumerate(spec.cases):
             commands = case.criteria.get("commands")
@@ -145,7 +146,7 @@ def _check_matrix_size(spec: ExperimentSpec, fail: Fail) -> None:
 def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
     """A judge table overrides fields of the experiment's target, like a variant's `target` table."""
     for i, grader in enumerate(spec.graders):
-        if grader.kind not in ("judge", "pairwise"):
+        if not GRADERS.of(grader).calls_model:
             continue
         try:
             judge_target(spec.target, grader)
@@ -153,7 +154,7 @@ def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
             where, expected = split_validation_error(str(exc))
             fail(f"graders[{i}].judge.{where}" if where != "(top level)" else f"graders[{i}].judge", expected)
         try:
-            if grader.kind == "judge":
+            if isinstance(grader, JudgeGraderSpec):
                 judge_repeats(grader)
         except ValueError as exc:
             fail(f"graders[{i}].judge.repeats", str(exc).split(": ", 1)[1])
