@@ -34,6 +34,12 @@ def convert_kinded(raw: Any, type_: Any, *, strict: bool = True, lenient: bool =
     return converted
 
 
+def kind_names(type_: Any) -> list[str]:
+    """Every registered kind of a spec union (installed packages' included), else []."""
+    registry = _registry(type_)
+    return registry.names() if registry is not None else []
+
+
 def _registry(type_: Any) -> KindRegistry[Any] | None:
     if type_ == GraderSpec:
         return GRADERS
