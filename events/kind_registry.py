@@ -86,6 +86,10 @@ class KindRegistry(Generic[K]):
             raise TypeError(f"a {self.what}'s spec must subclass {self.base.__name__}")
         self._added[kind.name] = kind
 
+    def unregister(self, name: str) -> None:
+        """Take back a kind `register` added (a test's, an embedding application's)."""
+        self._added.pop(name, None)
+
     def plugins(self) -> dict[str, K]:
         if self._plugins is None:
             self._plugins = {}
