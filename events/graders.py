@@ -164,7 +164,7 @@ class GraderKind(Kind):
 _HERE = "engine.actors.graders."
 _VERIFY = {"commands": ["true"]}
 _PYTHON = {"callable": "json:dumps"}
-_JUDGE = {"judge": {"kind": "openai", "base_url": "{url}", "model": "m", "max_retries": 0, "timeout_s": 0.05}}
+_JUDGE = {"judge": {"kind": "openai", "base_url": "{url}", "model": "m", "params": {"timeout_s": 0.05}}}
 BUILTIN_GRADERS = [
     GraderKind(ExactGraderSpec, _HERE + "deterministic:ExactGrader", needs_expected=True),
     GraderKind(ContainsGraderSpec, _HERE + "deterministic:ContainsGrader", needs_expected=True),
