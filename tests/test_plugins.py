@@ -136,7 +136,7 @@ def test_a_kind_added_at_test_time_is_one_file(tmp_path: Path, write_experiment)
     site = on_path(installed_one_file_kind(tmp_path / "site"))
     good = write_experiment(EXPERIMENT.format(suffix='"1"'))
     ran = run_engine("run", str(good), "--json", "--store", "st", cwd=tmp_path, PYTHONPATH=site)
-    assert ran.returncode in (0, 1), ran.stderr.decode()  # 1: no significant winner, not an error
+    assert ran.returncode == 0, ran.stderr.decode()
     by_case = {}
     exported = run_engine("export", json.loads(ran.stdout)["run_id"], "--format", "jsonl", "--store", "st",
                           cwd=tmp_path, PYTHONPATH=site)  # fmt: skip
@@ -156,6 +156,20 @@ def test_a_kind_added_at_test_time_is_one_file(tmp_path: Path, write_experiment)
     listed = run_engine("validate", str(write_experiment(EXPERIMENT.replace("ends_with", "end_with").format(
         suffix='"1"'), "typo.toml")), cwd=tmp_path, PYTHONPATH=site)  # fmt: skip
     assert listed.returncode == 2 and "ends_with" in listed.stderr.decode()  # among the choices
+
+
+def test_plugins_are_read_only_when_a_kind_engine_lacks_is_met(tmp_path: Path, write_experiment) -> None:
+    site = installed_one_file_kind(tmp_path / "site")
+    marker = tmp_path / "imported"
+    (site / "ends_with.py").write_text(f"open({str(marker)!r}, 'w').close()\n" + ONE_FILE)
+    for args in (["--help"], ["run", "--help"], ["validate", str(write_experiment(EXPERIMENT.replace(
+            "ends_with", "contains").replace("suffix = ", "value = ").format(suffix='"1"')))]):  # fmt: skip
+        assert run_engine(*args, cwd=tmp_path, PYTHONPATH=on_path(site)).returncode == 0
+        assert not marker.exists(), args  # engine's own kinds only: no package was imported
+    checked = run_engine("validate", str(write_experiment(EXPERIMENT.format(suffix='"1"'), "own.toml")),
+                         cwd=tmp_path, PYTHONPATH=on_path(site))  # fmt: skip
+    assert checked.returncode == 0, checked.stderr.decode()
+    assert marker.exists()
 
 
 def stored_definition(graders: list[dict], target: dict) -> bytes:
