@@ -86,7 +86,7 @@ def test_the_example_plugin_keeps_the_contract(example_plugin: Path, monkeypatch
     assert GRADERS.get("word_limit") is None
 
 
-ONE_FILE = '''
+ONE_FILE = """
 from engine.actors.graders.base import SpecGrader, result
 from engine.events.graders import BaseGrader, GraderKind
 
@@ -102,7 +102,7 @@ class EndsWith(SpecGrader):
 
 
 KIND = GraderKind(EndsWithSpec, "ends_with:EndsWith", {"suffix": "x"})
-'''
+"""
 
 EXPERIMENT = """
 name = "one-file"

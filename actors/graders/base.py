@@ -31,6 +31,12 @@ class Grader(Protocol):
     async def aclose(self) -> None: ...
 
 
+class GraderClass(Protocol):
+    """A grader kind's implementation (what its declaration's `impl` names): made from its spec."""
+
+    def from_spec(self, spec: Any, context: Any) -> Grader: ...
+
+
 class SpecGrader:
     """What most graders are: built from their spec alone, holding nothing to close."""
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from engine.actors.graders.base import Grader, MissingGrader
+from engine.actors.graders.base import Grader, GraderClass, MissingGrader
 from engine.actors.graders.judge import JudgeBudget
 from engine.actors.targets.base import Target
 from engine.events.graders import GRADERS, PairwiseGraderSpec
@@ -35,7 +35,8 @@ def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grade
     kind = GRADERS.of(spec)
     if not kind.installed:  # named by a stored run: its trials read unscored
         return MissingGrader(spec)
-    return kind.implementation().from_spec(spec, context or GraderContext())  # type: ignore[no-any-return]
+    made: GraderClass = kind.implementation()
+    return made.from_spec(spec, context or GraderContext())
 
 
 def judge_target(

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.actors.targets.base import Target, TargetContext, TargetError
+from engine.actors.targets.base import Target, TargetClass, TargetContext, TargetError
 from engine.events.targets import TARGETS, TargetSpec
 
 
@@ -15,7 +15,8 @@ def make_target(spec: TargetSpec, context: TargetContext | None = None) -> Targe
     kind = TARGETS.of(spec)
     if not kind.installed:  # named by a stored run (a resumed one): it cannot be called
         raise TargetError("config", f"the target kind {spec.kind!r} is not installed")
-    return kind.implementation().from_spec(spec, context or TargetContext())  # type: ignore[no-any-return]
+    made: TargetClass = kind.implementation()
+    return made.from_spec(spec, context or TargetContext())
 
 
 def target_maker(
