@@ -1,8 +1,9 @@
 """Kinds by name, each a 'module:attribute' imported on first use.
 
-A target kind, grader kind, report format or export format is one line in its registry next to
-its implementation's module: adding one is a new file plus that line, and a kind costs no import
-time until a run uses it (`engine --help` stays fast).
+A report format or export format is one line in its registry next to its implementation's module:
+adding one is a new file plus that line, and it costs no import time until it is used (`engine
+--help` stays fast). Target and grader kinds are declared with their capabilities instead
+(kind_registry).
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ from engine.actors.targets.http_common import (
     text_content,
     token_count,
 )
+from engine.events.targets import ANTHROPIC_SAMPLING as SAMPLING
 from engine.events.targets import AnthropicTargetSpec
 
-SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 
 

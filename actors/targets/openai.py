@@ -12,17 +12,7 @@ from engine.actors.targets.http_common import (
     token_count,
 )
 from engine.events.spec import OpenAITargetSpec
-
-SAMPLING = (
-    "temperature",
-    "top_p",
-    "top_k",
-    "frequency_penalty",
-    "presence_penalty",
-    "max_tokens",
-    "stop",
-    "seed",
-)
+from engine.events.targets import OPENAI_SAMPLING as SAMPLING
 
 
 def chat_body(spec: OpenAITargetSpec, request: TargetRequest) -> dict[str, Any]:

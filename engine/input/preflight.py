@@ -15,8 +15,9 @@ from typing import Any
 from engine.actors.graders.judge_call import judge_target
 from engine.actors.targets.python import import_callable
 from engine.errors import InputError, warn_input
-from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, PythonTargetSpec, TargetSpec
-from engine.events.targets import LocalTargetSpec
+from engine.events.graders import GRADERS
+from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, TargetSpec
+from engine.events.targets import TARGETS, LocalTargetSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
@@ -31,7 +32,7 @@ def run_targets(plan: ExperimentPlan) -> Iterator[tuple[str, TargetSpec]]:
         if plan.overrides_target(i):
             yield f"{plan.origins[i]}.target", plan.targets[variant.name]
     for i, grader in enumerate(spec.graders):
-        if grader.kind in ("judge", "pairwise"):
+        if GRADERS.of(grader).calls_model:
             yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
 
 
@@ -45,15 +46,17 @@ def check_environment(
             if not os.environ.get(variable):
                 expected = f"expected the environment variable {variable} to hold {holds}; it is not set"
                 raise InputError(file, where, expected)
-        if isinstance(target, PythonTargetSpec):
-            _check_callable(target.callable, f"{field}.callable", file, base_dir, callables or {})
+        named = TARGETS.of(target).callable_field
+        if named is not None:
+            _check_callable(getattr(target, named), f"{field}.{named}", file, base_dir, callables or {})
     check_commands(plan)
     for i, grader in enumerate(spec.graders):
-        if grader.kind == "python":  # an evaluator module beside the experiment file, like a target's
-            _check_callable(grader.callable, f"graders[{i}].callable", file, base_dir, callables or {})
+        named = GRADERS.of(grader).callable_field  # an evaluator module beside the experiment file
+        if named is not None:
+            _check_callable(getattr(grader, named), f"graders[{i}].{named}", file, base_dir, callables or {})
     # the subject and the cheap graders run on Ray workers; the judges stay here
     travelling = [(f, t) for f, t in run_targets(plan) if not f.startswith("graders")]
-    travelling += [(f"graders[{i}]", g) for i, g in enumerate(spec.graders) if g.kind == "python"]
+    travelling += [(f"graders[{i}]", g) for i, g in enumerate(spec.graders) if GRADERS.of(g).callable_field]
     check_ray_experiment(spec, file, callables or {}, travelling)
 
 

@@ -15,6 +15,7 @@ import msgspec
 from engine.actors.graders.judge_call import judge_repeats, judge_target
 from engine.actors.targets.base import resolve_target
 from engine.errors import InputError
+from engine.events.graders import GRADERS, CommandGraderSpec, JudgeGraderSpec
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.parsing import split_validation_error
@@ -48,7 +49,7 @@ def check_plan(plan: ExperimentPlan) -> None:
 
     variants = list(plan.variants)
     _check_unique_variants(variants, fail)
-    if all(g.kind == "forbidden" for g in spec.graders):  # the default contains-check grades them
+    if all(GRADERS.of(g).veto_only for g in spec.graders):  # the default contains-check grades them
         for i, case in enumerate(spec.cases):
             if case.expected is None:
                 fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
@@ -137,7 +138,7 @@ def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:
 
 def _check_case_commands(spec: ExperimentSpec, fail: Fail) -> None:
     for i, grader in enumerate(spec.graders):
-        if grader.kind != "command" or grader.commands:  # type: ignore[union-attr]
+        if not isinstance(grader, CommandGraderSpec) or grader.commands:
             continue
         for j, case in enumerate(spec.cases):
             commands = case.criteria.get("commands")
@@ -173,7 +174,7 @@ def _check_matrix_size(spec: ExperimentSpec, fail: Fail) -> None:
 def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
     """A judge table overrides fields of the experiment's target, like a variant's `target` table."""
     for i, grader in enumerate(spec.graders):
-        if grader.kind not in ("judge", "pairwise"):
+        if not GRADERS.of(grader).calls_model:
             continue
         try:
             judge_target(spec.target, grader)
@@ -181,7 +182,7 @@ def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
             where, expected = split_validation_error(str(exc))
             fail(f"graders[{i}].judge.{where}" if where != "(top level)" else f"graders[{i}].judge", expected)
         try:
-            if grader.kind == "judge":
+            if isinstance(grader, JudgeGraderSpec):
                 judge_repeats(grader)
         except ValueError as exc:
             fail(f"graders[{i}].judge.repeats", str(exc).split(": ", 1)[1])
