@@ -9,7 +9,7 @@ from collections.abc import Callable
 import trio
 
 from engine.actors.channels import put
-from engine.actors.graders.base import Grader, Submission, composite, result
+from engine.actors.graders.grader_protocol import Grader, Submission, composite, result
 from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.messages import GradeJob, WriteBatch
 from engine.events import kinds as k

@@ -22,10 +22,10 @@ import msgspec
 import trio
 import trio.testing
 
-from engine.actors.graders.base import Submission
 from engine.actors.graders.factory import GraderContext, make_grader
-from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
-from engine.actors.targets.registry import target_maker
+from engine.actors.graders.grader_protocol import Submission
+from engine.actors.targets.target_maker import target_maker
+from engine.actors.targets.target_protocol import TargetError, TargetRequest, TargetResponse
 from engine.events import codec
 from engine.events import kinds as k
 from engine.events.graders import GraderKind

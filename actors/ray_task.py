@@ -19,12 +19,12 @@ from pathlib import Path
 import trio
 
 from engine.actors.executor import call_trial, failure, target_for
-from engine.actors.graders.base import Grader
 from engine.actors.graders.factory import GraderContext, grader_specs, make_grader
+from engine.actors.graders.grader_protocol import Grader
 from engine.actors.grading_pool import submission_of
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
-from engine.actors.targets.base import Target, TargetError
-from engine.actors.targets.registry import target_maker
+from engine.actors.targets.target_maker import target_maker
+from engine.actors.targets.target_protocol import Target, TargetError
 from engine.events.graders import GRADERS
 from engine.events.kinds import GraderResult
 from engine.events.spec import GraderSpec

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import trio
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.store.memory import MemoryStore
 

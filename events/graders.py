@@ -171,12 +171,12 @@ BUILTIN_GRADERS = [
     GraderKind(RegexGraderSpec, _HERE + "deterministic:RegexGrader", {"pattern": "^a"}),
     GraderKind(ForbiddenGraderSpec, _HERE + "deterministic:ForbiddenGrader", {"value": "x"}, veto_only=True),
     GraderKind(JsonGraderSpec, _HERE + "deterministic:JsonGrader"),
-    GraderKind(CommandGraderSpec, _HERE + "command:CommandGrader", _VERIFY, reads_exit_code=True),
+    GraderKind(CommandGraderSpec, _HERE + "command_grader:CommandGrader", _VERIFY, reads_exit_code=True),
     GraderKind(JudgeGraderSpec, _HERE + "judge:JudgeGrader", _JUDGE, calls_model=True),
     GraderKind(PairwiseGraderSpec, _HERE + "pairwise:PairwiseJudge", _JUDGE, calls_model=True, pairwise=True),
     GraderKind(ExitCodeGraderSpec, _HERE + "deterministic:ExitCodeGrader", reads_exit_code=True),
     GraderKind(CaseGraderSpec, _HERE + "case:CaseGrader", runs_case_graders=True),
-    GraderKind(PythonGraderSpec, _HERE + "python:PythonGrader", _PYTHON, callable_field="callable"),
+    GraderKind(PythonGraderSpec, _HERE + "python_grader:PythonGrader", _PYTHON, callable_field="callable"),
 ]
 GRADERS: KindRegistry[GraderKind] = KindRegistry(
     "grader kind", "engine.graders", BaseGrader, BUILTIN_GRADERS, GraderKind

@@ -96,8 +96,8 @@ _ANTHROPIC_SENT = (*ANTHROPIC_SAMPLING, "max_tokens")
 BUILTIN_TARGETS = [
     TargetKind(OpenAITargetSpec, _HERE + "openai:OpenAITarget", _HTTP, OPENAI_SAMPLING, answer_formats=True),
     TargetKind(AnthropicTargetSpec, _HERE + "anthropic:AnthropicTarget", _HTTP, _ANTHROPIC_SENT),
-    TargetKind(CommandTargetSpec, _HERE + "command:CommandTarget", {"command": ["cat"]}),
-    TargetKind(PythonTargetSpec, _HERE + "python:PythonTarget", _PYTHON, callable_field="callable"),
+    TargetKind(CommandTargetSpec, _HERE + "command_target:CommandTarget", {"command": ["cat"]}),
+    TargetKind(PythonTargetSpec, _HERE + "python_target:PythonTarget", _PYTHON, callable_field="callable"),
     TargetKind(LocalTargetSpec, _HERE + "local:LocalTarget"),
 ]
 TARGETS: KindRegistry[TargetKind] = KindRegistry(

@@ -18,11 +18,11 @@ import msgspec
 import pytest
 import trio
 
-from engine.actors.graders.base import Submission
 from engine.actors.graders.factory import make_grader
+from engine.actors.graders.grader_protocol import Submission
 from engine.actors.kind_contract import check_grader_kind, check_target_kind
-from engine.actors.targets.base import TargetError, TargetRequest
-from engine.actors.targets.registry import make_target
+from engine.actors.targets.target_maker import make_target
+from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.events import codec
 from engine.events import kinds as k
 from engine.events.graders import GRADERS
@@ -87,7 +87,7 @@ def test_the_example_plugin_keeps_the_contract(example_plugin: Path, monkeypatch
 
 
 ONE_FILE = """
-from engine.actors.graders.base import SpecGrader, result
+from engine.actors.graders.grader_protocol import SpecGrader, result
 from engine.events.graders import BaseGrader, GraderKind
 
 

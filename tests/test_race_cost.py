@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.actors.targets.base import TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.api import open_engine
 from tests.conftest import run_engine
 from tests.test_race import race_spec, subject

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from engine.actors.graders.base import Grader, Submission, result
+from engine.actors.graders.grader_protocol import Grader, Submission, result
 from engine.events.graders import CaseGraderSpec, ContainsGraderSpec, GraderSpec
 from engine.events.kind_convert import convert_kinded
 from engine.events.kinds import GraderResult

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import msgspec
 
-from engine.actors.graders.base import Grader, GraderClass, MissingGrader
+from engine.actors.graders.grader_protocol import Grader, GraderClass, MissingGrader
 from engine.actors.graders.judge_call import JudgeBudget
-from engine.actors.targets.base import Target
+from engine.actors.targets.target_protocol import Target
 from engine.events.graders import GRADERS
 from engine.events.spec import (
     ContainsGraderSpec,

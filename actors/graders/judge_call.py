@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from engine.actors.targets.base import Target, TargetError, TargetRequest
 from engine.actors.targets.retry import call_with_retries
+from engine.actors.targets.target_protocol import Target, TargetError, TargetRequest
 from engine.events.graders import AnswerFormat, PairwiseGraderSpec
 from engine.events.spec import (
     CaseSpec,

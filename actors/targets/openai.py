@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.actors.targets.base import TargetRequest, TargetResponse
 from engine.actors.targets.http_common import (
     JsonApiTarget,
     malformed,
     text_content,
     token_count,
 )
+from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.spec import OpenAITargetSpec
 from engine.events.targets import OPENAI_SAMPLING as SAMPLING
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.actors.graders.judge_call import judge_target
-from engine.actors.targets.python import import_callable
+from engine.actors.targets.python_target import import_callable
 from engine.errors import InputError, warn_input
 from engine.events.graders import GRADERS
 from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, TargetSpec

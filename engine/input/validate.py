@@ -13,7 +13,7 @@ from collections.abc import Callable
 import msgspec
 
 from engine.actors.graders.judge_call import judge_repeats, judge_target
-from engine.actors.targets.base import resolve_target
+from engine.actors.targets.target_protocol import resolve_target
 from engine.errors import InputError
 from engine.events.graders import GRADERS, CommandGraderSpec, JudgeGraderSpec
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec

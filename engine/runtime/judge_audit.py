@@ -12,9 +12,9 @@ import msgspec
 import trio
 
 from engine.actors.executor import MakeTarget
-from engine.actors.graders.base import Submission
 from engine.actors.graders.factory import make_graders
-from engine.actors.targets.registry import target_maker
+from engine.actors.graders.grader_protocol import Submission
+from engine.actors.targets.target_maker import target_maker
 from engine.errors import InputError, UserError
 from engine.events import kinds as k
 from engine.events.graders import GRADERS

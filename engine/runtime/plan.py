@@ -9,7 +9,7 @@ import msgspec
 
 from engine.actors.messages import GradeJob, TrialJob
 from engine.actors.scheduler import Plan
-from engine.actors.targets.base import TargetRequest, resolve_target
+from engine.actors.targets.target_protocol import TargetRequest, resolve_target
 from engine.events import kinds as k
 from engine.events.graders import GRADERS
 from engine.events.spec import CaseSpec, ExperimentSpec, TargetSpec, VariantSpec

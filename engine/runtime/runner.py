@@ -23,8 +23,8 @@ import trio
 from engine.actors.executor import MakeTarget
 from engine.actors.messages import Feedback, StopRequested, WriteBatch
 from engine.actors.process import run_setup
-from engine.actors.targets.base import TargetError
-from engine.actors.targets.registry import target_maker
+from engine.actors.targets.target_maker import target_maker
+from engine.actors.targets.target_protocol import TargetError
 from engine.actors.variants import propose_variants
 from engine.errors import InputError, RunBusyError
 from engine.events import kinds as k

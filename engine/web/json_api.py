@@ -23,7 +23,7 @@ from engine.views.compare import compare_states
 from engine.views.run_history import earlier_figures
 from engine.web.context import WebContext, defined
 from engine.web.data import RunView
-from engine.web.matrix import matrix, query_of
+from engine.web.matrix_view import matrix, query_of
 from engine.web.progress import progress
 from engine.web.query_params import int_param
 from engine.web.trials_api import TrialFilter, trials_page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import trio
 
-from engine.actors.targets.base import TargetContext, TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import TargetContext, TargetRequest, TargetResponse
 from engine.events.targets import BaseTarget, TargetKind
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from msgspec import Meta
 
-from engine.actors.graders.base import SpecGrader, Submission, result
+from engine.actors.graders.grader_protocol import SpecGrader, Submission, result
 from engine.events.graders import BaseGrader, GraderKind
 from engine.events.kinds import GraderResult
 

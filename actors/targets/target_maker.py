@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.actors.targets.base import Target, TargetClass, TargetContext, TargetError
+from engine.actors.targets.target_protocol import Target, TargetClass, TargetContext, TargetError
 from engine.events.targets import TARGETS, TargetSpec
 
 
