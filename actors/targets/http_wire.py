@@ -14,12 +14,17 @@ import ssl
 
 import trio
 
+from engine.events.errors import EngineError
+
 MAX_HEAD = 64 * 1024  # a response's status line and headers; longer is a broken server
 READ_SIZE = 64 * 1024
 
 
-class HttpError(Exception):
-    """A failure on the wire (the server's own error answers are responses, not these)."""
+class HttpError(EngineError):
+    """A failure on the wire (the server's own error answers are responses, not these). The targets
+    turn it into a TargetError of the right class; one that escaped would be an infrastructure fault."""
+
+    exit_code = 1
 
 
 class ConnectError(HttpError):
