@@ -90,7 +90,9 @@ def test_bad_requests_get_one_clear_error(base_url: str) -> None:
     assert get(base_url, "/api/compare", base="r1").status_code == 400
 
 
-async def test_events_stream_progress_summaries_and_resume_from_last_event_id(store: Path, base_url: str) -> None:
+async def test_events_stream_progress_summaries_and_resume_from_last_event_id(
+    store: Path, base_url: str
+) -> None:
     with trio.fail_after(SAFETY_S):  # a hang guard only: every wait below is on an event
         async with httpx.AsyncClient(timeout=SAFETY_S) as client:
             with EventLog(store) as log:

@@ -31,9 +31,47 @@ function showProgress(section, p) {
   }
 }
 
+// The figures (variants table, forest plot, sections) are server-rendered: while the run moves, the
+// page re-fetches that fragment, at most once per REDRAW_MS and never two at once, and swaps it in.
+const REDRAW_MS = 500;
+
+function figureRefresher(run) {
+  const root = document.body.dataset.root;
+  const grading = new URLSearchParams(window.location.search).get("grading");
+  const url = `${root}/runs/${run}/live` + (grading === null ? "" : `?grading=${encodeURIComponent(grading)}`);
+  let wanted = 0, busy = false, last = 0, timer = null;
+  async function redraw() {
+    timer = null;
+    busy = true;
+    last = Date.now();
+    try {
+      const response = await fetch(url);
+      if (response.ok) {
+        const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+        const fresh = doc.getElementById("report"), shown = document.getElementById("report");
+        if (fresh && shown && Number(fresh.dataset.seq) > Number(shown.dataset.seq)) {
+          shown.replaceWith(document.adoptNode(fresh));
+          document.body.dataset.reportSeq = fresh.dataset.seq;  // for tests and scripts watching the page
+        }
+      }
+    } finally {
+      busy = false;
+      schedule(wanted);
+    }
+  }
+  function schedule(seq) {
+    wanted = Math.max(wanted, seq);
+    const shown = Number(document.getElementById("report")?.dataset.seq ?? wanted);
+    if (busy || timer !== null || wanted <= shown) return;
+    timer = setTimeout(redraw, Math.max(0, last + REDRAW_MS - Date.now()));
+  }
+  return schedule;
+}
+
 function followRun(section) {
   const root = document.body.dataset.root;
   const run = encodeURIComponent(section.dataset.run);
+  const redraw = figureRefresher(run);
   // the browser resumes with Last-Event-ID by itself after a dropped connection
   const source = new EventSource(`${root}/api/runs/${run}/events?after=${section.dataset.after}`);
   let wasRunning = null;
@@ -43,9 +81,10 @@ function followRun(section) {
     document.body.dataset.progressDone = String(p.done);  // for tests and scripts watching the page
     if (wasRunning && p.status !== "running") {
       source.close();
-      window.location.reload();  // the final report: variants, forest plot, flaky cases
+      window.location.reload();  // the final report: the stored one, with every section
     }
     wasRunning = p.status === "running";
+    if (wasRunning) redraw(p.seq);
   });
 }
 
