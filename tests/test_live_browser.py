@@ -34,7 +34,9 @@ def trials_shown(page) -> int:  # noqa: ANN001
     return sum(int(cell.inner_text()) for cell in page.locator(VARIANT_TRIALS).all())
 
 
-async def test_the_variants_table_follows_a_live_run_without_reload(browser: BrowserThread, tmp_path: Path) -> None:
+async def test_the_variants_table_follows_a_live_run_without_reload(
+    browser: BrowserThread, tmp_path: Path
+) -> None:
     async with open_fake_openai(answer=answer) as server:
         (tmp_path / "exp.toml").write_text(experiment(server.base_url))
         server.gate.hold()
@@ -65,3 +67,33 @@ async def test_the_variants_table_follows_a_live_run_without_reload(browser: Bro
             server.gate.open()
             code, _, err = await engine.finish()
             assert code == 0, err
+
+
+async def test_the_runs_list_shows_a_run_started_after_it_loaded(
+    browser: BrowserThread, tmp_path: Path
+) -> None:
+    async with open_fake_openai(answer=answer) as server:
+        (tmp_path / "exp.toml").write_text(experiment(server.base_url))
+        ran = await Engine(tmp_path, "first").start("run", "exp.toml", "--run-id", "first", "--store", "st")
+        assert (await ran.finish())[0] == 0
+        with serving(tmp_path / "st") as url:
+
+            def open_list(page):  # noqa: ANN001, ANN202
+                page.goto(f"{url}/")
+                return page.locator("#runs tbody tr").count()
+
+            assert await browser.acall(open_list) == 1
+            server.gate.hold()
+            late = await Engine(tmp_path, "late").start(
+                "run", "exp.toml", "--run-id", "late", "--store", "st"
+            )
+            await server.wait_received(1)  # the run has started: its first call waits at the gate
+
+            def sees_the_new_run(page):  # noqa: ANN001, ANN202
+                page.wait_for_selector('#runs tbody tr a[href$="/runs/late"]')
+                return page.locator("#runs tbody tr").count()
+
+            with trio.fail_after(SAFETY_S):
+                assert await browser.acall(sees_the_new_run) == 2
+            server.gate.open()
+            assert (await late.finish())[0] == 0

@@ -1,5 +1,6 @@
-// engine serve: the run page follows the log over Server-Sent Events; the runs list refreshes while a
-// run is live. Values reach the page through textContent only (never as HTML): outputs are untrusted.
+// engine serve: the run page follows the run's progress summaries over Server-Sent Events; the runs
+// list refreshes and lists runs started after it loaded. Values reach the page through textContent
+// only (never as HTML): outputs are untrusted; the run page's figures come server-rendered, escaped.
 "use strict";
 
 function setField(root, name, value) {
@@ -88,6 +89,10 @@ function followRun(section) {
   });
 }
 
+// The runs list asks for the runs every RUNS_POLL_MS, live or not (an answer from a quiet store is
+// memoised on the server): a run started elsewhere appears without a reload by hand.
+const RUNS_POLL_MS = 2000;
+
 async function refreshRuns(holder) {
   const root = document.body.dataset.root;
   const response = await fetch(`${root}/api/runs`);
@@ -101,15 +106,14 @@ async function refreshRuns(holder) {
     badge.className = `badge ${run.status}`;
     row.cells[4].textContent = run.pass_rate === null ? "-" : `${(run.pass_rate * 100).toFixed(1)}%`;
   }
-  if (runs.some((r) => r.status === "running") || runs.length !== holder.querySelectorAll("tbody tr").length) {
-    if (runs.length !== holder.querySelectorAll("tbody tr").length) window.location.reload();
-    else setTimeout(() => refreshRuns(holder), 2000);
-  }
+  // a run started after the page loaded: the page reloads to list it (the server renders the rows)
+  if (runs.length !== holder.querySelectorAll("tbody tr").length) window.location.reload();
+  else setTimeout(() => refreshRuns(holder), RUNS_POLL_MS);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   const section = document.getElementById("progress");
   if (section) followRun(section);
   const runs = document.getElementById("runs");
-  if (runs && runs.dataset.live === "1") setTimeout(() => refreshRuns(runs), 2000);
+  if (runs) setTimeout(() => refreshRuns(runs), RUNS_POLL_MS);
 });
