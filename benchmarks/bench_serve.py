@@ -108,15 +108,18 @@ def _one_browser_sample(browser, store: Path, run: str = "big") -> float:  # noq
     with EventLog(store) as log:
         after = log.last_seq()
     # the promise is kept on the page (evaluate would wait for it): the event is appended after
-    script = """([url, after]) => { window.__ready = false; window.__arrival = new Promise((resolve) => {
+    script = """([url, after]) => { window.__ready = false;
+        delete document.body.dataset.benchReady; window.__arrival = new Promise((resolve) => {
         const source = new EventSource(`${url}?after=${after}`);
         source.addEventListener("progress", (m) => {
             if (window.__ready && Number(m.lastEventId) > after) { source.close(); resolve(Date.now()); }
             window.__ready = true;
+            document.body.dataset.benchReady = "1";
         });
     }); }"""
     browser.call(lambda page: page.evaluate(script, [f"/api/runs/{run}/events", after]))
-    browser.call(lambda page: page.wait_for_function("window.__ready === true"))  # the stream is open
+    # a selector, not wait_for_function: the view's CSP forbids the eval that needs
+    browser.call(lambda page: page.wait_for_selector("body[data-bench-ready]", state="attached"))
     with EventLog(store) as log:
         sent = time.time()
         log.append([(run, "cancel.requested", encode(k.CancelRequested(run_id=run, by="bench")))])
@@ -207,7 +210,9 @@ def browser_loads(page_url: str, samples: int) -> list[float]:
 def live_stream_rate(url: str, store: Path, trials: int, seconds: float) -> None:
     """A second run appends as fast as the engine runs it; a client reads its live stream meanwhile:
     bytes and summaries per second against the events per second the run appends."""
-    writer = subprocess.Popen([sys.executable, "-c", MAKE_RUN, str(trials), str(store), "live"], cwd=ROOT)
+    # big enough to still be appending when the window closes (it is stopped then)
+    live_trials = str(max(trials, 200_000))
+    writer = subprocess.Popen([sys.executable, "-c", MAKE_RUN, live_trials, str(store), "live"], cwd=ROOT)
     try:
         with EventLog(store, readonly=True) as log:
             while not log.run_index("live", 1, limit=1):  # the run has started (a bench may poll)
