@@ -84,7 +84,9 @@ async def run_page(request: Request) -> HTMLResponse:
 async def run_live(request: Request) -> HTMLResponse:
     """The run page's figures alone, for its script to swap in while the run is live."""
     run_id, grading = request.path_params["run_id"], _grading(request)
-    html = await in_thread(request, lambda ctx: run_fragment(ctx, _known(ctx, run_id), grading))
+    html = await in_thread(
+        request, lambda ctx: run_fragment(ctx, _known(ctx, run_id), _root(request), grading)
+    )
     return HTMLResponse(html, headers={"Cache-Control": "no-cache"})
 
 

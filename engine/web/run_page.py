@@ -30,11 +30,12 @@ def run_body(ctx: WebContext, run_id: str, root: str, grading: int | None = None
     return f"{report.experiment} {run_id}", html
 
 
-def run_fragment(ctx: WebContext, run_id: str, grading: int | None = None) -> str:
+def run_fragment(ctx: WebContext, run_id: str, root: str, grading: int | None = None) -> str:
     """The run page's figures alone (variants, forest plot, sections): what a live page re-fetches."""
     seq = ctx.views.use(run_id, lambda v: v.seen_seq)  # before the report: it covers at least this
     report = as_report(ctx.report(run_id, grading))
-    return f'<div id="report" data-seq="{seq}">' + render("run_report.html", **figures(report)) + "</div>"
+    body = render("run_report.html", **figures(report, root))
+    return f'<div id="report" data-seq="{seq}">{body}</div>'
 
 
 def run_html(
@@ -55,13 +56,17 @@ def run_html(
     queue = run_section(has_labels(r), r.run_id, root)
     return render(
         "run_page.html", live=live, after=after, links=links, eta="-" if eta is None else f"{eta:.0f} s",
-        labels=Markup(queue), rounds=rounds or [(r.grading, r.grading_name or "original")], **figures(r),
+        labels=Markup(queue), rounds=rounds or [(r.grading, r.grading_name or "original")],
+        **figures(r, root),
     )  # fmt: skip
 
 
-def figures(r: RunReport) -> dict[str, object]:
-    """What run_report.html shows: the part of the run page that follows a live run."""
+def figures(r: RunReport, root: str) -> dict[str, object]:
+    """What run_report.html shows: the part of the run page that follows a live run. The page shows
+    the first flaky cases; the matrix pages through all of them."""
+    more = len(r.flaky_cases) > view.MAX_FLAKY_ROWS
     return dict(
+        flaky_url=f"{root}/runs/{q(r.run_id)}/matrix?show=flaky" if more else "",
         r=r, status=view.status_lines(r), race=Markup(race(r)), forest=Markup(forest(intervals(r))),
         sections=sections(r), winner_line=view.winner_line(r), deciding=DECIDING,
         tokens=sum(v.tokens.in_ + v.tokens.out + v.judge_tokens for v in r.variants),
