@@ -33,18 +33,20 @@ function showProgress(section, p) {
 }
 
 // The figures (variants table, forest plot, sections) are server-rendered: while the run moves, the
-// page re-fetches that fragment, at most once per REDRAW_MS and never two at once, and swaps it in.
+// page re-fetches that fragment and swaps it in, never two at once, at most once per REDRAW_MS, and
+// on a big run (the fragment takes long to build) no sooner than twice its last build after it:
+// one open page keeps the server at most a third busy.
 const REDRAW_MS = 500;
 
 function figureRefresher(run) {
   const root = document.body.dataset.root;
   const grading = new URLSearchParams(window.location.search).get("grading");
   const url = `${root}/runs/${run}/live` + (grading === null ? "" : `?grading=${encodeURIComponent(grading)}`);
-  let wanted = 0, busy = false, last = 0, timer = null;
+  let wanted = 0, busy = false, next = 0, timer = null;
   async function redraw() {
     timer = null;
     busy = true;
-    last = Date.now();
+    const started = Date.now();
     try {
       const response = await fetch(url);
       if (response.ok) {
@@ -56,6 +58,8 @@ function figureRefresher(run) {
         }
       }
     } finally {
+      const took = Date.now() - started;
+      next = started + Math.max(REDRAW_MS, took + 2 * took);
       busy = false;
       schedule(wanted);
     }
@@ -64,7 +68,7 @@ function figureRefresher(run) {
     wanted = Math.max(wanted, seq);
     const shown = Number(document.getElementById("report")?.dataset.seq ?? wanted);
     if (busy || timer !== null || wanted <= shown) return;
-    timer = setTimeout(redraw, Math.max(0, last + REDRAW_MS - Date.now()));
+    timer = setTimeout(redraw, Math.max(0, next - Date.now()));
   }
   return schedule;
 }
