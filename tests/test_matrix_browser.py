@@ -167,6 +167,31 @@ def test_a_badge_names_the_grading_round_a_page_shows(browser: BrowserThread, ba
                                     "grading round 1 (lenient)"]  # fmt: skip
 
 
+def test_a_round_selector_shows_an_earlier_grading_round(browser: BrowserThread, base_url: str) -> None:
+    def pick_round_0(page, path: str, form: str) -> tuple[str, str, str]:  # noqa: ANN001
+        page.goto(base_url + path)
+        failing_latest = page.locator('[data-field="total"]').inner_text() if "matrix" in path else ""
+        page.select_option(f"{form} [data-field=rounds]", "0")
+        page.click(f"{form} button")
+        page.wait_for_selector('[data-field="grading"]:has-text("grading round 0")')
+        chosen = page.locator(f"{form} [data-field=rounds] option:checked").inner_text()
+        failing = page.locator('[data-field="total"]').inner_text() if "matrix" in path else ""
+        return chosen, failing_latest, failing
+
+    def pick(page):  # noqa: ANN001, ANN202
+        run = pick_round_0(page, "/runs/r2", "#rounds")
+        assert "grading=0" in page.url
+        matrix = pick_round_0(page, "/runs/r2/matrix?show=failing", "form.filters")
+        assert "grading=0" in page.url and "show=failing" in page.url  # the round is kept with the filters
+        screenshot(page, "matrix-round-0")
+        return run, matrix
+
+    run, matrix = browser.call(pick)
+    assert run[0] == matrix[0] == "0 (original)"
+    # that round 0 and a later round really differ is shown in tests/test_serve_rounds.py, where the
+    # regrade changes verdicts; this one's lenient regrade changes none
+
+
 def test_no_page_scrolls_sideways_on_a_phone(browser: BrowserThread, base_url: str) -> None:
     """390 px wide: wide tables and the matrix scroll inside their own box, never the page."""
 

@@ -108,7 +108,9 @@ async def test_the_run_page_follows_a_live_run(browser: BrowserThread, tmp_path:
 
             def sees_the_end(page):  # noqa: ANN001, ANN202
                 # the page reloads itself once the run ends (the final report); waits survive navigation
-                page.wait_for_selector("svg.chart")  # only the final report has the forest plot
+                # the server renders data-status (the script never changes it): the reloaded page
+                page.wait_for_selector('#progress[data-status="completed"]')
+                page.wait_for_selector("svg.chart")  # the final report's forest plot
                 page.wait_for_load_state()
                 assert page.evaluate(f"window.__sameDocument === undefined && {READY}")
                 assert page.evaluate(f"{STATUS} === 'completed' && {DONE} === {TOTAL}")

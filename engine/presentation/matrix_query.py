@@ -27,6 +27,7 @@ class MatrixQuery:
     sort: str = "case"  # case, or score / latency / cost ascending ("-" first: descending)
     offset: int = 0  # rows skipped: a page is offset // per_page + 1
     per_page: int = 50
+    grading: int | None = None  # an earlier grading round (default: the latest)
 
     @property
     def page(self) -> int:

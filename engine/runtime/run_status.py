@@ -85,3 +85,10 @@ def gradings(log: EventStore, run_id: str) -> list[int]:
     """The run's grading rounds: 0 (its own) and one per regrade."""
     regrades = run_events(log, run_id, {"regrade.started"})
     return [0, *(e.grading for e in regrades if isinstance(e, k.RegradeStarted))]
+
+
+def grading_rounds(log: EventStore, run_id: str) -> list[tuple[int, str]]:
+    """The run's grading rounds with their names: 0 is the run's own, one more per regrade."""
+    regrades = run_events(log, run_id, {"regrade.started"})
+    named = [(e.grading, e.name or f"round {e.grading}") for e in regrades if isinstance(e, k.RegradeStarted)]
+    return [(0, "original"), *named]

@@ -14,7 +14,7 @@ from engine.store.contract import EventStore
 from engine.store.projections.report_builder import build_report
 from engine.views.queries import replay_json, stored_report, stored_report_and_labels
 from engine.views.report_labels import with_labels
-from engine.web.data import RunView, RunViews
+from engine.web.data import RunView, RunViews, round_view
 
 T = TypeVar("T")
 MEMO_ENTRIES = 64
@@ -49,6 +49,13 @@ class WebContext:
         value = compute()
         self._memo[key] = (seq, value)
         return value
+
+    def at_round(self, run_id: str, grading: int | None, read: Callable[[RunView], T]) -> T:
+        """read(view) of the run as grading round `grading` left it (None or the latest: the kept view)."""
+        latest = self.views.use(run_id, lambda v: v.trials.grading)
+        if grading is None or grading >= latest:
+            return self.views.use(run_id, read)
+        return read(self.memo(("round", run_id, grading), lambda: round_view(self.log, run_id, grading)))
 
     def report(self, run_id: str, grading: int | None = None) -> bytes:
         """`engine report --json`'s bytes: the stored report, else (a live or killed run) the report

@@ -24,6 +24,7 @@ from engine.store.projections.trials import TRIALS, RunTrials
 
 T = TypeVar("T")
 KEPT_RUNS = 4  # runs whose folded trials stay in memory
+VIEW_TAGS = set(TRIALS.tags) | set(SUMMARY.tags) | set(RUN_STATE.tags) | {"variant.proposed"}
 
 
 @dataclass(slots=True)
@@ -36,6 +37,7 @@ class RunView:
     spec: ExperimentSpec | None = None
     variants: dict[str, VariantSpec] = field(default_factory=dict)
     seen_seq: int = 0
+    rounds: dict[int, str] = field(default_factory=lambda: {0: "original"})  # grading rounds: their names
 
     def evolve(self, event: k.AnyEvent) -> None:
         if isinstance(event, k.ExperimentDefined):
@@ -44,6 +46,8 @@ class RunView:
                 self.variants.setdefault(variant.name, variant)
         elif isinstance(event, k.VariantProposed):
             self.variants.setdefault(event.variant.name, event.variant)
+        elif isinstance(event, k.RegradeStarted):
+            self.rounds[event.grading] = event.name or f"round {event.grading}"
         TRIALS.evolve(self.trials, event)
         SUMMARY.evolve(self.summary, event)
         RUN_STATE.evolve(self.state, event)
@@ -75,7 +79,17 @@ class RunViews:
             return read(view)
 
     def _catch_up(self, view: RunView) -> None:
-        tags = set(TRIALS.tags) | set(SUMMARY.tags) | set(RUN_STATE.tags) | {"variant.proposed"}
-        for seq, data in self.log.read_run(view.trials.run_id, from_seq=view.seen_seq + 1, tags=tags):
+        for seq, data in self.log.read_run(view.trials.run_id, from_seq=view.seen_seq + 1, tags=VIEW_TAGS):
             view.evolve(decode(data))
             view.seen_seq = seq
+
+
+def round_view(log: EventStore, run_id: str, grading: int) -> RunView:
+    """The run as an earlier grading round left it: later rounds' regrades and grades are skipped."""
+    view = RunView(RunTrials(run_id), RunSummary(run_id), RunState(run_id, target_grading=grading))
+    for seq, data in log.read_run(run_id, tags=VIEW_TAGS):
+        event = decode(data)
+        if not (isinstance(event, (k.RegradeStarted, k.TrialGraded)) and event.grading > grading):
+            view.evolve(event)
+        view.seen_seq = seq
+    return view

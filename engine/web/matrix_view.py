@@ -26,7 +26,7 @@ def query_of(params: Mapping[str, str], per_page: int = 50) -> MatrixQuery:
     return check(MatrixQuery(
         show=params.get("show", "all"), tag=params.get("tag", ""), q=params.get("q", ""),
         regex=params.get("regex", "") not in ("", "0"), sort=params.get("sort", "case"),
-        offset=max(offset, 0), per_page=size,
+        offset=max(offset, 0), per_page=size, grading=int_param(params.get("grading"), None),
     ))  # fmt: skip
 
 

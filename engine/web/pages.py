@@ -23,7 +23,8 @@ from engine.web.html import e, href, page, pct, q, table
 from engine.web.json_api import _known, in_thread, runs_json
 from engine.web.matrix_view import matrix_rows, query_of
 from engine.web.pages_more import compare_body, history_body, trial_body, tuning_body
-from engine.web.run_page import run_body
+from engine.web.query_params import int_param
+from engine.web.run_page import run_body, run_fragment
 
 Body = Callable[[WebContext], tuple[str, str]]
 
@@ -69,9 +70,24 @@ async def runs_page(request: Request) -> HTMLResponse:
     return await render_page(request, body, "runs")
 
 
+def _grading(request: Request) -> int | None:
+    return int_param(request.query_params.get("grading"), None)
+
+
 async def run_page(request: Request) -> HTMLResponse:
-    run_id = request.path_params["run_id"]
-    return await render_page(request, lambda ctx: run_body(ctx, _known(ctx, run_id), _root(request)), "run")
+    run_id, grading = request.path_params["run_id"], _grading(request)
+    return await render_page(
+        request, lambda ctx: run_body(ctx, _known(ctx, run_id), _root(request), grading), "run"
+    )
+
+
+async def run_live(request: Request) -> HTMLResponse:
+    """The run page's figures alone, for its script to swap in while the run is live."""
+    run_id, grading = request.path_params["run_id"], _grading(request)
+    html = await in_thread(
+        request, lambda ctx: run_fragment(ctx, _known(ctx, run_id), _root(request), grading)
+    )
+    return HTMLResponse(html, headers={"Cache-Control": "no-cache"})
 
 
 SORTS = [("case", "case"), ("score", "score, lowest first"), ("-score", "score, highest first"),
@@ -91,12 +107,16 @@ async def matrix_page(request: Request) -> HTMLResponse:
         return base + "/matrix?" + urlencode(query.params(**changed))
 
     def body(ctx: WebContext) -> tuple[str, str]:
-        variants, total, rows = ctx.views.use(_known(ctx, run_id), lambda v: matrix_rows(ctx.log, v, query))
-        grading, name = ctx.views.use(run_id, lambda v: (v.state.grading, v.state.grading_name or "original"))
+        variants, total, rows = ctx.at_round(
+            _known(ctx, run_id), query.grading, lambda v: matrix_rows(ctx.log, v, query)
+        )
+        rounds = ctx.views.use(run_id, lambda v: sorted(v.rounds.items()))
+        grading = ctx.at_round(run_id, query.grading, lambda v: v.trials.grading)
         html = render(
             "matrix_page.html", run_id=run_id, run_url=base, query=query, shows=SHOWS, sorts=SORTS,
             total=total, pages=pages(total, query.per_page), legend_items=LEGEND, variants=variants,
-            rows=rows, link=link, url=url, grading=grading, grading_name=name,
+            rows=rows, link=link, url=url, grading=grading, rounds=rounds,
+            grading_name=dict(rounds).get(grading, "original"),
         )  # fmt: skip
         return f"matrix {run_id}", html
 
@@ -128,6 +148,7 @@ async def history_page(request: Request) -> HTMLResponse:
 ROUTES = [
     Route("/", runs_page),
     Route("/runs/{run_id}", run_page),
+    Route("/runs/{run_id}/live", run_live),
     Route("/runs/{run_id}/matrix", matrix_page),
     Route("/runs/{run_id}/trial", trial_page),
     Route("/runs/{run_id}/tuning", tuning_page),

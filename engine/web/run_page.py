@@ -14,6 +14,7 @@ from engine.presentation.labels_view import has_labels
 from engine.presentation.model import as_report
 from engine.presentation.sections import DECIDING, sections
 from engine.presentation.templates import render
+from engine.runtime.run_status import grading_rounds
 from engine.web.context import WebContext
 from engine.web.html import q
 from engine.web.label_pages import run_section
@@ -22,15 +23,31 @@ from engine.web.race_chart import race_section
 from engine.web.svg import Interval, forest
 
 
-def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
-    """(title, body) of the run page."""
-    report = as_report(ctx.report(run_id))
+def run_body(ctx: WebContext, run_id: str, root: str, grading: int | None = None) -> tuple[str, str]:
+    """(title, body) of the run page, of one grading round (default: the latest). Its progress comes
+    from the kept snapshots: the page costs the same for a run of any size."""
+    report = as_report(ctx.report(run_id, grading))
     after = last_of_run(ctx.log, run_id)
     live = kept_progress(ctx.log, run_id, after, time.time())
-    return f"{report.experiment} {run_id}", run_html(report, live, root, after)
+    html = run_html(report, live, root, after, grading_rounds(ctx.log, run_id))
+    return f"{report.experiment} {run_id}", html
 
 
-def run_html(r: RunReport, live: dict[str, object], root: str, after: int = 0) -> str:
+def run_fragment(ctx: WebContext, run_id: str, root: str, grading: int | None = None) -> str:
+    """The run page's figures alone (variants, forest plot, sections): what a live page re-fetches."""
+    seq = ctx.views.use(run_id, lambda v: v.seen_seq)  # before the report: it covers at least this
+    report = as_report(ctx.report(run_id, grading))
+    body = render("run_report.html", **figures(report, root))
+    return f'<div id="report" data-seq="{seq}">{body}</div>'
+
+
+def run_html(
+    r: RunReport,
+    live: dict[str, object],
+    root: str,
+    after: int = 0,
+    rounds: list[tuple[int, str]] | None = None,
+) -> str:
     """The run page's body for a report and its live progress (the structure test renders it too)."""
     base, history = f"{root}/runs/{q(r.run_id)}", f"{root}/history/{q(r.experiment)}"
     compare = f"{root}/compare?{urlencode({'cand': r.run_id})}"
@@ -41,9 +58,20 @@ def run_html(r: RunReport, live: dict[str, object], root: str, after: int = 0) -
     eta = live["eta_s"]
     queue = run_section(has_labels(r), r.run_id, root)
     return render(
-        "run_page.html", r=r, live=live, after=after, status=view.status_lines(r), links=links,
-        eta="-" if eta is None else f"{eta:.0f} s", race=Markup(race(r)), forest=Markup(forest(intervals(r))),
-        sections=sections(r), winner_line=view.winner_line(r), deciding=DECIDING, labels=Markup(queue),
+        "run_page.html", live=live, after=after, links=links, eta="-" if eta is None else f"{eta:.0f} s",
+        labels=Markup(queue), rounds=rounds or [(r.grading, r.grading_name or "original")],
+        **figures(r, root),
+    )  # fmt: skip
+
+
+def figures(r: RunReport, root: str) -> dict[str, object]:
+    """What run_report.html shows: the part of the run page that follows a live run. The page shows
+    the first flaky cases; the matrix pages through all of them."""
+    more = len(r.flaky_cases) > view.MAX_FLAKY_ROWS
+    return dict(
+        flaky_url=f"{root}/runs/{q(r.run_id)}/matrix?show=flaky" if more else "",
+        r=r, status=view.status_lines(r), race=Markup(race(r)), forest=Markup(forest(intervals(r))),
+        sections=sections(r), winner_line=view.winner_line(r), deciding=DECIDING,
         tokens=sum(v.tokens.in_ + v.tokens.out + v.judge_tokens for v in r.variants),
         cost=sum(v.cost_usd for v in r.variants),
     )  # fmt: skip

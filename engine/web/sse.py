@@ -1,16 +1,17 @@
-"""`GET /api/runs/{run_id}/events`: the run's log tail as Server-Sent Events.
+"""`GET /api/runs/{run_id}/events`: the run's live progress as Server-Sent Events.
 
-Each event's SSE id is its log sequence number, so a browser that reconnects (it sends
-`Last-Event-ID`) resumes exactly after the last event it saw; `?after=SEQ` starts a fresh stream
-there (the pages start at the tail they rendered). After each batch a `progress` event (no id)
-carries the run's progress. Other processes append to the log; LMDB has no change notification
-across processes, so the stream looks for new events every POLL_S (a read of the run index: cheap),
-well inside the one second an event may take to reach a page.
+The stream sends summaries, never the events themselves: a `progress` event whose id is the last
+log sequence number it covers, at most SUMMARIES_PER_S a second however fast the run appends (see
+coalesce.py), so its bytes per second stay bounded. A page that wants more than progress (the run
+page's tables and charts) re-fetches them when a summary says the run moved. A browser that
+reconnects sends `Last-Event-ID` and gets a summary at once; `?after=SEQ` says which state the
+page already shows. Other processes append to the log; LMDB has no change notification across
+processes, so the stream looks for new events every POLL_S (a read of the log's last sequence
+number: cheap), well inside the second an event may take to reach a page.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import AsyncIterator
 
@@ -19,47 +20,52 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from engine.events.codec import decode, to_json
-from engine.events.kinds import TAG_BY_TYPE
+from engine.web.coalesce import coalesced
 from engine.web.context import WebContext
 from engine.web.json_api import _known, in_thread
 from engine.web.progress import progress
 from engine.web.query_params import int_param
 
 POLL_S = 0.1
-KEEPALIVE_POLLS = 150  # a comment line every ~15 s of silence tells proxies and browsers we are alive
-BATCH = 512
+SUMMARIES_PER_S = 4
+KEEPALIVE_S = 15.0
 
 
-def read_after(ctx: WebContext, run_id: str, after: int) -> list[bytes]:
-    """The SSE frames of the run's events after `after`, then a progress frame (none if no event)."""
-    frames = []
-    for seq, data in itertools.islice(ctx.log.read_run(run_id, after + 1), BATCH):
-        event = decode(data)
-        tag = TAG_BY_TYPE[type(event)].encode()
-        frames.append(b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, tag, to_json(event)))
-    return [*frames, progress_frame(ctx, run_id)] if frames else []
-
-
-def progress_frame(ctx: WebContext, run_id: str) -> bytes:
+def progress_frame(ctx: WebContext, run_id: str) -> tuple[int, bytes]:
+    """(the run's last sequence number folded, its progress as an SSE frame with that id)."""
     data = ctx.views.use(run_id, lambda v: progress(v, time.time()))
-    return b"event: progress\ndata: %s\n\n" % msgspec.json.encode(data)
+    seq = int(data["seq"])  # type: ignore[call-overload]
+    return seq, b"id: %d\nevent: progress\ndata: %s\n\n" % (seq, msgspec.json.encode(data))
 
 
-async def tail(request: Request, ctx: WebContext, run_id: str, after: int) -> AsyncIterator[bytes]:
-    yield b"retry: 1000\n\n" + progress_frame(ctx, run_id)
-    idle = 0
-    while True:
-        frames = await anyio.to_thread.run_sync(read_after, ctx, run_id, after)
-        if frames:
-            idle = 0
-            after = int(frames[-2].split(b"\n", 1)[0][4:])
-            yield b"".join(frames)
-            continue
-        idle += 1
-        if idle % KEEPALIVE_POLLS == 0:
-            yield b": keep-alive\n\n"
-        await anyio.sleep(POLL_S)
+class Follower:
+    """poll() for coalesced(): a progress frame when the run has moved past what was sent."""
+
+    def __init__(self, ctx: WebContext, run_id: str, sent: int) -> None:
+        self.ctx, self.run_id, self.sent = ctx, run_id, sent
+        self.checked = -1  # the log's last sequence number when last looked: other runs move it too
+
+    def read(self) -> bytes | None:
+        last = self.ctx.log.last_seq()
+        if last == self.checked:
+            return None
+        self.checked = last
+        seq, frame = progress_frame(self.ctx, self.run_id)
+        if seq <= self.sent:
+            return None
+        self.sent = seq
+        return frame
+
+    async def poll(self) -> bytes | None:
+        return await anyio.to_thread.run_sync(self.read)
+
+
+async def tail(ctx: WebContext, run_id: str, after: int) -> AsyncIterator[bytes]:
+    seq, first = await anyio.to_thread.run_sync(progress_frame, ctx, run_id)
+    yield b"retry: 1000\n\n" + first  # the state the page starts from
+    follower = Follower(ctx, run_id, max(seq, after))
+    async for frame in coalesced(follower.poll, 1 / SUMMARIES_PER_S, POLL_S, KEEPALIVE_S):
+        yield frame
 
 
 async def run_events(request: Request) -> Response:
@@ -67,5 +73,4 @@ async def run_events(request: Request) -> Response:
     after = int_param(request.headers.get("last-event-id") or request.query_params.get("after"), 0)
     ctx = await in_thread(request, lambda c: (_known(c, run_id), c)[1])
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    stream = tail(request, ctx, run_id, after)
-    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+    return StreamingResponse(tail(ctx, run_id, after), media_type="text/event-stream", headers=headers)

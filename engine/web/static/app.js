@@ -1,5 +1,6 @@
-// engine serve: the run page follows the log over Server-Sent Events; the runs list refreshes while a
-// run is live. Values reach the page through textContent only (never as HTML): outputs are untrusted.
+// engine serve: the run page follows the run's progress summaries over Server-Sent Events; the runs
+// list refreshes and lists runs started after it loaded. Values reach the page through textContent
+// only (never as HTML): outputs are untrusted; the run page's figures come server-rendered, escaped.
 "use strict";
 
 function setField(root, name, value) {
@@ -31,9 +32,51 @@ function showProgress(section, p) {
   }
 }
 
+// The figures (variants table, forest plot, sections) are server-rendered: while the run moves, the
+// page re-fetches that fragment and swaps it in, never two at once, at most once per REDRAW_MS, and
+// on a big run (the fragment takes long to build) no sooner than twice its last build after it:
+// one open page keeps the server at most a third busy.
+const REDRAW_MS = 500;
+
+function figureRefresher(run) {
+  const root = document.body.dataset.root;
+  const grading = new URLSearchParams(window.location.search).get("grading");
+  const url = `${root}/runs/${run}/live` + (grading === null ? "" : `?grading=${encodeURIComponent(grading)}`);
+  let wanted = 0, busy = false, next = 0, timer = null;
+  async function redraw() {
+    timer = null;
+    busy = true;
+    const started = Date.now();
+    try {
+      const response = await fetch(url);
+      if (response.ok) {
+        const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+        const fresh = doc.getElementById("report"), shown = document.getElementById("report");
+        if (fresh && shown && Number(fresh.dataset.seq) > Number(shown.dataset.seq)) {
+          shown.replaceWith(document.adoptNode(fresh));
+          document.body.dataset.reportSeq = fresh.dataset.seq;  // for tests and scripts watching the page
+        }
+      }
+    } finally {
+      const took = Date.now() - started;
+      next = started + Math.max(REDRAW_MS, took + 2 * took);
+      busy = false;
+      schedule(wanted);
+    }
+  }
+  function schedule(seq) {
+    wanted = Math.max(wanted, seq);
+    const shown = Number(document.getElementById("report")?.dataset.seq ?? wanted);
+    if (busy || timer !== null || wanted <= shown) return;
+    timer = setTimeout(redraw, Math.max(0, next - Date.now()));
+  }
+  return schedule;
+}
+
 function followRun(section) {
   const root = document.body.dataset.root;
   const run = encodeURIComponent(section.dataset.run);
+  const redraw = figureRefresher(run);
   // the browser resumes with Last-Event-ID by itself after a dropped connection
   const source = new EventSource(`${root}/api/runs/${run}/events?after=${section.dataset.after}`);
   let wasRunning = null;
@@ -43,11 +86,16 @@ function followRun(section) {
     document.body.dataset.progressDone = String(p.done);  // for tests and scripts watching the page
     if (wasRunning && p.status !== "running") {
       source.close();
-      window.location.reload();  // the final report: variants, forest plot, flaky cases
+      window.location.reload();  // the final report: the stored one, with every section
     }
     wasRunning = p.status === "running";
+    if (wasRunning) redraw(p.seq);
   });
 }
+
+// The runs list asks for the runs every RUNS_POLL_MS, live or not (an answer from a quiet store is
+// memoised on the server): a run started elsewhere appears without a reload by hand.
+const RUNS_POLL_MS = 2000;
 
 async function refreshRuns(holder) {
   const root = document.body.dataset.root;
@@ -62,15 +110,14 @@ async function refreshRuns(holder) {
     badge.className = `badge ${run.status}`;
     row.cells[4].textContent = run.pass_rate === null ? "-" : `${(run.pass_rate * 100).toFixed(1)}%`;
   }
-  if (runs.some((r) => r.status === "running") || runs.length !== holder.querySelectorAll("tbody tr").length) {
-    if (runs.length !== holder.querySelectorAll("tbody tr").length) window.location.reload();
-    else setTimeout(() => refreshRuns(holder), 2000);
-  }
+  // a run started after the page loaded: the page reloads to list it (the server renders the rows)
+  if (runs.length !== holder.querySelectorAll("tbody tr").length) window.location.reload();
+  else setTimeout(() => refreshRuns(holder), RUNS_POLL_MS);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   const section = document.getElementById("progress");
   if (section) followRun(section);
   const runs = document.getElementById("runs");
-  if (runs && runs.dataset.live === "1") setTimeout(() => refreshRuns(runs), 2000);
+  if (runs) setTimeout(() => refreshRuns(runs), RUNS_POLL_MS);
 });
