@@ -9,7 +9,6 @@ from typing import Any
 from markupsafe import Markup
 
 from engine.errors import NotFoundError
-
 from engine.presentation.templates import render
 from engine.views.history import history
 from engine.web.context import WebContext
