@@ -109,17 +109,20 @@ async def matrix_page(request: Request) -> HTMLResponse:
     def url(**changed: object) -> str:
         return base + "/matrix?" + urlencode(query.params(**changed))
 
+    def export_url(kind: str) -> str:  # the same filters, search and sort: every kept row, not a page
+        return f"{root}/api/runs/{q(run_id)}/matrix.{kind}?" + urlencode(query.params(page=1))
+
     def body(ctx: WebContext) -> tuple[str, str]:
         variants, total, rows = ctx.views.use(_known(ctx, run_id), lambda v: matrix_rows(ctx.log, v, query))
         grading, name = ctx.views.use(run_id, lambda v: (v.state.grading, v.state.grading_name or "original"))
         html = render(
             "matrix_page.html", run_id=run_id, run_url=base, query=query, shows=SHOWS, sorts=SORTS,
             total=total, pages=pages(total, query.per_page), legend_items=LEGEND, variants=variants,
-            rows=rows, link=link, url=url, grading=grading, grading_name=name,
+            rows=rows, link=link, url=url, export_url=export_url, grading=grading, grading_name=name,
         )  # fmt: skip
         return f"matrix {run_id}", html
 
-    return await render_page(request, body)
+    return await render_page(request, body, "matrix")
 
 
 async def trial_page(request: Request) -> HTMLResponse:
