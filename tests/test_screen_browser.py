@@ -126,8 +126,8 @@ def test_the_filtered_view_downloads_as_csv_and_json(browser: BrowserThread, bas
         shown = page.locator('[data-field="total"]').inner_text()
         with page.expect_download() as done:
             page.click("a[data-export='csv']")
-        return (page.get_attribute("a[data-export='csv']", "href"), page.get_attribute("a[data-export='json']", "href"),
-                int(shown), done.value.suggested_filename)  # fmt: skip
+        hrefs = [page.get_attribute(f"a[data-export='{kind}']", "href") for kind in ("csv", "json")]
+        return *hrefs, int(shown), done.value.suggested_filename
 
     csv_href, json_href, total, filename = browser.call(links)
     kept = dict(parse_qsl(urlsplit(csv_href).query))
