@@ -1,0 +1,50 @@
+"""The HTML file's drill-down data: each shown cell's trials (output, graders' verdicts and reasons,
+error, costs) and its first output's word diff against the baseline's, as one JSON document the
+file's own script reads. Outputs are capped: the file must stay small enough to mail."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from engine.presentation.diff import word_diff
+from engine.presentation.matrix import MatrixRow
+from engine.store.projections.trials import TrialRecord
+
+OUTPUT_CHARS = 4000  # per trial in the file; engine serve's trial page has the whole output
+
+
+def trial_json(rec: TrialRecord, output: str | None) -> dict[str, object]:
+    return {
+        "repeat": rec.repeat + 1, "status": rec.status, "output": None if output is None else output[:OUTPUT_CHARS],
+        "error": f"{rec.error_class}: {rec.message}" if rec.error_class or rec.error_kind else rec.message or None,
+        "latency_ms": round(rec.latency_ms, 1), "cost_usd": rec.cost_usd, "tokens": rec.tokens_in + rec.tokens_out,
+        "grades": [
+            {"name": g.name, "passed": g.passed, "score": g.score, "reason": g.reason, "error": g.error}
+            for g in rec.grades
+        ],
+    }  # fmt: skip
+
+
+def drill_data(
+    rows: list[MatrixRow], baseline: str | None, output: Callable[[TrialRecord], str | None]
+) -> dict[str, object]:
+    """{baseline, cases: {case: {prompt, expected, cells: {variant: {trials, diff}}}}}."""
+    cases: dict[str, object] = {}
+    for row in rows:
+        base = row.cells.get(baseline) if baseline else None
+        cells: dict[str, object] = {}
+        for variant, cell in row.cells.items():
+            diff = None
+            if base is not None and variant != baseline and base.output is not None and cell.output is not None:
+                found = word_diff(base.output, cell.output)
+                diff = {"base": found.base, "candidate": found.candidate}
+            trials = [trial_json(r, output(r)) for r in sorted(cell.finished, key=lambda r: r.repeat)]
+            cells[variant] = {"verdict": cell.verdict, "word": cell.word, "trials": trials, "diff": diff}
+        cases[row.case] = {"prompt": row.prompt, "expected": row.expected, "tags": row.tags, "cells": cells}
+    return {"baseline": baseline, "cases": cases}
+
+
+def script_json(data: object) -> str:
+    """JSON safe inside a <script type="application/json">: no `<` at all, so nothing ends it early."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
