@@ -36,7 +36,12 @@ def drill_data(
         cells: dict[str, object] = {}
         for variant, cell in row.cells.items():
             diff = None
-            if base is not None and variant != baseline and base.output is not None and cell.output is not None:
+            if (
+                base is not None
+                and variant != baseline
+                and base.output is not None
+                and cell.output is not None
+            ):
                 found = word_diff(base.output, cell.output)
                 diff = {"base": found.base, "candidate": found.candidate}
             trials = [trial_json(r, output(r)) for r in sorted(cell.finished, key=lambda r: r.repeat)]
