@@ -15,15 +15,21 @@ OUTPUT_CHARS = 4000  # per trial in the file; engine serve's trial page has the 
 
 
 def trial_json(rec: TrialRecord, output: str | None) -> dict[str, object]:
+    error = f"{rec.error_class}: {rec.message}" if rec.error_class or rec.error_kind else rec.message or None
+    grades = [
+        {"name": g.name, "passed": g.passed, "score": g.score, "reason": g.reason, "error": g.error}
+        for g in rec.grades
+    ]
     return {
-        "repeat": rec.repeat + 1, "status": rec.status, "output": None if output is None else output[:OUTPUT_CHARS],
-        "error": f"{rec.error_class}: {rec.message}" if rec.error_class or rec.error_kind else rec.message or None,
-        "latency_ms": round(rec.latency_ms, 1), "cost_usd": rec.cost_usd, "tokens": rec.tokens_in + rec.tokens_out,
-        "grades": [
-            {"name": g.name, "passed": g.passed, "score": g.score, "reason": g.reason, "error": g.error}
-            for g in rec.grades
-        ],
-    }  # fmt: skip
+        "repeat": rec.repeat + 1,
+        "status": rec.status,
+        "output": None if output is None else output[:OUTPUT_CHARS],
+        "error": error,
+        "latency_ms": round(rec.latency_ms, 1),
+        "cost_usd": rec.cost_usd,
+        "tokens": rec.tokens_in + rec.tokens_out,
+        "grades": grades,
+    }
 
 
 def drill_data(
