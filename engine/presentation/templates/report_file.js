@@ -71,9 +71,11 @@
     document.getElementById("file-count").textContent = String(shown);
   }
 
-  function diffPre(pieces) {
+  function diffPre(ops, skip) {  // one side of the diff: the base skips "ins", the candidate "del"
     const pre = el("pre", null, "diff");
-    for (const [kind, text] of pieces) pre.append(kind === "same" ? document.createTextNode(text) : el(kind, text));
+    for (const [kind, text] of ops) {
+      if (kind !== skip) pre.append(kind === "same" ? document.createTextNode(text) : el(kind, text));
+    }
     return pre;
   }
 
@@ -89,9 +91,9 @@
     if (cell.diff) {
       const pair = el("div", null, "diff-pair");
       const left = el("div");
-      left.append(el("h3", `${data.baseline} (baseline)`), diffPre(cell.diff.base));
+      left.append(el("h3", `${data.baseline} (baseline)`), diffPre(cell.diff, "ins"));
       const right = el("div");
-      right.append(el("h3", variant), diffPre(cell.diff.candidate));
+      right.append(el("h3", variant), diffPre(cell.diff, "del"));
       pair.append(left, right);
       body.append(el("h3", "Diff against the baseline (first repeat)"), pair);
     }
@@ -100,6 +102,7 @@
       box.append(el("h3", `repeat ${t.repeat}: ${t.status}`),
         el("p", `${t.latency_ms} ms · ${t.tokens} tokens · $${t.cost_usd}`, "note"));
       box.append(t.output === null ? el("p", "(no output)", "note") : el("pre", t.output, "out"));
+      if (t.cut) box.append(el("p", `… ${t.cut} more characters (engine serve's trial page has them)`, "note"));
       if (t.error) box.append(el("p", t.error, "warn"));
       const grades = el("ul", null, "grades");
       for (const g of t.grades) {
