@@ -53,9 +53,11 @@ trio.run(main)
 
 def measure(trials: int, chars: int, work: Path) -> tuple[int, float]:
     store = work / f"st-{chars}"
-    subprocess.run([sys.executable, "-c", MAKE_RUN, str(trials), str(store), str(chars)], cwd=ROOT, check=True)
+    make = [sys.executable, "-c", MAKE_RUN, str(trials), str(store), str(chars)]
+    subprocess.run(make, cwd=ROOT, check=True)
     out = work / f"file-{chars}.html"
-    cmd = [sys.executable, "-m", "engine.cli.main", "report", "file", "--store", str(store), "--html", str(out)]
+    cmd = [sys.executable, "-m", "engine.cli.main", "report", "file", "--store", str(store)]
+    cmd += ["--html", str(out)]
     start = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
     return out.stat().st_size, time.perf_counter() - start
