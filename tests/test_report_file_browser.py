@@ -1,7 +1,7 @@
 """The self-contained HTML file (`engine report RUN --html FILE`) opened from file:// in headless
 Chromium with the network cut: the outputs in the matrix, a search that finds words from an output, a
 filter, a drill-down to a cell's trials with the graders' reasons and the diff against the baseline,
-keys, and no sideways scroll at 390 px. Waits are on selectors only."""
+keys, no sideways scroll at 390 px, and dark mode. Waits are on selectors only."""
 
 from __future__ import annotations
 
@@ -122,12 +122,16 @@ def test_the_files_search_filters_and_keys(browser: BrowserThread, made: tuple[P
             page.set_viewport_size({"width": 390, "height": 844})
             page.wait_for_selector("#drill[hidden]", state="attached")
             width = page.evaluate("document.documentElement.scrollWidth")
-            return found, focused, opened, width, asked
+            page.emulate_media(color_scheme="dark")
+            dark = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            return found, focused, opened, width, dark, asked
         finally:
+            page.emulate_media(color_scheme="light")
             page.set_viewport_size({"width": 1280, "height": 900})
             page.unroute("http*://**")
 
-    found, focused, opened, width, asked = browser.call(use)
+    found, focused, opened, width, dark, asked = browser.call(use)
     assert sorted(found) == expected
     assert focused == opened == order[1]
     assert width == 390 and asked == []
+    assert dark == "rgb(13, 17, 23)"  # the system's dark mode, as the served pages
