@@ -148,7 +148,11 @@ def test_html_report_is_one_self_contained_file(store: tuple[Path, dict]) -> Non
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().strip() == "out.html"
     html = (cwd / "out.html").read_text()
-    assert "<svg" in html and "<script" not in html.lower()
+    # its own script and data are inline (it opens from file://): nothing is fetched
+    assert "<svg" in html and re.findall(r"<script[^>]*>", html, re.I) == [
+        '<script type="application/json" id="file-data">',
+        "<script>",
+    ]
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
     assert "http://" not in html and "https://" not in html
     assert "<i>name</i>" not in html and "odd | &lt;i&gt;name&lt;/i&gt;" in html
@@ -177,7 +181,8 @@ def test_the_html_file_carries_the_output_matrix(store: tuple[Path, dict]) -> No
     assert run_engine("report", "r1", "--html", "matrix.html", "--store", "st", cwd=cwd).returncode == 0
     page = (cwd / "matrix.html").read_text()
     matrix = page.split('data-section="matrix"')[1]
-    cells = re.findall(r'<td class="cell-box (\w+)" data-verdict="\w+">(.*?)</td>', matrix, re.S)
+    cell = r'<td class="cell-box (\w+)" data-verdict="\w+" data-variant="[^"]*">(.*?)</td>'
+    cells = re.findall(cell, matrix, re.S)
     assert len(cells) == 6 * len(report["variants"])  # six cases, every variant
     verdicts = {(s["variant"], s["case"]): s["verdict"] for s in report["scenarios"]}
     assert sorted(v for v, _ in cells) == sorted(verdicts.values())  # the report's verdicts

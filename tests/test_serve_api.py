@@ -127,8 +127,7 @@ async def _next_event(lines) -> tuple[str, str]:  # noqa: ANN001
 def test_binding_beyond_localhost_needs_a_token(store: Path) -> None:
     refused = run_engine("serve", "--store", str(store), "--host", "0.0.0.0", cwd=store.parent)
     assert refused.returncode == 2 and b"--token" in refused.stderr and b"Traceback" not in refused.stderr
-    missing = run_engine("serve", "--store", str(store / "nowhere"), cwd=store.parent)
-    assert missing.returncode == 2 and b"no store" in missing.stderr
+    # a store that does not exist yet is waited for (tests/test_serve_states.py)
 
 
 TOKEN = "s3cret-s3cret-s3cret"

@@ -26,17 +26,22 @@ def _words(text: str) -> list[str]:
     return re.findall(r"\S+\s*|\s+", text[:MAX_DIFF_CHARS])
 
 
-def word_diff(base: str, candidate: str) -> WordDiff:
+def word_ops(base: str, candidate: str) -> list[Piece]:
+    """One sequence of pieces: "same" text once, then what only the base has ("del") and what only the
+    candidate has ("ins"). The base is same+del, the candidate same+ins (half a WordDiff's size)."""
     a, b = _words(base), _words(candidate)
-    left: list[Piece] = []
-    right: list[Piece] = []
+    ops: list[Piece] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op == "equal":
-            left.append(("same", "".join(a[i1:i2])))
-            right.append(("same", "".join(b[j1:j2])))
+            ops.append(("same", "".join(a[i1:i2])))
             continue
         if i2 > i1:
-            left.append(("del", "".join(a[i1:i2])))
+            ops.append(("del", "".join(a[i1:i2])))
         if j2 > j1:
-            right.append(("ins", "".join(b[j1:j2])))
-    return WordDiff(left, right)
+            ops.append(("ins", "".join(b[j1:j2])))
+    return ops
+
+
+def word_diff(base: str, candidate: str) -> WordDiff:
+    ops = word_ops(base, candidate)
+    return WordDiff([p for p in ops if p[0] != "ins"], [p for p in ops if p[0] != "del"])

@@ -19,7 +19,7 @@ from starlette.staticfiles import StaticFiles
 from engine.errors import UserError
 from engine.presentation.templates import TEMPLATES
 from engine.store.contract import EventStore
-from engine.web import json_api, label_pages, labelling, pages, sse
+from engine.web import json_api, label_pages, labelling, matrix_export, pages, sse
 from engine.web.auth import TokenGate, check_token
 from engine.web.context import WebContext
 from engine.web.host_guard import HostGate, SecureHeaders
@@ -83,6 +83,7 @@ def serve_app(
         Route("/api/runs/{run_id}", json_api.run_report),
         Route("/api/runs/{run_id}/progress", json_api.run_progress),
         Route("/api/runs/{run_id}/trials", json_api.run_trials),
+        *matrix_export.ROUTES,  # before /api/runs/{run_id}/matrix: `.csv` is not a run's sub-path
         Route("/api/runs/{run_id}/matrix", json_api.run_matrix),
         Route("/api/runs/{run_id}/events", sse.run_events),
         Route("/api/compare", json_api.compare),

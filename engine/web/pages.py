@@ -30,8 +30,25 @@ Body = Callable[[WebContext], tuple[str, str]]
 
 
 def error_page(request: Request, exc: Exception) -> HTMLResponse:
+    """A 404 (unknown run, case or experiment) or 400 page that says what was not found and links back."""
     status = 404 if isinstance(exc, NotFoundError) else 400
-    return HTMLResponse(page(request, "error", f'<p class="warn">{e(exc)}</p>'), status)
+    title = "Not found" if status == 404 else "Bad request"
+    back = f'<p class="way-back"><a href="{href(_root(request) + "/")}">Back to the runs</a></p>'
+    body = f'<h1>{title}</h1><p class="warn" id="error">{e(exc)}</p>{back}'
+    return HTMLResponse(page(request, title, body, "keys"), status)
+
+
+EMPTY = (
+    '<div class="empty" id="empty-store"><p>This store holds no runs yet. Run an experiment into it, '
+    "for example the quickstart:</p><pre><code>{command}</code></pre>"
+    "<p>then reload this page.</p></div>"
+)
+
+
+def empty_store(ctx: WebContext) -> str:
+    from engine.web.starter import starter_command
+
+    return EMPTY.format(command=e(starter_command(ctx.log)))
 
 
 async def render_page(request: Request, body: Body, script: str = "") -> HTMLResponse:
@@ -65,6 +82,8 @@ async def runs_page(request: Request) -> HTMLResponse:
         ]
         header = ["run", "experiment", "status", "trials", "pass rate", "started", "origin"]
         running = any('class="badge running"' in row[2] for row in rows)
+        if not rows:
+            return "Runs", f'<h1>Runs</h1><div id="runs" data-live="1">{empty_store(ctx)}</div>'
         return "Runs", f'<h1>Runs</h1><div id="runs" data-live="{int(running)}">{table(header, rows)}</div>'
 
     return await render_page(request, body, "runs")
@@ -106,6 +125,9 @@ async def matrix_page(request: Request) -> HTMLResponse:
     def url(**changed: object) -> str:
         return base + "/matrix?" + urlencode(query.params(**changed))
 
+    def export_url(kind: str) -> str:  # the same filters, search and sort: every kept row, not a page
+        return f"{root}/api/runs/{q(run_id)}/matrix.{kind}?" + urlencode(query.params(page=1))
+
     def body(ctx: WebContext) -> tuple[str, str]:
         variants, total, rows = ctx.at_round(
             _known(ctx, run_id), query.grading, lambda v: matrix_rows(ctx.log, v, query)
@@ -115,12 +137,12 @@ async def matrix_page(request: Request) -> HTMLResponse:
         html = render(
             "matrix_page.html", run_id=run_id, run_url=base, query=query, shows=SHOWS, sorts=SORTS,
             total=total, pages=pages(total, query.per_page), legend_items=LEGEND, variants=variants,
-            rows=rows, link=link, url=url, grading=grading, rounds=rounds,
+            rows=rows, link=link, url=url, export_url=export_url, grading=grading, rounds=rounds,
             grading_name=dict(rounds).get(grading, "original"),
         )  # fmt: skip
         return f"matrix {run_id}", html
 
-    return await render_page(request, body)
+    return await render_page(request, body, "matrix")
 
 
 async def trial_page(request: Request) -> HTMLResponse:

@@ -8,6 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from engine.errors import NotFoundError
 from engine.presentation.templates import render
 from engine.store.snapshots import run_ids
 from engine.views.history import history
@@ -22,7 +23,7 @@ from engine.web.trials_api import TrialFilter, trials_page
 
 def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str) -> tuple[str, str]:
     f = TrialFilter(case=case, variant=variant, limit=500)
-    found = ctx.views.use(run_id, lambda v: trials_page(ctx.log, v, f))
+    found = ctx.views.use(run_id, lambda v: _known_case(v, case) and trials_page(ctx.log, v, f))
     by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for t in found["trials"]:  # type: ignore[attr-defined]
         t["facts"] = _facts(t)
@@ -36,6 +37,14 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
         expected=expected, labels=Markup(label_panel(ctx, run_id, case, shown, root) if shown else ""),
     )  # fmt: skip
     return f"{case} {run_id}", body
+
+
+def _known_case(view: Any, case: str) -> bool:
+    """An unknown case (or variant) is a 404: neither in the spec nor among the trials logged."""
+    cases = {c.id for c in view.spec.cases} if view.spec else set()
+    if case not in cases and case not in view.trials.case_order:
+        raise NotFoundError(f"no case {case!r} in run {view.trials.run_id!r}")
+    return True
 
 
 def _facts(t: dict[str, Any]) -> str:
@@ -158,6 +167,8 @@ def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
 def history_body(ctx: WebContext, experiment: str, root: str) -> tuple[str, str]:
     """The experiment's runs from the history projection (as `engine history`), green ones marked."""
     runs = history(ctx.log, experiment)
+    if not runs:
+        raise NotFoundError(f"no experiment {experiment!r} in this store")
     points = [Point(p.run_id, p.pass_rate) for p in runs if p.pass_rate is not None]
     rows = [
         [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import time
 import webbrowser
 from pathlib import Path
 
@@ -75,6 +76,8 @@ def run_server(
 ) -> None:
     """Serve until interrupted; prints the URL (with the actual port when port is 0) first. With a
     token, people may label outputs (`labels`: a bundle's view keeps nothing, so it never labels)."""
+    if isinstance(store, Path):
+        wait_for_store(store)
     app = serve_app(store, token, check_bind(host, token, extra_hosts), labels)
     config = Config()
     config.bind = [bind_address(host, port)]
@@ -98,6 +101,30 @@ def run_server(
         if refused is None:
             raise
         raise refused from None
+
+
+def wait_for_store(store: Path, every_s: float = 0.25) -> None:
+    """A store that does not exist yet (a view opened before the first run): say so, then serve it as
+    soon as a run creates it. Polling: LMDB has no event to wait on, and a quarter second is unseen."""
+    if _ready(store):
+        return
+    from engine.web.starter import starter_command
+
+    print(
+        f"engine serve: no store at {store} yet; waiting for it (a run creates it, for example "
+        f"`{starter_command(store)}`; Ctrl-C stops)",
+        flush=True,
+    )
+    try:
+        while not _ready(store):
+            time.sleep(every_s)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def _ready(store: Path) -> bool:
+    data = store / "data.mdb"
+    return data.exists() and data.stat().st_size > 0  # LMDB has written its first pages
 
 
 def bind_refused(exc: BaseException, host: str, port: int) -> InputError | None:

@@ -79,7 +79,8 @@ def series(points: Sequence[Point], title: str, line: bool = False) -> str:
 
 
 def _svg(height: int, inner: str, title: str) -> str:
+    # scales with its viewBox; on a phone its box scrolls so the text stays readable (style.css)
     return (
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" '
-        f'aria-label="{e(title)}">{inner}</svg>'
+        f'<div class="chart-box"><svg class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
+        f'height="{height}" role="img" aria-label="{e(title)}">{inner}</svg></div>'
     )

@@ -115,9 +115,62 @@ async function refreshRuns(holder) {
   else setTimeout(() => refreshRuns(holder), RUNS_POLL_MS);
 }
 
+// Keys on every page: "/" focuses the search, j/k move to the next/previous case of the matrix, Enter
+// opens it, Esc closes what is open (expanded outputs, the search box's focus).
+function caseRows() {
+  return [...document.querySelectorAll("table.matrix tbody tr[data-case]")];
+}
+
+function moveCase(step) {
+  const rows = caseRows();
+  if (!rows.length) return false;
+  const at = rows.findIndex((row) => row.classList.contains("kbd-focus"));
+  const next = rows[at < 0 ? (step > 0 ? 0 : rows.length - 1) : Math.min(rows.length - 1, Math.max(0, at + step))];
+  rows.forEach((row) => row.classList.remove("kbd-focus"));
+  next.classList.add("kbd-focus");
+  next.scrollIntoView({block: "nearest"});
+  document.body.dataset.focusCase = next.dataset.case;  // for tests and scripts watching the page
+  return true;
+}
+
+function closeAll() {
+  document.querySelectorAll("details[open]").forEach((d) => d.removeAttribute("open"));
+  document.querySelectorAll("tr.kbd-focus").forEach((row) => row.classList.remove("kbd-focus"));
+  delete document.body.dataset.focusCase;
+}
+
+function onKey(event) {
+  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+  const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement
+    || event.target instanceof HTMLSelectElement;
+  if (typing) {
+    if (event.key === "Escape") event.target.blur();
+    return;
+  }
+  if (document.querySelector(".label-row")) return;  // the labelling panel has its own keys
+  const search = document.querySelector('input[type="search"], input[name="q"]');
+  const focused = document.querySelector("tr.kbd-focus");
+  const actions = {
+    "/": () => search && (search.focus(), search.select(), true),
+    j: () => moveCase(1),
+    k: () => moveCase(-1),
+    Enter: () => {
+      const link = focused && focused.querySelector("td.case a");
+      if (link) window.location.assign(link.href);
+      return Boolean(link);
+    },
+    Escape: () => (closeAll(), true),
+  };
+  const action = actions[event.key];
+  if (action && action()) event.preventDefault();
+}
+
+document.addEventListener("keydown", onKey);
+
 document.addEventListener("DOMContentLoaded", () => {
   const section = document.getElementById("progress");
   if (section) followRun(section);
   const runs = document.getElementById("runs");
   if (runs) setTimeout(() => refreshRuns(runs), RUNS_POLL_MS);
+  document.body.dataset.keys = "1";  // the keys are bound
 });

@@ -1,0 +1,66 @@
+"""The matrix view as a download (CSV or JSON): every row the page's filters, search and sort keep
+(not only the page shown), one line per case and variant, each with its whole first output."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from engine.web.json_api import in_view
+from engine.web.matrix_view import cell_json, matrix_rows, query_of
+
+COLUMNS = ["case", "tags", "variant", "verdict", "label", "passes", "scored", "repeats", "errors",
+           "grading_errors", "error_class", "score", "latency_ms", "cost_usd", "output"]  # fmt: skip
+ALL_ROWS = 10**9  # the download holds every kept row: pages are for reading, not for exporting
+
+
+async def _records(request: Request) -> tuple[str, list[dict[str, object]]]:
+    run_id = request.path_params["run_id"]
+    query = dataclasses.replace(query_of(request.query_params), offset=0, per_page=ALL_ROWS)
+
+    def read(ctx, view) -> list[dict[str, object]]:  # noqa: ANN001
+        variants, _total, rows = matrix_rows(ctx.log, view, query)
+        return [
+            {"case": r.case, "tags": r.tags, "variant": v} | cell_json(c) | {"output": c.output}
+            for r in rows
+            for v in variants
+            if (c := r.cells.get(v)) is not None
+        ]
+
+    return run_id, await in_view(request, run_id, read)
+
+
+async def matrix_csv(request: Request) -> Response:
+    run_id, records = await _records(request)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for rec in records:
+        writer.writerow(rec | {"tags": " ".join(rec["tags"])})  # type: ignore[arg-type]
+    return _download(out.getvalue(), "text/csv; charset=utf-8", f"{run_id}-matrix.csv")
+
+
+async def matrix_json(request: Request) -> Response:
+    import msgspec
+
+    run_id, records = await _records(request)
+    body = msgspec.json.encode({"run_id": run_id, "cells": records}).decode()
+    return _download(body, "application/json", f"{run_id}-matrix.json")
+
+
+def _download(body: str, media_type: str, name: str) -> Response:
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+    return Response(
+        body, media_type=media_type, headers={"content-disposition": f'attachment; filename="{safe}"'}
+    )
+
+
+ROUTES = [
+    Route("/api/runs/{run_id}/matrix.csv", matrix_csv),
+    Route("/api/runs/{run_id}/matrix.json", matrix_json),
+]
