@@ -77,6 +77,8 @@ class AgentReport(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True,
 
     stderr_hash: str = ""  # blob of the agent's stderr, when it wrote any
     metrics: dict[str, float] = {}  # from ENGINE_METRICS_FILE (tool_calls...)
+    transcript_hash: str = ""  # blob of the conversation it wrote to ENGINE_TRANSCRIPT (JSONL messages)
+    tools: dict[str, int] = {}  # that transcript's tool calls per tool name
 
 
 class TrialCompleted(Event, tag="trial.completed"):

@@ -67,6 +67,7 @@ def variant_report(
         mean_tool_calls=rnd(totals.tool_calls / SCALE / totals.tool_trials) if totals.tool_trials else None,
         tool_success_rate=rnd(totals.tool_ok / totals.tool_known) if totals.tool_known else None,
         unscored_cases=sum(1 for c in cells if _unscored_by_errors(c)),
+        tool_calls_by_tool=dict(sorted(totals.tools.items())),
     )
 
 
