@@ -9,6 +9,7 @@ from typing import Any
 from markupsafe import Markup
 
 from engine.presentation.templates import render
+from engine.presentation.transcript import conversation, criterion_scores
 from engine.views.history import history
 from engine.web.context import WebContext
 from engine.web.diffs import diffs_html
@@ -25,6 +26,8 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
     by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for t in found["trials"]:  # type: ignore[attr-defined]
         t["facts"] = _facts(t)
+        t["conversation"] = conversation(t.get("transcript"))
+        t["criteria"] = {g["name"]: criterion_scores(g.get("raw", "")) for g in t["grades"]}
         by_variant[t["variant"]].append(t)
     shown = [t for trials in by_variant.values() for t in trials]
     first = shown[0] if shown else {}

@@ -51,4 +51,9 @@ def stderr_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
 
 
-__all__ = ["RunTrials", "output_of", "reproducer_of", "stderr_of", "trial_fields"]
+def transcript_of(log: EventStore, rec: TrialRecord) -> str | None:
+    """The JSONL conversation a command agent wrote (ENGINE_TRANSCRIPT), when it wrote one."""
+    return read_text(log, rec.transcript_hash) if rec.transcript_hash else None
+
+
+__all__ = ["RunTrials", "output_of", "reproducer_of", "stderr_of", "trial_fields", "transcript_of"]
