@@ -172,7 +172,8 @@ async def call_trial(
         tokens_out=response.tokens_out, cost_usd=response.cost_usd, exit_code=response.exit_code,
         attempts=response.attempts,
         agent=k.AgentReport(
-            stderr_hash=stderr_key, metrics=response.metrics, transcript_hash=transcript_key, tools=response.tools,
+            stderr_hash=stderr_key, metrics=response.metrics, transcript_hash=transcript_key,
+            tools=response.tools,
         ) if stderr_key or transcript_key or response.metrics else None,
     )  # fmt: skip
     return WriteBatch([completed], blobs), GradeJob(job.variant, job.case, repeat, response.text, completed)

@@ -16,16 +16,19 @@ from tests.serve_helpers import serving
 
 AGENT = '''
 import json, os, sys
+
+def call(id, name, **arguments):
+    return {"id": id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
 prompt = sys.stdin.read()
 messages = [
     {"role": "user", "content": prompt},
     {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "search_docs", "arguments": "{\\"query\\": \\"refund policy\\"}"}},
-        {"id": "call_2", "type": "function", "function": {"name": "search_docs", "arguments": "{\\"query\\": \\"store credit\\"}"}}]},
+        call("call_1", "search_docs", query="refund policy"),
+        call("call_2", "search_docs", query="store credit")]},
     {"role": "tool", "tool_call_id": "call_1", "content": "Refunds within 30 days."},
     {"role": "tool", "tool_call_id": "call_2", "content": "Store credit never expires."},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_3", "type": "function", "function": {"name": "send_reply", "arguments": "{\\"to\\": \\"customer\\"}"}}]},
+    {"role": "assistant", "content": None, "tool_calls": [call("call_3", "send_reply", to="customer")]},
     {"role": "tool", "tool_call_id": "call_3", "content": "sent"},
     {"role": "assistant", "content": "Refunds within 30 days."},
 ]
@@ -34,6 +37,7 @@ with open(os.environ["ENGINE_TRANSCRIPT"], "w") as f:
         f.write(json.dumps(m) + "\\n")
 print("Refunds within 30 days.")
 '''
+ROLES = ["user", "assistant", "tool", "tool", "assistant", "tool", "assistant"]
 
 
 def write_experiment(cwd: Path, agent: str = AGENT, cases: int = 2) -> None:
@@ -80,7 +84,9 @@ def browser():
     thread.close()
 
 
-def test_the_trial_page_shows_the_transcript_as_a_conversation(browser: BrowserThread, tmp_path: Path) -> None:
+def test_the_trial_page_shows_the_transcript_as_a_conversation(
+    browser: BrowserThread, tmp_path: Path
+) -> None:
     write_experiment(tmp_path)
     run(tmp_path)
     with serving(tmp_path / "st") as url:
@@ -96,7 +102,7 @@ def test_the_trial_page_shows_the_transcript_as_a_conversation(browser: BrowserT
             return roles, tools, args, answers
 
         roles, tools, args, answers = browser.call(open_trial)
-    assert [r.lower() for r in roles] == ["user", "assistant", "tool", "tool", "assistant", "tool", "assistant"]
+    assert [r.lower() for r in roles] == ROLES
     assert tools == ["search_docs", "search_docs", "send_reply"]
     assert json.loads(args[1]) == {"query": "store credit"}
     assert answers[0] == "result of search_docs (call_1)"

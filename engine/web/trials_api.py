@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from engine.events.graders import JudgeGraderSpec
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
-from engine.views.export import output_of, stderr_of, trial_fields, transcript_of
+from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
 from engine.web.data import RunView
 
 MAX_LIMIT = 500
