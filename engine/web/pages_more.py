@@ -10,6 +10,7 @@ from markupsafe import Markup
 
 from engine.presentation.templates import render
 from engine.presentation.transcript import conversation, criterion_scores
+from engine.views.compare import NOTHING
 from engine.views.history import history
 from engine.web.context import WebContext
 from engine.web.diffs import diffs_html
@@ -61,12 +62,17 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
         return "Compare", "<h1>Compare two runs</h1>" + form
     r = comparison_json(ctx, base, cand)
     verdict = (
-        '<p class="warn">REGRESSED: ' + e("; ".join(r["regressions"])) + "</p>"
+        '<p class="warn nothing-to-compare">Nothing to compare: the runs share no case.</p>'
+        if r["nothing_to_compare"]
+        else '<p class="warn">REGRESSED: ' + e("; ".join(r["regressions"])) + "</p>"
         if r["regressed"]
         else '<p class="ok">Gate passes: no regression.</p>'
     )
     body = f"<h1>{e(r['candidate_run'])} vs {e(r['baseline_run'])}</h1>" + form + verdict
-    body += "".join(f'<p class="warn">{e(w)}</p>' for w in r["warnings"])
+    body += "".join(f'<p class="warn">{e(w)}</p>' for w in r["warnings"] if w != NOTHING)
+    body += _spec_differences(r["spec_differences"])
+    if r["nothing_to_compare"]:
+        return f"compare {cand} vs {base}", body
     trial_url = run_url(root, r["candidate_run"], "/trial")
     for title, key in (("Newly failing", "newly_failing"), ("Newly passing", "newly_passing")):
         rows = [
@@ -110,6 +116,15 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
         ["variant", "metric", "base", "candidate", "delta", "p", "direction", "regressed"], rows
     )
     return f"compare {cand} vs {base}", body
+
+
+def _spec_differences(differences: list[dict[str, str]]) -> str:
+    if not differences:
+        return ""
+    rows = [[f"<code>{e(d['field'])}</code>", e(d["baseline"]), e(d["candidate"])] for d in differences]
+    return '<h2>Spec fields that differ</h2><div class="scroll spec-differences">' + table(
+        ["field", "base", "candidate"], rows
+    ) + "</div>"
 
 
 def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
