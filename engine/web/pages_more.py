@@ -13,7 +13,7 @@ from engine.presentation.transcript import conversation, criterion_scores
 from engine.views.compare import NOTHING
 from engine.views.history import history
 from engine.web.context import WebContext
-from engine.web.diffs import diffs_html
+from engine.web.diffs import baseline_diffs, diffs_html
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
 from engine.web.json_api import comparison_json
 from engine.web.label_pages import label_panel
@@ -31,12 +31,14 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
         t["criteria"] = {g["name"]: criterion_scores(g.get("raw", "")) for g in t["grades"]}
         by_variant[t["variant"]].append(t)
     shown = [t for trials in by_variant.values() for t in trials]
+    baseline = ctx.views.use(run_id, lambda v: next(iter(v.state.variants), None))
     first = shown[0] if shown else {}
     expected = "\n".join(x for x in (first.get("expected"), first.get("reference")) if x)
     body = render(
         "trial_page.html", case=case, run_id=run_id, run_link=run_url(root, run_id),
         matrix_link=run_url(root, run_id, "/matrix"), by_variant=by_variant, prompt=first.get("prompt", ""),
-        expected=expected, labels=Markup(label_panel(ctx, run_id, case, shown, root) if shown else ""),
+        expected=expected, baseline=baseline, baseline_diffs=baseline_diffs(by_variant, baseline),
+        labels=Markup(label_panel(ctx, run_id, case, shown, root) if shown else ""),
     )  # fmt: skip
     return f"{case} {run_id}", body
 
