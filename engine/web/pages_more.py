@@ -12,6 +12,7 @@ from engine.presentation.templates import render
 from engine.presentation.transcript import conversation, criterion_scores
 from engine.views.compare import NOTHING
 from engine.views.history import history
+from engine.views.pairwise_trials import case_pairwise
 from engine.web.context import WebContext
 from engine.web.diffs import baseline_diffs, diffs_html
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
@@ -25,7 +26,9 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
     f = TrialFilter(case=case, variant=variant, limit=500)
     found = ctx.views.use(run_id, lambda v: trials_page(ctx.log, v, f))
     by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    pairwise = case_pairwise(ctx.log, run_id, case)
     for t in found["trials"]:  # type: ignore[attr-defined]
+        t["pairwise"] = pairwise.get((t["variant"], t["repeat"] - 1), [])  # the API numbers repeats from 1
         t["facts"] = _facts(t)
         t["conversation"] = conversation(t.get("transcript"))
         t["criteria"] = {g["name"]: criterion_scores(g.get("raw", "")) for g in t["grades"]}
