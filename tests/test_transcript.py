@@ -68,6 +68,21 @@ def test_the_report_counts_the_transcripts_tool_calls_per_tool(tmp_path: Path) -
     assert "agent calls by tool: search_docs 4, send_reply 2" in shown.stdout.decode()
 
 
+def test_the_exports_carry_the_agents_own_transcript(tmp_path: Path) -> None:
+    write_experiment(tmp_path, cases=1)
+    run(tmp_path)
+    lines = run_engine("export", "t1", "--format", "jsonl", "--store", "st", cwd=tmp_path).stdout.splitlines()
+    (record,) = [json.loads(line) for line in lines]
+    assert [m["role"] for m in record["transcript"]] == ROLES
+    assert record["transcript"][1]["tool_calls"][0]["function"]["name"] == "search_docs"
+    ran = run_engine("export", "t1", "--format", "rundir", "--out", "rd", "--store", "st", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr.decode()
+    (path,) = (tmp_path / "rd").rglob("transcript.json")
+    assert json.loads(path.read_text())["messages"] == record["transcript"]
+    checked = run_engine("check", "--store", "st", cwd=tmp_path)  # the transcript blob is referenced
+    assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
+
+
 def test_a_transcript_line_that_is_not_a_message_is_a_bad_transcript_error(tmp_path: Path) -> None:
     broken = 'import os\nopen(os.environ["ENGINE_TRANSCRIPT"], "w").write("{not json\\n")\nprint("30 days")\n'
     write_experiment(tmp_path, broken, cases=1)

@@ -56,4 +56,12 @@ def transcript_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.transcript_hash) if rec.transcript_hash else None
 
 
-__all__ = ["RunTrials", "output_of", "reproducer_of", "stderr_of", "trial_fields", "transcript_of"]
+def agent_messages(log: EventStore, rec: TrialRecord) -> list[dict[str, object]] | None:
+    """That conversation as a list of messages (each line was checked when the trial ran)."""
+    text = transcript_of(log, rec)
+    return None if text is None else [msgspec.json.decode(line) for line in text.splitlines() if line.strip()]
+
+
+__all__ = [
+    "RunTrials", "agent_messages", "output_of", "reproducer_of", "stderr_of", "trial_fields", "transcript_of",
+]  # fmt: skip
