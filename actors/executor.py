@@ -17,8 +17,8 @@ from engine.actors.channels import put
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.secrets import redact
 from engine.actors.targets.adaptive import AdaptiveLimit, LimitStatistics
-from engine.actors.targets.base import Target, TargetError, check_response
 from engine.actors.targets.retry import call_with_retries
+from engine.actors.targets.target_protocol import Target, TargetError, check_response
 from engine.events import kinds as k
 from engine.events.spec import TargetSpec
 from engine.store.blobs import pack_blob

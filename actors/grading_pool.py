@@ -9,10 +9,11 @@ from collections.abc import Callable
 import trio
 
 from engine.actors.channels import put
-from engine.actors.graders.base import Grader, Submission, composite, result
+from engine.actors.graders.grader_protocol import Grader, Submission, composite, result
 from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.messages import GradeJob, WriteBatch
 from engine.events import kinds as k
+from engine.events.graders import GRADERS
 from engine.events.kinds import GraderResult
 
 MakeGraders = Callable[[], list[Grader]]
@@ -77,7 +78,7 @@ async def grade_all(job: GradeJob, graders: list[Grader]) -> list[GraderResult]:
     if job.precomputed is not None and len(job.precomputed) == len(graders):
         cheap = {id(g): found for g, found in zip(graders, job.precomputed, strict=True) if found is not None}
     else:
-        cheap = {id(g): await g.grade(submission) for g in graders if g.spec.kind != "judge"}
+        cheap = {id(g): await g.grade(submission) for g in graders if not GRADERS.of(g.spec).calls_model}
     failed_gate = next((r.name for r in cheap.values() if r.gate and not r.passed), None)
     results = []
     for grader in graders:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.events.kinds import Event, GraderResult, TrialCompleted
 from engine.events.spec import CaseSpec, TargetSpec, VariantSpec
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import trio
 
-from engine.actors.targets.base import TargetError
+from engine.actors.targets.target_protocol import TargetError
 
 MAX_OUTPUT = 1 << 20
 STDERR_TAIL = 64 << 10

@@ -19,12 +19,13 @@ from pathlib import Path
 import trio
 
 from engine.actors.executor import call_trial, failure, target_for
-from engine.actors.graders.base import Grader
 from engine.actors.graders.factory import GraderContext, grader_specs, make_grader
+from engine.actors.graders.grader_protocol import Grader
 from engine.actors.grading_pool import submission_of
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
-from engine.actors.targets.base import Target, TargetError
-from engine.actors.targets.registry import target_maker
+from engine.actors.targets.target_maker import target_maker
+from engine.actors.targets.target_protocol import Target, TargetError
+from engine.events.graders import GRADERS
 from engine.events.kinds import GraderResult
 from engine.events.spec import GraderSpec
 
@@ -57,7 +58,8 @@ async def _run_batch(
     make_target = target_maker({}, base_dir)
     # python graders find their module through the target maker's context (the experiment's folder)
     context = GraderContext(make_target=target_maker({}, base_dir))
-    graders = [None if spec.kind == "judge" else make_grader(spec, context) for spec in grader_specs(specs)]
+    # the judges stay in the coordinator's judge pool, under its budget
+    graders = [None if GRADERS.of(s).calls_model else make_grader(s, context) for s in grader_specs(specs)]
     targets: dict[bytes, Target] = {}
     outcomes: list[TrialOutcome] = [TrialOutcome(WriteBatch([]), None)] * len(jobs)
     grading = trio.Lock()  # a grader instance serves one output at a time, as in the judge pool

@@ -1,9 +1,10 @@
-"""Variation strategies for tuning sessions: grid, random, neighborhood.
+"""Variation strategies for tuning sessions: grid, random, neighborhood, optuna.
 
 Each call proposes one parameter changed from the current best configuration. A configuration
 tried in this session is never proposed again; one an earlier session of the same experiment
-tried (`earlier`) only once nothing untried is left. Random and neighborhood are seeded, so a
-session restarted from its log re-derives the same sequence.
+tried (`earlier`) only once nothing untried is left. Random, neighborhood and optuna are seeded,
+so a session restarted from its log re-derives the same sequence (optuna's sampler learns only from
+the scores the log holds, fed back in the log's order by `observe`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from engine.actors.search_space import (
     neighbours,
     quantize,
 )
+from engine.actors.tpe import Observation, tpe_variations
 from engine.events.spec import ParameterRange, TuneSpec
 
 __all__ = ["Variation", "VariationGenerator", "defaults", "grid_points", "quantize"]
@@ -44,6 +46,7 @@ class VariationGenerator:
     tried: set[Config] = field(default_factory=set)
     retried: set[Config] = field(default_factory=set)  # neighbourhood: proposed a second time
     values: set[Variation] = field(default_factory=set)  # each parameter's values tried, in any context
+    observed: list[Observation] = field(default_factory=list)  # (configuration, mean score), for optuna
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -55,6 +58,10 @@ class VariationGenerator:
         """Record a configuration as evaluated in this session (the baseline, a logged decision)."""
         self.tried.add(config_of(best, *variation) if variation else config_of(best))
         self.values.update([variation] if variation else (Variation(*item) for item in best.items()))
+
+    def observe(self, best: Best, variation: Variation, best_score: float, score: float) -> None:
+        """A decision's measurements: the best's configuration and score, the candidate's."""
+        self.observed += [(dict(best), best_score), ({**best, variation.parameter: variation.value}, score)]
 
     def next(self, best: Best) -> Variation | None:
         for fresh, second_chance in self._passes():
@@ -76,7 +83,8 @@ class VariationGenerator:
         # first a value not yet tried for its parameter in any configuration (the one-parameter
         # sweep); then one tried before the best changed elsewhere (a new configuration now); then
         # one only earlier sessions tried (fresh trials now)
-        yield (lambda best, v: v not in values and untried(best, v)), False
+        if self.spec.strategy != "optuna":  # the sampler chooses where to look: no sweep first
+            yield (lambda best, v: v not in values and untried(best, v)), False
         yield untried, False
         if earlier:
             yield (lambda best, v: config_of(best, *v) not in tried), False
@@ -91,7 +99,18 @@ class VariationGenerator:
             return self._next_grid(best, fresh)
         if strategy == "neighborhood":
             return self._next_neighbour(best, fresh)
+        if strategy == "optuna":
+            return self._next_optuna(best, fresh)
         return self._next_random(best, fresh)
+
+    def _next_optuna(self, best: Best, fresh: Fresh) -> Variation | None:
+        # TPE proposes whole configurations; engine changes one parameter at a time, so each
+        # proposal is read as the change it makes furthest (in its range) from the best
+        for parameter, value in tpe_variations(self.spec.parameters, self.observed, self.seed, best):
+            variation = Variation(parameter, value)
+            if fresh(best, variation):
+                return variation
+        return self._next_random(best, fresh)  # TPE keeps to tried ground: a seeded random step
 
     def _next_grid(self, best: Best, fresh: Fresh) -> Variation | None:
         # one parameter at a time, each swept outward from its best value: a session that starts

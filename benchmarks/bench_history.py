@@ -15,7 +15,7 @@ from pathlib import Path
 
 import trio
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.store.log import EventLog
 from engine.views.history import history

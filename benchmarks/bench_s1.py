@@ -27,19 +27,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+from fake_server import start_server  # noqa: E402 - a sibling module: the benchmarks run as scripts
+
 ENGINE = [sys.executable, "-m", "engine.cli.main"]
 
 
-def start_server(latency_ms: int) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0", "--latency-ms", str(latency_ms)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("LISTENING "):
-        proc.kill()
-        raise RuntimeError(f"fake server did not start: {line!r}")
-    return proc, line.split(" ", 1)[1]
 
 
 def write_experiment(folder: Path, base_url: str, cases: int, concurrency: int) -> Path:

@@ -11,8 +11,6 @@ kind of server: promptfoo ~105-160 trials/s, Inspect AI ~45-55 trials/s (measure
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,19 +21,9 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from fake_server import start_server  # noqa: E402 - a sibling: benchmarks run as scripts
+
 from engine.api import open_engine, spec_from_dict  # noqa: E402
-
-
-def start_server(latency_ms: int) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0", "--latency-ms", str(latency_ms)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("LISTENING "):
-        proc.kill()
-        raise RuntimeError(f"fake server did not start: {line!r}")
-    return proc, line.split(" ", 1)[1]
 
 
 def spec(base_url: str, cases: int, concurrency: int) -> object:

@@ -270,12 +270,13 @@ def validate(
     from engine.cli.wrap import fold
     from engine.input.decidable import announce
     from engine.input.loader import load_plan
-    from engine.input.preflight import check_environment, warn_unscorable
+    from engine.input.preflight import check_environment, warn_free_race, warn_unscorable
     from engine.input.validate import describe_size
 
     plan = load_plan(file)
     check_environment(plan)
     warn_unscorable(plan)
+    warn_free_race(plan)
     decidable = announce(plan)
     typer.echo(f"{file}: ok")
     typer.echo(f"  {describe_size(plan)}")  # a line of its own: a long path and the size fit 100 columns
@@ -645,6 +646,14 @@ def backup(
     from engine.cli.store_cmd import backup_command
 
     backup_command(store_path(store), dest)
+
+
+@app.command()
+def rebuild(store: StoreOpt = None) -> None:
+    """Fold every run's kept projections (summaries, report state) again from the log."""
+    from engine.cli.store_cmd import rebuild_command
+
+    rebuild_command(store_path(store))
 
 
 @app.command()

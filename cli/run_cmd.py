@@ -52,7 +52,7 @@ def run_command(
     """`loaded`: the file's plan when the caller has loaded it already."""
     from engine.input.decidable import run_notes
     from engine.input.loader import load_plan
-    from engine.input.preflight import check_environment, warn_unscorable
+    from engine.input.preflight import check_environment, warn_free_race, warn_unscorable
     from engine.input.validate import check_size
 
     plan: ExperimentPlan | None = None
@@ -69,6 +69,7 @@ def run_command(
         check_size(plan, allow_large)
         check_environment(plan)
         warn_unscorable(plan)
+        warn_free_race(plan)
         # what the plan can decide: its warnings always, the figures unless asked for quiet; not for a
         # rerun of some cases or variants (a reproducer), which decides nothing
         if narrowing is None or not (narrowing.cases or narrowing.variants):

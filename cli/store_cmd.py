@@ -1,4 +1,4 @@
-"""`engine check` and `engine backup`: keep the store safe."""
+"""`engine check`, `engine backup` and `engine rebuild`: keep the store safe."""
 
 from __future__ import annotations
 
@@ -41,3 +41,13 @@ def backup_command(store: Path, dest: Path) -> None:
     size = (dest / "data.mdb").stat().st_size
     typer.echo(f"backup written ({size:,} bytes); verify it with:")  # the command names where
     typer.echo(f"  {engine_command('check', '--store', str(dest))}")
+
+
+def rebuild_command(store: Path) -> None:
+    """Every snapshot folded again from the log: what `list`, `status` and `report` read then is the
+    log's own answer (the snapshots are only ever a shortcut to it)."""
+    from engine.store.snapshots import rebuild
+
+    with open_store(store, write=True) as log:
+        written = rebuild(log)
+    typer.echo(f"{store}: {written} snapshots rebuilt from the log")

@@ -27,8 +27,8 @@ _EXPORTS = {
     "EngineError": "engine.events.errors",
     "InputError": "engine.errors",
     "UserError": "engine.errors",
-    "TargetRequest": "engine.actors.targets.base",
-    "TargetResponse": "engine.actors.targets.base",
+    "TargetRequest": "engine.actors.targets.target_protocol",
+    "TargetResponse": "engine.actors.targets.target_protocol",
     "RunReport": "engine.events.report",
     "ExperimentSpec": "engine.events.spec",
     # the events a handle streams, for `isinstance` checks in the host application
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from engine.actors.targets.base import TargetRequest, TargetResponse
+    from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
     from engine.api import Engine, RunHandle, load_experiment, new_run_id, open_engine, spec_from_dict
     from engine.errors import InputError, UserError
     from engine.events.errors import EngineError

@@ -3,7 +3,8 @@
 Versions live on the event classes (VERSION, UPCASTERS). The encoder stamps an event with its
 class's VERSION. A stored event whose `v` is older (or that no longer fits its class) is decoded
 raw, lifted through the class's upcasters in version order, then converted to the current Struct.
-The fast path (an event at its current version) never pays.
+The fast path (an event at its current version) never pays. A spec of a kind engine does not ship
+(an installed package's, or one installed no longer) takes the raw path too (see kind_convert).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import msgspec
 
 from engine.events.errors import EngineError
+from engine.events.kind_convert import convert_kinded
 from engine.events.kinds import EVENT_TYPES, AnyEvent, Event, tag_of
 
 _encoder = msgspec.msgpack.Encoder()
@@ -72,7 +74,7 @@ def _decode_upcasting(data: bytes | memoryview) -> AnyEvent:
         version += 1
         raw["v"] = version
     try:
-        return msgspec.convert(raw, AnyEvent)
+        return convert_kinded(raw, AnyEvent, lenient=True)  # type: ignore[no-any-return]
     except msgspec.ValidationError as exc:
         raise EventDecodeError(f"{tag} v{version}: {exc}") from exc
 

@@ -1,4 +1,5 @@
-"""How an output is judged: one spec per grader kind, tagged on `kind`.
+"""How an output is judged: one spec per grader kind, tagged on `kind`, each declared once below
+with its implementation and what it can do (`GraderKind`); `GraderSpec` is the union of them.
 
 Cross-field rules (a regex that compiles, a forbidden rule with something to forbid, rubric
 weights that add up) are checked in `__post_init__`, which msgspec reports as a validation error
@@ -8,11 +9,12 @@ at the grader's path.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-import msgspec
 from msgspec import Meta
 
+from engine.events.kind_registry import Kind, KindRegistry
 from engine.events.spec_base import Fraction, Kinded, Name, Seconds, Spec
 
 Weight = Annotated[float, Meta(ge=0, le=1e6)]
@@ -144,22 +146,40 @@ class PythonGraderSpec(BaseGrader, tag="python", kw_only=True):
     callable: Name
 
 
-GraderSpec = (
-    ExactGraderSpec
-    | ContainsGraderSpec
-    | RegexGraderSpec
-    | ForbiddenGraderSpec
-    | JsonGraderSpec
-    | CommandGraderSpec
-    | JudgeGraderSpec
-    | PairwiseGraderSpec
-    | ExitCodeGraderSpec
-    | CaseGraderSpec
-    | PythonGraderSpec
+@dataclass(frozen=True)
+class GraderKind(Kind):
+    """A grader kind: its spec, its implementation (a class with `from_spec(spec, context)`,
+    `grade(submission)` and `aclose()`) and what the rest of engine needs to know of it."""
+
+    calls_model: bool = False  # an LLM judge: graded after the cheap graders, under the judge budget,
+    # on the coordinator (never on a Ray worker); its `judge` table names the target it calls
+    pairwise: bool = False  # judges two variants' outputs side by side once every trial has run
+    veto_only: bool = False  # only vetoes: with nothing else to score, the default check scores
+    reads_exit_code: bool = False  # judges the agent's exit code: a non-zero exit is graded, not an error
+    needs_expected: bool = False  # without its own `value` it compares with each case's `expected`
+    runs_case_graders: bool = False  # runs the graders each case carries in `criteria.graders`
+    callable_field: str | None = None  # the field naming a Python callable ('module:function')
+
+
+_HERE = "engine.actors.graders."
+_VERIFY = {"commands": ["true"]}
+_PYTHON = {"callable": "json:dumps"}
+_JUDGE = {"judge": {"kind": "openai", "base_url": "{url}", "model": "m", "params": {"timeout_s": 0.05}}}
+BUILTIN_GRADERS = [
+    GraderKind(ExactGraderSpec, _HERE + "deterministic:ExactGrader", needs_expected=True),
+    GraderKind(ContainsGraderSpec, _HERE + "deterministic:ContainsGrader", needs_expected=True),
+    GraderKind(RegexGraderSpec, _HERE + "deterministic:RegexGrader", {"pattern": "^a"}),
+    GraderKind(ForbiddenGraderSpec, _HERE + "deterministic:ForbiddenGrader", {"value": "x"}, veto_only=True),
+    GraderKind(JsonGraderSpec, _HERE + "deterministic:JsonGrader"),
+    GraderKind(CommandGraderSpec, _HERE + "command_grader:CommandGrader", _VERIFY, reads_exit_code=True),
+    GraderKind(JudgeGraderSpec, _HERE + "judge:JudgeGrader", _JUDGE, calls_model=True),
+    GraderKind(PairwiseGraderSpec, _HERE + "pairwise:PairwiseJudge", _JUDGE, calls_model=True, pairwise=True),
+    GraderKind(ExitCodeGraderSpec, _HERE + "deterministic:ExitCodeGrader", reads_exit_code=True),
+    GraderKind(CaseGraderSpec, _HERE + "case:CaseGrader", runs_case_graders=True),
+    GraderKind(PythonGraderSpec, _HERE + "python_grader:PythonGrader", _PYTHON, callable_field="callable"),
+]
+GRADERS: KindRegistry[GraderKind] = KindRegistry(
+    "grader kind", "engine.graders", BaseGrader, BUILTIN_GRADERS, GraderKind
 )
-GRADER_KINDS = {str(g.__struct_config__.tag): g for g in GraderSpec.__args__}  # type: ignore[attr-defined]
-
-
-def grader_spec(**fields: Any) -> GraderSpec:
-    """A grader spec from its fields, `kind` included, checked like a file's."""
-    return msgspec.convert(fields, GraderSpec)
+GraderSpec = GRADERS.union()
+GRADER_KINDS = {k.name: k.spec for k in BUILTIN_GRADERS}

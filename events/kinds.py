@@ -170,6 +170,9 @@ class VariationAccepted(VariationDecided, tag="variation.accepted"):
 
 class VariationRejected(VariationDecided, tag="variation.rejected"):
     reason: str = ""
+    # a tuning race dropped the candidate after this round (0: it was decided on every case); its
+    # scores are over the cases it ran
+    dropped_round: int = 0
 
 
 class LookDecided(Event, tag="look.decided"):

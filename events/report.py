@@ -175,6 +175,7 @@ class VariationRecord(Report):
     accepted: bool
     p_value: float | None = None
     reason: str = ""
+    dropped_round: int = 0  # a tuning race dropped it after this round: its scores rest on fewer cases
     origin: str = "manual"  # manual or scheduled session
     tokens_used: int = 0
     latency_ms: float = 0.0

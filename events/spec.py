@@ -21,8 +21,8 @@ from engine.events.graders import (  # noqa: F401 - re-exported: the spec's voca
     GraderSpec,
     JudgeGraderSpec,
     RubricCriterion,
-    grader_spec,
 )
+from engine.events.kind_convert import grader_spec, override_target, target_spec  # noqa: F401
 from engine.events.spec_base import (  # noqa: F401
     BIG,
     Count,
@@ -46,12 +46,10 @@ from engine.events.targets import (  # noqa: F401
     OpenAITargetSpec,
     PythonTargetSpec,
     TargetSpec,
-    override_target,
-    target_spec,
 )
 
 RepeatStrategy = Literal["mean", "pass_at_k", "confidence_interval"]
-TuneStrategy = Literal["grid", "random", "neighborhood"]
+TuneStrategy = Literal["grid", "random", "neighborhood", "optuna"]
 MAX_REPEATS = 10_000
 
 

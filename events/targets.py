@@ -1,17 +1,18 @@
 """What a trial calls: one spec per target kind, tagged on `kind`.
 
-`TargetSpec` is the union. Fields every kind has (model, timeout, retries, price) live on the
+Each kind is declared once below with its implementation and what it can do (`TargetKind`);
+`TargetSpec` is the union of them. Fields every kind has (model, timeout, retries, price) live on the
 base; a field another kind uses (`command` on an openai target) is an unknown-field error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
-import msgspec
 from msgspec import Meta
 
+from engine.events.kind_registry import Kind, KindRegistry
 from engine.events.spec_base import EnvRef, Kinded, Name, Price, Seconds
 
 # error classes a target may opt into retrying; transient infrastructure errors (connect, network,
@@ -70,21 +71,37 @@ class LocalTargetSpec(BaseTarget, tag="local"):
     """The embedded statistical model: runs anywhere, no server, no key."""
 
 
-TargetSpec = OpenAITargetSpec | AnthropicTargetSpec | CommandTargetSpec | PythonTargetSpec | LocalTargetSpec
-TARGET_KINDS = {str(t.__struct_config__.tag): t for t in TargetSpec.__args__}  # type: ignore[attr-defined]
+# the sampling parameters an HTTP kind puts in its request body (besides those `extra_params` names)
+OPENAI_SAMPLING = (
+    "temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "max_tokens", "stop", "seed",
+)  # fmt: skip
+ANTHROPIC_SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
 
 
-def override_target(default: TargetSpec, fields: Mapping[str, Any]) -> TargetSpec:
-    """The default target with some fields replaced (a variant's `target` table, a judge's settings).
-    Switching `kind` keeps only the default's fields the new kind has (its model, timeout...)."""
-    base = msgspec.to_builtins(default)
-    kind = fields.get("kind", base["kind"])
-    if isinstance(kind, str) and kind != base["kind"]:  # not a string: the conversion below names it
-        allowed = set(getattr(TARGET_KINDS.get(kind), "__struct_fields__", ()))
-        base = {name: value for name, value in base.items() if name in allowed}
-    return msgspec.convert({**base, **fields}, TargetSpec)
+@dataclass(frozen=True)
+class TargetKind(Kind):
+    """A target kind: its spec, its implementation (a class with `from_spec(spec, context)`,
+    `call(request)` and `aclose()`) and what the rest of engine needs to know of it."""
+
+    # the params it sends, others being refused as typos (None: it hands `params` to the agent as is)
+    sent_params: tuple[str, ...] | None = None
+    callable_field: str | None = None  # the field naming a Python callable ('module:function')
+    answer_formats: bool = False  # a judge on it may ask for JSON answers (response_format)
 
 
-def target_spec(**fields: Any) -> TargetSpec:
-    """A target spec from its fields, `kind` included (local when absent), checked like a file's."""
-    return msgspec.convert({"kind": "local", **fields}, TargetSpec)
+_HERE = "engine.actors.targets."
+_HTTP = {"base_url": "{url}", "model": "m", "max_retries": 0}
+_PYTHON = {"callable": "json:dumps"}
+_ANTHROPIC_SENT = (*ANTHROPIC_SAMPLING, "max_tokens")
+BUILTIN_TARGETS = [
+    TargetKind(OpenAITargetSpec, _HERE + "openai:OpenAITarget", _HTTP, OPENAI_SAMPLING, answer_formats=True),
+    TargetKind(AnthropicTargetSpec, _HERE + "anthropic:AnthropicTarget", _HTTP, _ANTHROPIC_SENT),
+    TargetKind(CommandTargetSpec, _HERE + "command_target:CommandTarget", {"command": ["cat"]}),
+    TargetKind(PythonTargetSpec, _HERE + "python_target:PythonTarget", _PYTHON, callable_field="callable"),
+    TargetKind(LocalTargetSpec, _HERE + "local:LocalTarget"),
+]
+TARGETS: KindRegistry[TargetKind] = KindRegistry(
+    "target kind", "engine.targets", BaseTarget, BUILTIN_TARGETS, TargetKind
+)
+TargetSpec = TARGETS.union()
+TARGET_KINDS = {k.name: k.spec for k in BUILTIN_TARGETS}

@@ -1,7 +1,7 @@
 """Racing variants: after each round of cases, drop the variants clearly worse than the leader.
 
 Error control. Round r of R compares each surviving variant with the current leader (the paired test
-over the cases every survivor ran, one-sided: "the leader is better") and drops it when
+over the cases the two share, one-sided: "the leader is better") and drops it when
 p < alpha / (R x (K - 1)), K the variants at the start. The leader is chosen from the data, so the
 bound is taken over every variant that could have led: the true best is dropped only if some other
 variant beats it at that threshold in some round, which has probability at most
@@ -63,15 +63,21 @@ def race_threshold(alpha: float, rounds: int, variants: int) -> float:
 def decide_round(
     values: Mapping[str, PerCase], survivors: Sequence[str], threshold: float, margin: float
 ) -> RoundOutcome:
-    """The round's leader, the survivors it drops, and whether the rest are within `margin` of it."""
-    common = sorted(set.intersection(*(set(values[v]) for v in survivors))) if survivors else []
-    standings = [_standing(v, [values[v][c] for c in common]) for v in survivors]
-    ranked = sorted(standings, key=lambda s: (-s.mean, survivors.index(s.variant)))
+    """The round's leader, the survivors it drops, and whether the rest are within `margin` of it.
+
+    The standings are over the cases every survivor with a value has (a variant whose every trial
+    errored has none: it ranks last and cannot hold the others back); each test pairs the leader
+    with one rival over the cases those two share."""
+    measured = [v for v in survivors if values[v]]
+    common = sorted(set.intersection(*(set(values[v]) for v in measured))) if measured else []
+    standings = [_standing(v, [values[v][c] for c in common if c in values[v]]) for v in survivors]
+    ranked = sorted(standings, key=lambda s: (not values[s.variant], -s.mean, survivors.index(s.variant)))
     leader = ranked[0].variant
     drops: list[Drop] = []
     within = bool(margin) and len(common) >= 2
     for other in ranked[1:]:
-        delta, p_value, half = _paired(values[leader], values[other.variant], common, threshold)
+        shared = sorted(set(values[leader]) & set(values[other.variant]))
+        delta, p_value, half = _paired(values[leader], values[other.variant], shared, threshold)
         one_sided = p_value / 2 if delta > 0 else 1.0  # only "the leader is better" drops a variant
         if one_sided < threshold:
             drops.append(Drop(other.variant, leader, delta, one_sided))

@@ -38,11 +38,12 @@ class Meta(NamedTuple):
     main_root: int
 
 
-def check_data_file(store: Path) -> bool:
+def check_data_file(store: Path, trees: frozenset[str] | None = None) -> bool:
     """Raise StoreDamagedError unless `store`/data.mdb is absent (a new store) or looks whole.
 
     False: another process is creating the store right now (it holds LMDB's exclusive lock while it
-    writes the first pages): not damage, and not a store to map yet."""
+    writes the first pages): not damage, and not a store to map yet. `trees`: the named databases to
+    walk (default: all; see `check_trees` for the others, walked when first read)."""
     data = store / "data.mdb"
     try:
         size = data.stat().st_size
@@ -51,7 +52,7 @@ def check_data_file(store: Path) -> bool:
     try:
         if size == 0:
             raise StoreDamagedError(data, "the data file is empty (0 bytes), not a new store")
-        _check_trees(data)
+        _check_trees(data, trees)
     except StoreDamagedError:
         if _being_created(store):
             return False
@@ -59,11 +60,17 @@ def check_data_file(store: Path) -> bool:
     return True
 
 
-def _check_trees(data: Path) -> None:
+def check_trees(store: Path, trees: frozenset[str]) -> None:
+    """Raise StoreDamagedError unless the pages of these named databases are sound: a reader walks a
+    database's pages before its first read of it, so a command costs the databases it reads."""
+    _check_trees(store / "data.mdb", trees)
+
+
+def _check_trees(data: Path, trees: frozenset[str] | None = None) -> None:
     with data.open("rb") as file:
         for _ in range(STABLE_TRIES):
             meta = _newest_meta(file, data)
-            problem = walk_trees(file, meta.page_size, meta.last_page, meta.main_root)
+            problem = walk_trees(file, meta.page_size, meta.last_page, meta.main_root, only=trees)
             if problem is None:
                 return
             if _newest_meta(file, data).txnid == meta.txnid:

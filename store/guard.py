@@ -13,6 +13,7 @@ import msgspec
 from engine.events.codec import EventDecodeError, decode
 from engine.events.kinds import AnyEvent
 from engine.store.errors import StoreDamagedError, StoreError
+from engine.store.files import check_trees
 from engine.store.records import CHECKED_FROM_KEY, pack_seq, unpack_seq
 
 LAYOUT_KEY = b"layout"
@@ -74,6 +75,11 @@ def check_layout(
     records so far stay bare, every later one is checksummed."""
     found = txn.get(LAYOUT_KEY, db=meta_db)
     checked_from = unpack_seq(txn.get(CHECKED_FROM_KEY, db=meta_db))
+    if found == version and checked_from is not None:
+        return checked_from  # the common case, read without touching the events (a reader walks
+        # a database's pages before it first reads it: see `EventLog`)
+    if readonly:  # a writer has walked every page already
+        check_trees(Path(str(path)), frozenset({"events"}))
     cursor = txn.cursor(db=events_db)
     last = unpack_seq(cursor.key()) or 0 if cursor.last() else 0
     if found is None and last:

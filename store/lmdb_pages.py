@@ -26,11 +26,17 @@ _DB_ROOT_AT = 40  # md_root inside an MDB_db record
 
 
 def walk_trees(
-    file: BinaryIO, page_size: int, last_page: int, main_root: int, seen: dict[str, list[int]] | None = None
+    file: BinaryIO,
+    page_size: int,
+    last_page: int,
+    main_root: int,
+    seen: dict[str, list[int]] | None = None,
+    only: frozenset[str] | None = None,
 ) -> str | None:
     """None when every tree page is sound, else what is wrong with the first bad one.
 
     `seen`, when given, gets the page numbers of each tree (by database name; "" is the main tree).
+    `only`: the named databases to walk (default: all); the main tree, which names them, always is.
     """
     if main_root == NO_PAGE:
         return None
@@ -38,6 +44,8 @@ def walk_trees(
         walker = _Walker(view, page_size, last_page)
         problem = walker.tree(main_root, "the main tree", subtrees=True, seen=_pages(seen, ""))
         for name, root in walker.named_roots:
+            if only is not None and name not in only:
+                continue
             what = f"database {name!r}"
             problem = problem or walker.tree(root, what, subtrees=False, seen=_pages(seen, name))
         return problem or walker.deferred_leaves()

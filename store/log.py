@@ -6,6 +6,7 @@ Layout (named databases in one environment, so one transaction covers all):
             cancel be found, without decoding the whole log)
 - `blobs`:  sha256 hex -> bytes (content-addressed; see `store.blobs`)
 - `meta`:   small settings, e.g. the layout version
+- `snapshots`: projection name + NUL + run id -> a projection's state (see `store.snapshots`)
 
 A batch is one durable transaction: a killed writer leaves whole batches only.
 """
@@ -31,7 +32,7 @@ from engine.store.errors import (
     StoreReadOnlyError,
     StoreWriteError,
 )
-from engine.store.files import check_data_file
+from engine.store.files import check_data_file, check_trees
 from engine.store.guard import DAMAGE, damage_as_error
 from engine.store.opening import (
     READ_ONLY_ENV,
@@ -42,6 +43,8 @@ from engine.store.opening import (
     size_limit,
 )
 from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal_many, unseal_run
+from engine.store.snapshot_io import TxnSnapshots, clear, last_of, listed_runs, mark_written
+from engine.store.snapshots import Keeper
 from engine.store.verify import CheckReport, check_snapshot
 
 _U64 = struct.Struct(">Q")
@@ -49,6 +52,8 @@ LAYOUT_VERSION = b"2"  # "1": records without checksums (still read; upgraded wh
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 READ_CHUNK = 16384
+ALL_TREES = frozenset({"events", "runs", "blobs", "meta", "snapshots"})
+SMALL_TREES = frozenset({"meta", "snapshots"})  # walked at every open: what every command reads
 
 
 class Append(NamedTuple):
@@ -118,7 +123,11 @@ class EventLog:
         self._env: lmdb.Environment | None = None
         self._dbs: list[object] | None = None
         self.checked_from: int | None = None
-        if not check_data_file(self.path) and self.readonly:
+        self._snaps: object | None = None
+        self._keeper = Keeper()
+        # a writer walks every database's pages at open; a reader those it reads, when first read
+        self._walked = set(SMALL_TREES) if self.readonly else set(ALL_TREES)
+        if not check_data_file(self.path, None if not self.readonly else SMALL_TREES) and self.readonly:
             return  # another process is creating the store: it reads as empty until it is there
         with damage_as_error(self.path):
             self._env = open_env(self.path, map_size, self.readonly)
@@ -138,7 +147,7 @@ class EventLog:
         if self._dbs is None:
             self._dbs, self.checked_from = open_databases(self._env, self.readonly, LAYOUT_VERSION)
             if self._dbs is not None:
-                self._events, self._runs, self.blobs_db, self._meta = self._dbs
+                self._events, self._runs, self.blobs_db, self._meta, self._snaps = self._dbs
         return self._dbs is not None
 
     def close(self) -> None:
@@ -168,6 +177,11 @@ class EventLog:
             cursor = txn.cursor(db=self._events)
             seq = _U64.unpack(cursor.key())[0] if cursor.last() else 0
             first = seq + 1
+            try:  # before the batch's own rows are in: the keeper reads what came before them
+                self._keeper.advance(self._txn_snapshots(txn), batch, first)
+            except BaseException:
+                self._keeper.forget()  # the transaction is abandoned (then retried: a full map grows)
+                raise
             pack = _U64.pack
             records = [(pack(first + i), seal(item[2])) for i, item in enumerate(batch)]
             cursor.putmulti(records, append=True)
@@ -183,6 +197,40 @@ class EventLog:
             failure = StoreFullError if full else StoreWriteError
             raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
 
+    def _txn_snapshots(self, txn: lmdb.Transaction) -> TxnSnapshots:
+        return TxnSnapshots(txn, (self._events, self._runs, self._snaps), self.checked_from)
+
+    def get_snapshot(self, key: bytes) -> bytes | None:
+        with self._reading() as txn:
+            return None if txn is None or self._snaps is None else txn.get(key, db=self._snaps)
+
+    def listed_runs(self) -> list[str] | None:
+        """Every run, oldest first, from the snapshots (None: they may not list every run)."""
+        with self._reading() as txn:
+            return None if txn is None or self._snaps is None else listed_runs(txn, self._snaps)
+
+    def last_of(self, run_id: str) -> int | None:
+        """The run's last sequence number from the snapshots (None: not known for sure)."""
+        with self._reading() as txn:
+            return None if txn is None else last_of(txn, self._snaps, run_id)
+
+    def commits(self) -> int:
+        """The id of the last commit to the store: changes with every append, read without the events."""
+        with self._reading() as txn:
+            return 0 if txn is None else txn.id()
+
+    def put_snapshots(self, items: list[tuple[bytes, bytes]]) -> None:
+        def put_all(txn: lmdb.Transaction) -> None:
+            for key, value in items:
+                txn.put(key, value, db=self._snaps)
+
+        self._write(put_all)
+
+    def clear_snapshots(self) -> None:
+        """Drop every snapshot (`engine rebuild` writes them again from the log)."""
+        self._keeper.forget()
+        self._write(lambda txn: clear(txn, self._snaps))
+
     def _write(self, work: Callable[[lmdb.Transaction], T]) -> T:
         if self.readonly:
             raise StoreReadOnlyError(
@@ -192,7 +240,9 @@ class EventLog:
             while True:
                 try:
                     with self._begin(write=True) as txn:
-                        return work(txn)
+                        done = work(txn)
+                        mark_written(txn, self._snaps)
+                        return done
                 except lmdb.MapFullError:
                     self._grow_map()
 
@@ -212,19 +262,27 @@ class EventLog:
 
     # --- reading -------------------------------------------------------------
     @contextmanager
-    def _reading(self) -> Iterator[lmdb.Transaction | None]:
-        """A read transaction; None for a store still being created (it reads as empty)."""
+    def _reading(self, *trees: str) -> Iterator[lmdb.Transaction | None]:
+        """A read transaction of these databases; None for a store still being created (it reads as
+        empty). A database not read before through this handle has its pages walked first."""
         with self._lock, damage_as_error(self.path):
             if not self._ready():
                 yield None
                 return
+            self._walk(trees)
             with self._begin() as txn:
                 if self.checked_from is None:  # an old store: another process may have upgraded it
                     self.checked_from = unpack_seq(txn.get(CHECKED_FROM_KEY, db=self._meta))
                 yield txn
 
+    def _walk(self, trees: tuple[str, ...]) -> None:
+        unwalked = frozenset(trees) - self._walked
+        if unwalked:
+            check_trees(self.path, unwalked)
+            self._walked |= unwalked
+
     def last_seq(self) -> int:
-        with self._reading() as txn:
+        with self._reading("events") as txn:
             if txn is None:
                 return 0
             cursor = txn.cursor(db=self._events)
@@ -244,7 +302,7 @@ class EventLog:
         """How many events from `from_seq` on (at most a chunk), and the events, verified."""
         # sequence numbers are dense (each batch starts at last + 1, nothing is ever deleted),
         # so only the first key of a chunk is decoded; the rest are counted
-        with self._reading() as txn:
+        with self._reading("events") as txn:
             if txn is None:
                 return 0, iter(())
             cursor = txn.cursor(db=self._events)
@@ -262,7 +320,7 @@ class EventLog:
         """(seq, tag) of a run's events from from_seq on (at most `limit`), without decoding them."""
         prefix = run_id.encode() + b"\x00"
         out: list[tuple[int, str]] = []
-        with self._reading() as txn:
+        with self._reading("runs") as txn:
             if txn is None or len(prefix) + 8 > self._env.max_key_size():
                 return out  # no store yet, or an id too long to be a key: no such run
             cursor = txn.cursor(db=self._runs)
@@ -295,7 +353,7 @@ class EventLog:
     def _get_many(self, seqs: list[int]) -> Iterator[tuple[int, bytes]]:
         for start in range(0, len(seqs), READ_CHUNK):
             wanted, records = seqs[start : start + READ_CHUNK], []
-            with self._reading() as txn:
+            with self._reading("events") as txn:
                 if txn is None:
                     return
                 for seq in wanted:
@@ -313,7 +371,7 @@ class EventLog:
     def run_ids(self) -> list[str]:
         """Every run id in the log, oldest first (by the sequence number of its first event)."""
         firsts: list[tuple[int, str]] = []
-        with self._reading() as txn:
+        with self._reading("runs") as txn:
             if txn is None:
                 return []
             cursor = txn.cursor(db=self._runs)
@@ -326,7 +384,7 @@ class EventLog:
         return [run for _, run in sorted(firsts)]
 
     def get_blob(self, key: str) -> bytes | None:
-        with self._reading() as txn:
+        with self._reading("blobs") as txn:
             return None if txn is None else txn.get(key.encode(), db=self.blobs_db)
 
     # --- safety ----------------------------------------------------------------
@@ -341,6 +399,7 @@ class EventLog:
             with self._lock, damage_as_error(self.path):
                 if not self._ready():
                     return CheckReport()  # a store being created: nothing in it yet
+                self._walk(tuple(ALL_TREES))  # the copy reads every page
                 self._snapshot(snapshot)
             with damage_as_error(self.path):
                 return check_snapshot(Path(snapshot), run_id, LAYOUT_VERSION)
@@ -361,6 +420,7 @@ class EventLog:
         with self._lock, damage_as_error(self.path):
             if not self._ready():
                 raise StoreError(f"store {self.path} is being created by another process: back it up after")
+            self._walk(tuple(ALL_TREES))  # the copy reads every page
             self._env.copy(str(dest), compact=True)
 
     def swap(self, key: str, expected: bytes | None, new: bytes | None) -> bytes | None:

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 
 from engine.store.contract import Row
+from engine.store.snapshots import Keeper
 
 
 class MemoryStore:
@@ -22,6 +23,8 @@ class MemoryStore:
         self._runs: dict[str, list[tuple[int, str]]] = {}
         self._blobs: dict[str, bytes] = {}
         self._swapped: dict[str, bytes] = {}
+        self._snapshots: dict[bytes, bytes] = {}
+        self._keeper = Keeper()
         self._lock = threading.Lock()
 
     def append(self, batch: Sequence[Row], blobs: Iterable[tuple[str, bytes]] = ()) -> int:
@@ -30,6 +33,7 @@ class MemoryStore:
             first = len(self._events) + 1
             for key, data in items:
                 self._blobs.setdefault(key, data)
+            self._keeper.advance(_MemorySnapshots(self), list(batch), first)
             for i, (run_id, tag, data) in enumerate(batch):
                 self._events.append(data)
                 self._runs.setdefault(run_id, []).append((first + i, tag))
@@ -54,6 +58,23 @@ class MemoryStore:
             rows = self._runs.get(run_id, [])
             start = bisect.bisect_left(rows, (max(from_seq, 1), ""))
             return rows[start : None if limit is None else start + limit]
+
+    def get_many(self, seqs: list[int]) -> list[tuple[int, bytes]]:
+        with self._lock:
+            return [(seq, self._events[seq - 1]) for seq in seqs]
+
+    def get_snapshot(self, key: bytes) -> bytes | None:
+        with self._lock:
+            return self._snapshots.get(key)
+
+    def put_snapshots(self, items: list[tuple[bytes, bytes]]) -> None:
+        with self._lock:
+            self._snapshots.update(items)
+
+    def clear_snapshots(self) -> None:
+        with self._lock:
+            self._keeper.forget()
+            self._snapshots.clear()
 
     def run_ids(self) -> list[str]:
         with self._lock:
@@ -85,3 +106,28 @@ class MemoryStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _MemorySnapshots:
+    """The snapshot keeper's view of the store, under its lock, before a batch goes in."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    def get(self, key: bytes) -> bytes | None:
+        return self.store._snapshots.get(key)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.store._snapshots[key] = value
+
+    def note_run(self, run_id: str, first: int, last: int) -> None:
+        return None  # the run index is in memory: nothing to note for readers
+
+    def last_before(self, run_id: str, seq: int) -> int:
+        rows = self.store._runs.get(run_id, [])
+        return rows[-1][0] if rows else 0  # the batch is not in yet: the run's last row is before it
+
+    def events(self, run_id: str, from_seq: int, tags: frozenset[str]) -> Iterator[tuple[int, bytes]]:
+        rows = self.store._runs.get(run_id, [])
+        start = bisect.bisect_left(rows, (max(from_seq, 1), ""))
+        return iter([(seq, self.store._events[seq - 1]) for seq, tag in rows[start:] if tag in tags])

@@ -13,7 +13,7 @@ import os
 import random
 import tempfile
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.events.spec import ExperimentSpec
 

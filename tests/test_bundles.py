@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import UserError
 from engine.events.graders import ContainsGraderSpec

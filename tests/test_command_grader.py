@@ -9,10 +9,10 @@ import pytest
 import trio
 import trio.testing
 
-from engine.actors.graders import command as command_module
-from engine.actors.graders.base import Submission
-from engine.actors.graders.command import CommandGrader
+from engine.actors.graders import command_grader as command_module
+from engine.actors.graders.command_grader import CommandGrader
 from engine.actors.graders.factory import make_grader
+from engine.actors.graders.grader_protocol import Submission
 from engine.actors.process import ProcessResult, run_group
 from engine.events.spec import CaseSpec, grader_spec
 from tests.conftest import gone, pid_fifo, read_pid

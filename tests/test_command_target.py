@@ -13,8 +13,8 @@ import pytest
 import trio
 import trio.testing
 
-from engine.actors.targets.base import TargetError, TargetRequest
-from engine.actors.targets.command import CommandTarget
+from engine.actors.targets.command_target import CommandTarget
+from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.events.spec import CaseSpec, VariantSpec, target_spec
 from tests.conftest import gone, pid_fifo, read_pid
 

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 import trio
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import RunBusyError
 from engine.events import kinds as k
@@ -135,7 +135,7 @@ async def test_regrade_uses_stored_outputs_without_calling_the_subject(tmp_path:
 
 
 async def test_cost_budget_holds_across_concurrent_workers(autojump_clock: trio.abc.Clock) -> None:
-    from engine.actors.targets.base import TargetResponse
+    from engine.actors.targets.target_protocol import TargetResponse
 
     async def priced(request: TargetRequest) -> TargetResponse:
         await trio.sleep(1)  # virtual: every admitted trial is in flight at once

@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-from engine.actors.targets.base import TargetError
+from engine.actors.targets.target_protocol import TargetError
 from engine.cli.main import _exit_and_line
 from engine.errors import InputError, NotFoundError, RunBusyError, UserError
 from engine.events.codec import EventDecodeError

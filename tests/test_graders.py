@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.actors.graders.base import Submission, composite
 from engine.actors.graders.factory import make_graders
+from engine.actors.graders.grader_protocol import Submission, composite
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec, GraderSpec, grader_spec
 

@@ -20,9 +20,9 @@ import pytest
 import trio
 import trio.testing
 
-from engine.actors.targets.base import TargetError
 from engine.actors.targets.http_client import ConnectError, HttpPool, RemoteProtocolError
 from engine.actors.targets.http_common import JsonClient, shared_ssl_context
+from engine.actors.targets.target_protocol import TargetError
 from engine.events.spec import target_spec
 
 OK = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n"

@@ -8,8 +8,8 @@ import pytest
 import trio
 
 from engine.actors.targets.anthropic import AnthropicTarget
-from engine.actors.targets.base import TargetError, TargetRequest
 from engine.actors.targets.openai import OpenAITarget
+from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.events.spec import CaseSpec, Price, VariantSpec, target_spec
 from tests.fakes.openai_server import open_fake_openai
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.actors.graders.judge_prompt import DEFAULT_RUBRIC, judge_prompt, parse_verdict
-from engine.actors.targets.base import TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events import kinds as k

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from tests.fakes.openai_server import open_fake_openai
 

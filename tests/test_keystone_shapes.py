@@ -11,9 +11,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from engine.actors.graders.base import Submission
 from engine.actors.graders.factory import make_grader, make_graders
-from engine.actors.targets.base import TargetRequest
+from engine.actors.graders.grader_protocol import Submission
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, grader_spec

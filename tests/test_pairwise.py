@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from engine.actors.graders.pairwise import candidate_position
 from engine.actors.graders.pairwise_prompt import pairwise_prompt, parse_preference
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.spec import CaseSpec

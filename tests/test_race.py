@@ -11,7 +11,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events import kinds as k
@@ -120,6 +120,17 @@ def test_within_the_margin_the_race_ends_as_equivalent() -> None:
     outcome = decide_round({"a": same, "b": nearly}, ["a", "b"], 0.01, margin=0.2)
     assert outcome.equivalent and not outcome.drops and outcome.leader == "b"
     assert not decide_round({"a": same, "b": nearly}, ["a", "b"], 0.01, margin=0.0).equivalent
+
+
+def test_a_variant_whose_every_trial_errored_does_not_hold_the_others_back() -> None:
+    """Its cases have no value; the pairs are over the cases each two share, so the rest still race."""
+    strong = {f"c{i}": Fraction(1) for i in range(30)}
+    weak = {f"c{i}": Fraction(0) for i in range(30)}
+    broken: dict[str, Fraction] = {}
+    outcome = decide_round({"broken": broken, "weak": weak, "strong": strong}, ["broken", "weak", "strong"],
+                           0.001, 0.0)  # fmt: skip
+    assert outcome.leader == "strong" and [d.variant for d in outcome.drops] == ["weak"]
+    assert [s.cases for s in outcome.standings] == [0, 30, 30]
 
 
 def test_cost_per_pass_prefers_the_cheaper_answer_per_pass() -> None:

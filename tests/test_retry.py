@@ -7,8 +7,8 @@ import random
 import pytest
 import trio
 
-from engine.actors.targets.base import TargetError, TargetRequest, TargetResponse
 from engine.actors.targets.retry import backoff_delay, call_with_retries
+from engine.actors.targets.target_protocol import TargetError, TargetRequest, TargetResponse
 from engine.events.spec import CaseSpec, VariantSpec
 
 REQUEST = TargetRequest(

@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.input.validate import check_cron

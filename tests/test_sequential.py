@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events import kinds as k

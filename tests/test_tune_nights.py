@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import trio
 
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.events.report import RunReport
 from engine.runtime.run_status import list_runs

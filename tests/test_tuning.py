@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engine.actors.search_space import neighbours
-from engine.actors.targets.base import TargetRequest
+from engine.actors.targets.target_protocol import TargetRequest
 from engine.actors.tuning import VariationGenerator, defaults, grid_points, quantize
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k

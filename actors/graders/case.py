@@ -12,8 +12,9 @@ from typing import Any
 
 import msgspec
 
-from engine.actors.graders.base import Grader, Submission, result
+from engine.actors.graders.grader_protocol import Grader, Submission, result
 from engine.events.graders import CaseGraderSpec, ContainsGraderSpec, GraderSpec
+from engine.events.kind_convert import convert_kinded
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec
 
@@ -67,4 +68,4 @@ class CaseGrader:
 def case_graders(case: CaseSpec) -> list[GraderSpec]:
     """The grader specs a case lists under `criteria.graders` (checked when the file was loaded)."""
     listed = case.criteria.get("graders", [])
-    return msgspec.convert(listed, list[GraderSpec]) if listed else []
+    return convert_kinded(listed, list[GraderSpec]) if listed else []  # type: ignore[no-any-return]

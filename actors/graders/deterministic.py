@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from engine.actors.graders.base import SpecGrader, Submission, expected_text, result
+from engine.actors.graders.grader_protocol import SpecGrader, Submission, expected_text, result
 from engine.events.graders import ExitCodeGraderSpec, ForbiddenGraderSpec, RegexGraderSpec
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec

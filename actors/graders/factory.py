@@ -1,4 +1,4 @@
-"""Make graders from their spec (through the grader registry); no graders gets a sensible default."""
+"""Make graders from their spec (through the kind's declaration); no graders gets a sensible default."""
 
 from __future__ import annotations
 
@@ -6,11 +6,16 @@ from collections.abc import Callable
 
 import msgspec
 
-from engine.actors.graders.base import Grader
+from engine.actors.graders.grader_protocol import Grader, GraderClass, MissingGrader
 from engine.actors.graders.judge_call import JudgeBudget
-from engine.actors.graders.registry import GRADERS
-from engine.actors.targets.base import Target
-from engine.events.spec import ContainsGraderSpec, GraderSpec, LocalTargetSpec, TargetSpec
+from engine.actors.targets.target_protocol import Target
+from engine.events.graders import GRADERS
+from engine.events.spec import (
+    ContainsGraderSpec,
+    GraderSpec,
+    LocalTargetSpec,
+    TargetSpec,
+)
 
 DEFAULT_GRADERS: list[GraderSpec] = [ContainsGraderSpec(case_sensitive=False)]
 
@@ -24,15 +29,19 @@ class GraderContext(msgspec.Struct, kw_only=True):
 
 
 def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grader:
-    return GRADERS.get(spec.kind).from_spec(spec, context or GraderContext())  # type: ignore[attr-defined,no-any-return]
+    kind = GRADERS.of(spec)
+    if not kind.installed:  # named by a stored run: its trials read unscored
+        return MissingGrader(spec)
+    made: GraderClass = kind.implementation()
+    return made.from_spec(spec, context or GraderContext())
 
 
 def grader_specs(specs: list[GraderSpec]) -> list[GraderSpec]:
     """The graders that run per trial, in order: forbidden rules only veto, so with nothing else to
     score, the default check scores the output. A pairwise judge needs two trials' outputs: it runs
     after the trials (engine.runtime.pairwise_round)."""
-    specs = [s for s in specs if s.kind != "pairwise"]
-    return [*DEFAULT_GRADERS, *specs] if all(s.kind == "forbidden" for s in specs) else list(specs)
+    specs = [s for s in specs if not GRADERS.of(s).pairwise]
+    return [*DEFAULT_GRADERS, *specs] if all(GRADERS.of(s).veto_only for s in specs) else list(specs)
 
 
 def make_graders(specs: list[GraderSpec], context: GraderContext | None = None) -> list[Grader]:

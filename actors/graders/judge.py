@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from engine.actors.graders.base import Submission, result
+from engine.actors.graders.grader_protocol import Submission, result
 from engine.actors.graders.judge_call import (
     JudgeCaller,
     NoAnswer,

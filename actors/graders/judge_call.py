@@ -14,17 +14,17 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from engine.actors.targets.base import Target, TargetError, TargetRequest
 from engine.actors.targets.retry import call_with_retries
+from engine.actors.targets.target_protocol import Target, TargetError, TargetRequest
 from engine.events.graders import AnswerFormat, PairwiseGraderSpec
 from engine.events.spec import (
     CaseSpec,
     JudgeGraderSpec,
-    OpenAITargetSpec,
     TargetSpec,
     VariantSpec,
     override_target,
 )
+from engine.events.targets import TARGETS
 
 Schema = dict[str, Any]
 
@@ -61,7 +61,7 @@ def response_format(answer_format: AnswerFormat, schema: Schema) -> dict[str, An
 
 def with_response_format(target: TargetSpec, answer_format: AnswerFormat) -> TargetSpec:
     """An OpenAI-compatible judge target that forwards `response_format`; others ask in words."""
-    if answer_format == "text" or not isinstance(target, OpenAITargetSpec):
+    if answer_format == "text" or not TARGETS.of(target).answer_formats:
         return target
     if "response_format" in target.extra_params:
         return target

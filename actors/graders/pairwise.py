@@ -24,7 +24,7 @@ from engine.actors.graders.judge_call import (
     with_response_format,
 )
 from engine.actors.graders.pairwise_prompt import PREFERENCE_SCHEMA, pairwise_prompt, parse_preference
-from engine.actors.targets.base import Target
+from engine.actors.targets.target_protocol import Target
 from engine.events import kinds as k
 from engine.events.graders import PairwiseGraderSpec
 from engine.events.spec import CaseSpec, TargetSpec

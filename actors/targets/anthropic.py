@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.actors.targets.base import TargetRequest, TargetResponse
 from engine.actors.targets.http_common import (
     JsonApiTarget,
     malformed,
     text_content,
     token_count,
 )
+from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
+from engine.events.targets import ANTHROPIC_SAMPLING as SAMPLING
 from engine.events.targets import AnthropicTargetSpec
 
-SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from engine.actors.targets.base import TargetError, TargetRequest
+from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.events.spec import CommandTargetSpec
 
 

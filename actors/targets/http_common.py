@@ -20,8 +20,8 @@ import msgspec
 
 from engine.actors.secrets import is_credential_header, remember
 from engine.actors.targets import http_client as http
-from engine.actors.targets.base import TargetError
 from engine.actors.targets.proxied_client import ProxiedPool, proxy_for
+from engine.actors.targets.target_protocol import TargetError
 from engine.events.spec_base import EnvRef
 from engine.events.targets import HttpTarget
 

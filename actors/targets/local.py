@@ -19,8 +19,8 @@ from collections import defaultdict
 
 import trio
 
-from engine.actors.targets.base import TargetContext, TargetRequest, TargetResponse
 from engine.actors.targets.local_corpus import CORPUS
+from engine.actors.targets.target_protocol import TargetContext, TargetRequest, TargetResponse
 from engine.events.spec import LocalTargetSpec
 
 _WORD = re.compile(r"[A-Za-z0-9']+")

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.actors.targets.base import TargetRequest, TargetResponse
 from engine.actors.targets.http_common import (
     JsonApiTarget,
     malformed,
     text_content,
     token_count,
 )
+from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.spec import OpenAITargetSpec
-
-SAMPLING = (
-    "temperature",
-    "top_p",
-    "top_k",
-    "frequency_penalty",
-    "presence_penalty",
-    "max_tokens",
-    "stop",
-    "seed",
-)
+from engine.events.targets import OPENAI_SAMPLING as SAMPLING
 
 
 def chat_body(spec: OpenAITargetSpec, request: TargetRequest) -> dict[str, Any]:

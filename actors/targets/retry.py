@@ -8,7 +8,7 @@ from collections.abc import Collection
 import trio
 
 from engine.actors.targets.adaptive import AdaptiveLimit
-from engine.actors.targets.base import Target, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import Target, TargetError, TargetRequest, TargetResponse
 
 BASE_DELAY_S = 0.5
 MAX_DELAY_S = 30.0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from engine.actors.targets.base import TargetError
+from engine.actors.targets.target_protocol import TargetError
 
 TRANSCRIPT_KEEP = 4 << 20  # a runaway agent's transcript is cut here, as its stderr is
 ROLES = ("system", "user", "assistant", "tool")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from engine.actors.targets.base import resolve_target
+from engine.actors.targets.target_protocol import resolve_target
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
 from engine.events.spec import ExperimentSpec, TargetSpec, VariantSpec

@@ -8,6 +8,7 @@ import re
 import msgspec
 
 from engine.errors import InputError
+from engine.events.kind_convert import convert_kinded
 from engine.events.spec import ExperimentSpec
 from engine.input.parsing import split_validation_error
 
@@ -47,7 +48,7 @@ def check_definition(spec: ExperimentSpec, file: str) -> None:
     narrowing) skipped the checks a file's fields pass, and a log holding a definition that no longer
     decodes would read as damaged from then on."""
     try:
-        msgspec.msgpack.decode(msgspec.msgpack.encode(spec), type=ExperimentSpec)
+        convert_kinded(msgspec.msgpack.decode(msgspec.msgpack.encode(spec)), ExperimentSpec)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         field, expected = split_validation_error(str(exc))
         raise InputError(file, field, expected) from None

@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from engine.errors import InputError
+from engine.events.graders import GRADERS
+from engine.events.kind_convert import convert_kinded
 from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec, grader_spec
 from engine.input.compat import normalize
 from engine.input.experiment_plan import ExperimentPlan, resolve
@@ -62,11 +64,13 @@ def default_target_kind(raw: dict[str, Any]) -> dict[str, Any]:
 def with_case_graders(spec: ExperimentSpec) -> ExperimentSpec:
     """Cases carrying their own graders (AgentV assertions) get them run: a `case` grader, a gate
     (a failed assertion fails the trial), unless the file already has one."""
-    if any(g.kind == "case" for g in spec.graders) or not any(c.criteria.get("graders") for c in spec.cases):
+    if any(GRADERS.of(g).runs_case_graders for g in spec.graders):
+        return spec
+    if not any(c.criteria.get("graders") for c in spec.cases):
         return spec
     # with no grader of the file's own scoring, the case grader also checks the expected answer (the
     # default check, which a contains grader beside it would only average with the assertions)
-    alone = all(g.kind == "forbidden" for g in spec.graders)
+    alone = all(GRADERS.of(g).veto_only for g in spec.graders)
     own = grader_spec(kind="case", name="assertions", gate=True, expected=alone)
     return msgspec.structs.replace(spec, graders=[*spec.graders, own])
 
@@ -92,7 +96,7 @@ def convert_checked(raw: dict[str, Any], kind: type[T], name: str) -> T:
     """msgspec's conversion, its complaint told as the file, the field and what was expected (the
     valid choices of a field that has a few)."""
     try:
-        return msgspec.convert(raw, kind, strict=True)
+        return convert_kinded(raw, kind, strict=True)  # type: ignore[no-any-return]
     except msgspec.ValidationError as exc:
         field, expected = split_validation_error(str(exc))
         if expected.startswith(("invalid enum value", "invalid value")):

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from engine.errors import InputError
+from engine.events.kind_convert import kind_names
 
 _MSGSPEC_PATH = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 MAX_FILE_BYTES = 10 << 20
@@ -130,7 +131,7 @@ def allowed_values(root: type, path: str) -> list[Any]:
     for part in re.sub(r"\[\d+\]", "", path).split("."):
         members = _union_members(current)
         if members and part == members[0].__struct_config__.tag_field:
-            return [m.__struct_config__.tag for m in members]
+            return kind_names(current) or [m.__struct_config__.tag for m in members]
         hints = [typing.get_type_hints(m) for m in members or [current] if isinstance(m, type)]
         current = _unwrap(next((h[part] for h in hints if part in h), None))
         if current is None:

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from engine.actors.graders.judge_call import judge_target
-from engine.actors.targets.python import import_callable
+from engine.actors.targets.python_target import import_callable
 from engine.errors import InputError, warn_input
-from engine.events.spec import EnvRef, HttpTarget, PythonTargetSpec, TargetSpec
+from engine.events.graders import GRADERS
+from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, TargetSpec
+from engine.events.targets import TARGETS, LocalTargetSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
@@ -30,7 +32,7 @@ def run_targets(plan: ExperimentPlan) -> Iterator[tuple[str, TargetSpec]]:
         if plan.overrides_target(i):
             yield f"{plan.origins[i]}.target", plan.targets[variant.name]
     for i, grader in enumerate(spec.graders):
-        if grader.kind in ("judge", "pairwise"):
+        if GRADERS.of(grader).calls_model:
             yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
 
 
@@ -44,15 +46,17 @@ def check_environment(
             if not os.environ.get(variable):
                 expected = f"expected the environment variable {variable} to hold {holds}; it is not set"
                 raise InputError(file, where, expected)
-        if isinstance(target, PythonTargetSpec):
-            _check_callable(target.callable, f"{field}.callable", file, base_dir, callables or {})
+        named = TARGETS.of(target).callable_field
+        if named is not None:
+            _check_callable(getattr(target, named), f"{field}.{named}", file, base_dir, callables or {})
     check_commands(plan)
     for i, grader in enumerate(spec.graders):
-        if grader.kind == "python":  # an evaluator module beside the experiment file, like a target's
-            _check_callable(grader.callable, f"graders[{i}].callable", file, base_dir, callables or {})
+        named = GRADERS.of(grader).callable_field  # an evaluator module beside the experiment file
+        if named is not None:
+            _check_callable(getattr(grader, named), f"graders[{i}].{named}", file, base_dir, callables or {})
     # the subject and the cheap graders run on Ray workers; the judges stay here
     travelling = [(f, t) for f, t in run_targets(plan) if not f.startswith("graders")]
-    travelling += [(f"graders[{i}]", g) for i, g in enumerate(spec.graders) if g.kind == "python"]
+    travelling += [(f"graders[{i}]", g) for i, g in enumerate(spec.graders) if GRADERS.of(g).callable_field]
     check_ray_experiment(spec, file, callables or {}, travelling)
 
 
@@ -61,6 +65,27 @@ def warn_unscorable(plan: ExperimentPlan) -> None:
     cases; the report repeats it among its warnings."""
     for field, why in unscorable_graders(plan.spec):
         warn_input(plan.file, field, why)
+
+
+def warn_free_race(plan: ExperimentPlan) -> None:
+    """A race on cost per pass ranks by what trials cost: a model with no price costs nothing, and
+    the race would rank its variants as free (an agent or a Python target may report its own cost)."""
+    spec, stopping = plan.spec, plan.spec.stopping
+    if stopping is None or stopping.rule != "race" or stopping.objective != "cost_per_pass":
+        return
+    free = [name for name, target in plan.targets.items() if _unpriced(spec, target)]
+    if free:
+        warn_input(
+            plan.file, "stopping.objective",
+            f"cost_per_pass, but {', '.join(free)} run a model with no price ([pricing] or the target's "
+            "price): their trials cost 0 and the race ranks them as free",
+        )  # fmt: skip
+
+
+def _unpriced(spec: ExperimentSpec, target: TargetSpec) -> bool:
+    if not isinstance(target, HttpTarget | LocalTargetSpec) or target.price is not None:
+        return False
+    return target.model is None or target.model not in spec.pricing
 
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:

@@ -13,8 +13,8 @@ import os
 import shlex
 import shutil
 
-from engine.actors.targets.base import TargetError, TargetRequest
-from engine.actors.targets.command import anchor_paths, build_argv
+from engine.actors.targets.command_target import anchor_paths, build_argv
+from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.errors import InputError
 from engine.events.spec import CommandTargetSpec
 from engine.input.experiment_plan import ExperimentPlan

@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.errors import InputError
-from engine.events.graders import PythonGraderSpec
+from engine.events.graders import GRADERS, BaseGrader
 from engine.events.spec import ExperimentSpec, RaySpec
-from engine.events.targets import PythonTargetSpec
+from engine.events.targets import TARGETS
 
 INSTALL_HINT = "Ray is not installed: pip install 'engine[ray]'"
 CONNECT_TIMEOUT_S = 3.0
@@ -26,10 +26,12 @@ def check_ray_experiment(
     if spec.execution.backend != "ray":
         return
     for field, target in targets:
-        if isinstance(target, PythonTargetSpec | PythonGraderSpec) and target.callable in callables:
+        named = (GRADERS if isinstance(target, BaseGrader) else TARGETS).of(target).callable_field
+        if named is not None and getattr(target, named) in callables:
             raise InputError(
-                file, f"{field}.callable",
-                f"{target.callable!r} is a callable registered in this process, which cannot travel to a "
+                file, f"{field}.{named}",
+                f"{getattr(target, named)!r} is a callable registered in this process, which cannot travel "
+                "to a "
                 "Ray worker: name it by import path ('module:function') or use backend = \"local\"",
             )  # fmt: skip
     check_ray(spec.execution.ray, file)

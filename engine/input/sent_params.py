@@ -8,16 +8,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 
-from engine.actors.targets import anthropic, openai
 from engine.events.spec import TargetSpec
+from engine.events.targets import TARGETS
 from engine.input.experiment_plan import ExperimentPlan
 
 Fail = Callable[[str, str], None]
-# what each HTTP target kind puts in its request body; other kinds hand params to the agent as is
-SENT: dict[str, tuple[str, ...]] = {
-    "openai": openai.SAMPLING,
-    "anthropic": (*anthropic.SAMPLING, "max_tokens"),
-}
 
 
 def check_sent_params(plan: ExperimentPlan, fail: Fail) -> None:
@@ -32,7 +27,7 @@ def check_sent_params(plan: ExperimentPlan, fail: Fail) -> None:
 
 
 def _check(target: TargetSpec, field: str, params: Iterable[str], fail: Fail, named: bool = True) -> None:
-    sent = SENT.get(target.kind)
+    sent = TARGETS.of(target).sent_params  # what an HTTP kind puts in its request body
     if sent is None:
         return
     known = [*sent, *getattr(target, "extra_params", [])]

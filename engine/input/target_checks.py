@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from engine.actors.graders.judge_call import judge_target
 from engine.actors.secrets import is_credential_header
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
+from engine.events.graders import GRADERS
 from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget, TargetSpec
 from engine.input.experiment_plan import ExperimentPlan
 
@@ -41,7 +42,7 @@ def _targets(plan: ExperimentPlan) -> Iterator[tuple[str, TargetSpec]]:
         if plan.overrides_target(i):
             yield f"{plan.origins[i]}.target", plan.targets[variant.name]
     for i, grader in enumerate(spec.graders):
-        if grader.kind in ("judge", "pairwise"):
+        if GRADERS.of(grader).calls_model:
             yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
 
 

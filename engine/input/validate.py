@@ -13,8 +13,9 @@ from collections.abc import Callable
 import msgspec
 
 from engine.actors.graders.judge_call import judge_repeats, judge_target
-from engine.actors.targets.base import resolve_target
+from engine.actors.targets.target_protocol import resolve_target
 from engine.errors import InputError
+from engine.events.graders import GRADERS, CommandGraderSpec, JudgeGraderSpec
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.parsing import split_validation_error
@@ -48,7 +49,7 @@ def check_plan(plan: ExperimentPlan) -> None:
 
     variants = list(plan.variants)
     _check_unique_variants(variants, fail)
-    if all(g.kind == "forbidden" for g in spec.graders):  # the default contains-check grades them
+    if all(GRADERS.of(g).veto_only for g in spec.graders):  # the default contains-check grades them
         for i, case in enumerate(spec.cases):
             if case.expected is None:
                 fail(f"cases[{i}].expected", "expected an expected answer, or [[graders]] that need none")
@@ -64,7 +65,10 @@ def check_plan(plan: ExperimentPlan) -> None:
     if spec.schedule is not None:
         check_cron(spec.schedule.cron, file)
     _check_stopping(spec, fail)
-    if spec.stopping is not None and spec.stopping.rule == "race" and len(variants) < 2:
+    if spec.tune is not None and spec.tune.strategy == "optuna":
+        _check_optuna(fail)
+    racing = spec.stopping is not None and spec.stopping.rule == "race"
+    if racing and spec.kind != "tune" and len(variants) < 2:  # a tuning session races each candidate
         fail("stopping.rule", f"expected at least 2 variants to race; the run has {len(variants)}")
     _check_caps(spec, len(variants), fail)
 
@@ -87,7 +91,7 @@ def _check_stopping(spec: ExperimentSpec, fail: Fail) -> None:
     if stopping is None or stopping.rule == "fixed":
         return
     if spec.kind == "tune":
-        fail("stopping", "expected no [stopping] table in a tuning session (it spends alpha per decision)")
+        _check_tune_race(spec, fail)
     if stopping.rule == "race":
         _check_race(spec, fail)
         return
@@ -97,12 +101,32 @@ def _check_stopping(spec: ExperimentSpec, fail: Fail) -> None:
         fail("stopping.looks", f"expected at most repeat.count ({spec.repeat.count}) looks: one round each")
 
 
+def _check_tune_race(spec: ExperimentSpec, fail: Fail) -> None:
+    """A tuning session races each candidate against the best on the mean score, the measure its
+    accept rule uses; the margin that counts is the session's own min_improvement."""
+    assert spec.stopping is not None
+    if spec.stopping.rule != "race":
+        fail("stopping.rule", "expected 'race' or 'fixed' in a tuning session (it spends alpha per decision)")
+    if spec.stopping.objective != "score":
+        fail("stopping.objective", "expected 'score' in a tuning session (its accept rule compares scores)")
+    if spec.stopping.min_improvement:
+        expected = "expected none in a tuning session (tune.min_improvement is its margin)"
+        fail("stopping.min_improvement", expected)
+
+
 def _check_race(spec: ExperimentSpec, fail: Fail) -> None:
     assert spec.stopping is not None
     if spec.repeat.strategy == "pass_at_k":
         fail("stopping.rule", "expected repeat.strategy 'mean' or 'confidence_interval' for a race")
     if len(spec.cases) < spec.stopping.rounds:
         fail("stopping.rounds", f"expected at most one round per case ({len(spec.cases)} cases)")
+
+
+def _check_optuna(fail: Fail) -> None:
+    try:
+        import optuna  # noqa: F401 - importable, with its dependencies (find_spec would not say)
+    except ImportError:
+        fail("tune.strategy", "expected Optuna installed for 'optuna': pip install 'engine[optuna]'")
 
 
 def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:
@@ -114,7 +138,7 @@ def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:
 
 def _check_case_commands(spec: ExperimentSpec, fail: Fail) -> None:
     for i, grader in enumerate(spec.graders):
-        if grader.kind != "command" or grader.commands:  # type: ignore[union-attr]
+        if not isinstance(grader, CommandGraderSpec) or grader.commands:
             continue
         for j, case in enumerate(spec.cases):
             commands = case.criteria.get("commands")
@@ -150,7 +174,7 @@ def _check_matrix_size(spec: ExperimentSpec, fail: Fail) -> None:
 def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
     """A judge table overrides fields of the experiment's target, like a variant's `target` table."""
     for i, grader in enumerate(spec.graders):
-        if grader.kind not in ("judge", "pairwise"):
+        if not GRADERS.of(grader).calls_model:
             continue
         try:
             judge_target(spec.target, grader)
@@ -158,7 +182,7 @@ def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
             where, expected = split_validation_error(str(exc))
             fail(f"graders[{i}].judge.{where}" if where != "(top level)" else f"graders[{i}].judge", expected)
         try:
-            if grader.kind == "judge":
+            if isinstance(grader, JudgeGraderSpec):
                 judge_repeats(grader)
         except ValueError as exc:
             fail(f"graders[{i}].judge.repeats", str(exc).split(": ", 1)[1])

@@ -9,7 +9,7 @@ Values are plain text; each surface escapes them for its own format.
 
 from __future__ import annotations
 
-from engine.events.report import RunReport, StoppingReport, VariantReport
+from engine.events.report import RunReport, StoppingReport, VariantReport, VariationRecord
 
 RESULT_HEADER = [
     "variant", "trials", "errors", "score", "score 95% CI", "pass rate", "pass 95% CI",
@@ -127,10 +127,15 @@ def variation_rows(r: RunReport) -> list[list[str]]:
     return [
         [
             v.variant, v.parameter, str(v.value), fmt(v.baseline_score), fmt(v.candidate_score),
-            signed(v.delta), p_value(v.p_value), "accepted" if v.accepted else "rejected",
+            signed(v.delta), p_value(v.p_value), "accepted" if v.accepted else _rejected(v),
         ]
         for v in r.variations
     ]  # fmt: skip
+
+
+def _rejected(v: VariationRecord) -> str:
+    # a candidate a tuning race dropped ran only the rounds it was in: its scores are less certain
+    return f"dropped in round {v.dropped_round}" if v.dropped_round else "rejected"
 
 
 def judge_rows(r: RunReport) -> list[list[str]]:

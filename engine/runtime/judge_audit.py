@@ -12,11 +12,12 @@ import msgspec
 import trio
 
 from engine.actors.executor import MakeTarget
-from engine.actors.graders.base import Submission
 from engine.actors.graders.factory import make_graders
-from engine.actors.targets.registry import target_maker
+from engine.actors.graders.grader_protocol import Submission
+from engine.actors.targets.target_maker import target_maker
 from engine.errors import InputError, UserError
 from engine.events import kinds as k
+from engine.events.graders import GRADERS
 from engine.events.report import LabelAgreement
 from engine.runtime.run_status import run_state
 from engine.runtime.workers import grader_context
@@ -64,7 +65,7 @@ async def judge_audit(
 ) -> JudgeAudit:
     state = await trio.to_thread.run_sync(run_state, log, run_id)
     assert state.spec is not None
-    judges = [g for g in state.spec.graders if g.kind == "judge"]
+    judges = [g for g in state.spec.graders if GRADERS.of(g).calls_model and not GRADERS.of(g).pairwise]
     if not judges:
         raise InputError("engine judge-audit", "RUN", f"run {run_id} has no judge grader to audit")
     graders = make_graders(judges, grader_context(state.spec, state, make_target or target_maker()))

@@ -17,7 +17,7 @@ from engine.actors.graders.pairwise import Pair, PairwiseJudge
 from engine.actors.messages import StopRequested, WriteBatch
 from engine.actors.watcher import watch_for_cancel
 from engine.events import kinds as k
-from engine.events.graders import PairwiseGraderSpec
+from engine.events.graders import GRADERS
 from engine.events.spec import CaseSpec, ExperimentSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import trial_seed
@@ -35,7 +35,7 @@ async def pairwise_unless_stopped(
     """The pairwise round, stopped by a stop of the run (a signal, the embedding API) or a cancel
     from another process, like the trials before it: True when it was stopped (verdicts logged
     so far are kept, and a resume judges the rest)."""
-    if not any(isinstance(g, PairwiseGraderSpec) for g in spec.graders):
+    if not any(GRADERS.of(g).pairwise for g in spec.graders):
         return False
     stopped = False
     from_seq = await store_call(log, log.last_seq) + 1
@@ -60,7 +60,7 @@ async def pairwise_unless_stopped(
 async def pairwise_round(
     log: EventStore, spec: ExperimentSpec, pipe: Pipeline, make_target: MakeTarget
 ) -> None:
-    graders = [g for g in spec.graders if isinstance(g, PairwiseGraderSpec)]
+    graders = [g for g in spec.graders if GRADERS.of(g).pairwise]
     variants = list(pipe.state.variants)
     if not graders or len(variants) < 2:
         return

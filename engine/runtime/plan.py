@@ -9,8 +9,9 @@ import msgspec
 
 from engine.actors.messages import GradeJob, TrialJob
 from engine.actors.scheduler import Plan
-from engine.actors.targets.base import TargetRequest, resolve_target
+from engine.actors.targets.target_protocol import TargetRequest, resolve_target
 from engine.events import kinds as k
+from engine.events.graders import GRADERS
 from engine.events.spec import CaseSpec, ExperimentSpec, TargetSpec, VariantSpec
 
 
@@ -37,7 +38,7 @@ def grades_exit_codes(spec: ExperimentSpec) -> bool:
     """With an exit_code grader or a verifier (a command grader) an agent's non-zero exit is a result
     to grade, not an error: its exit code is what they judge, or its tests failing is what they find.
     A timeout, a setup failure or an agent that is not there stays an error."""
-    return any(g.kind in ("exit_code", "command") for g in spec.graders)
+    return any(GRADERS.of(g).reads_exit_code for g in spec.graders)
 
 
 def build_plan(

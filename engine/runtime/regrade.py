@@ -16,7 +16,7 @@ from engine.actors.executor import MakeTarget
 from engine.actors.graders.factory import make_graders
 from engine.actors.grading_pool import grading_pool
 from engine.actors.messages import GradeJob
-from engine.actors.targets.registry import target_maker
+from engine.actors.targets.target_maker import target_maker
 from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.events.spec import GraderSpec

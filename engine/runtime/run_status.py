@@ -17,16 +17,17 @@ from engine.input.experiment_plan import resolve
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
 from engine.store.projections.run_state import RunState, load_run_state
-from engine.store.projections.summary import RunSummary, load_summary
+from engine.store.projections.summary import RunSummary
+from engine.store.snapshots import STATES, SUMMARIES, load, run_ids
 
 
 def list_runs(log: EventStore) -> list[RunSummary]:
-    return [summarize(log, run_id) for run_id in log.run_ids()]
+    return [summarize(log, run_id) for run_id in run_ids(log)]
 
 
 def summarize(log: EventStore, run_id: str) -> RunSummary:
     """The run's summary; a "running" run whose process is gone is "interrupted" (resumable)."""
-    summary = with_trial_count(log, load_summary(log, run_id))
+    summary = with_trial_count(log, load(log, SUMMARIES, run_id))
     if summary.status == "running" and not process_alive(summary.pid, summary.host):
         summary.status = "interrupted"
     return summary
@@ -44,7 +45,7 @@ def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
     spec = defined.spec
     summary.experiment = summary.experiment or spec.name
     if spec.kind == "tune":
-        summary.trials_total = load_run_state(log, summary.run_id).trials_done()
+        summary.trials_total = load(log, STATES, summary.run_id).trials_done()
     else:
         planned = resolve(spec, f"run {summary.run_id}", Path(defined.source).parent)
         summary.trials_total = len(planned.variants) * len(spec.cases) * spec.repeat.count
@@ -64,8 +65,14 @@ def process_alive(pid: int, host: str) -> bool:
     return pid > 0
 
 
-def run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
-    state = load_run_state(log, run_id, grading)
+def run_state(log: EventStore, run_id: str, grading: int | None = None, replay: bool = False) -> RunState:
+    """The run's state: of the latest grading round, its snapshot folded forward over the events
+    after it; of an earlier round, or to `replay`, folded from the whole log."""
+    if grading is None and not replay:
+        state = load(log, STATES, run_id)
+    else:
+        log.run_ids()  # from the log alone: its own list of runs too (damage in it shows here)
+        state = load_run_state(log, run_id, grading)
     if state.spec is None:
         raise NotFoundError(f"run {run_id!r} has no experiment definition")
     if grading is not None and state.grading != grading:

@@ -23,8 +23,8 @@ import trio
 from engine.actors.executor import MakeTarget
 from engine.actors.messages import Feedback, StopRequested, WriteBatch
 from engine.actors.process import run_setup
-from engine.actors.targets.base import TargetError
-from engine.actors.targets.registry import target_maker
+from engine.actors.targets.target_maker import target_maker
+from engine.actors.targets.target_protocol import TargetError
 from engine.actors.variants import propose_variants
 from engine.errors import InputError, RunBusyError
 from engine.events import kinds as k
@@ -41,7 +41,8 @@ from engine.runtime.ray_session import ray_session
 from engine.runtime.run_lease import run_lease
 from engine.runtime.run_status import process_alive
 from engine.runtime.sequential_rounds import run_sequential
-from engine.runtime.tune import TuneRun, tune_session
+from engine.runtime.tune import tune_session
+from engine.runtime.tune_run import TuneRun
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore, store_call

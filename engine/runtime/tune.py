@@ -11,8 +11,6 @@ log and does not test a visited variation again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +26,18 @@ from engine.input.config_edit import apply_params
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.tune_history import BASELINE, earlier_configs
-from engine.runtime.workers import Workers
+from engine.runtime.tune_race import (
+    dropped_scores,
+    elimination_reason,
+    race_candidate,
+    racing,
+    results_beyond,
+)
+from engine.runtime.tune_run import TuneRun
 from engine.stats import inference as stats
 from engine.stats.comparisons import compare_cases
 from engine.stats.sequential_looks import look_level
-from engine.store.contract import EventStore, store_call
+from engine.store.contract import store_call
 from engine.store.projections.cases import case_values
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import latency
@@ -65,6 +70,10 @@ class Session:
             name = f"{variation.parameter}={value}#{n}"
         return VariantSpec(name=name, params={**self.best.params, variation.parameter: value})
 
+    def observe(self, variation: Variation, scores: tuple[float, float]) -> None:
+        """What a decision measured, for a strategy that learns from it (optuna)."""
+        self.generator.observe(self.best_values, variation, *scores)
+
     def accept(self, variant: VariantSpec, variation: Variation) -> None:
         self.best, self.best_values[variation.parameter] = remeasured(variant), variation.value
 
@@ -87,22 +96,9 @@ def restore(session: Session, state_variations: list[Any], variants: dict[str, V
         logged = Variation(decided.parameter, float(decided.value))
         if proposed != logged:
             session.generator.mark(session.best_values, logged)
+        session.observe(logged, (decided.baseline_score, decided.candidate_score))
         if isinstance(decided, k.VariationAccepted) and decided.variant in variants:
             session.accept(variants[decided.variant], logged)
-
-
-@dataclass
-class TuneRun:
-    """What a tuning session works with: its spec, the run's pipeline and pools, where outputs are."""
-
-    spec: ExperimentSpec
-    run_id: str
-    origin: str
-    pipe: Pipeline
-    workers: Workers
-    load_output: Callable[[str], str]
-    source: str = ""
-    log: EventStore | None = None  # to read earlier sessions of the experiment (scheduled ones)
 
 
 async def tune_session(run: TuneRun) -> str:
@@ -125,7 +121,7 @@ async def _auto_apply(tune: TuneSpec, run_id: str, pipe: Pipeline, source: str) 
 
 
 async def _search(run: TuneRun) -> str:
-    spec, run_id, origin, pipe = run.spec, run.run_id, run.origin, run.pipe
+    spec, run_id, pipe = run.spec, run.run_id, run.pipe
     assert spec.tune is not None
     state, tune = pipe.state, spec.tune
     session = Session(spec, tune, await _earlier(run))
@@ -143,20 +139,57 @@ async def _search(run: TuneRun) -> str:
             parameter=variation.parameter, value=variation.value, parent=session.best.name,
         )  # fmt: skip
         await pipe.write_and_wait([])  # the proposal is folded before the next one is named
-        outcome = await _evaluate(run, session.best, candidate)
-        if isinstance(outcome, str):
-            return outcome
-        delta, p_value, _, _, _, level = outcome
-        accepted = delta >= tune.min_improvement and (not tune.require_significance or p_value < level)
-        decision = _decision(
-            run_id, origin, candidate, variation, session.best.name, outcome, accepted,
-            _usage(pipe.state, candidate.name),
-        )  # fmt: skip
-        await pipe.write_and_wait([decision])
-        if accepted:
+        decision = await _decide(run, session, candidate, variation)
+        if isinstance(decision, str):
+            return decision
+        session.observe(variation, (decision.baseline_score, decision.candidate_score))  # as logged
+        if isinstance(decision, k.VariationAccepted):
             session.accept(candidate, variation)
             await _propose_best(run, session)
     return "completed"
+
+
+async def _decide(
+    run: TuneRun, session: Session, candidate: VariantSpec, variation: Variation
+) -> k.VariationAccepted | k.VariationRejected | str:
+    """Evaluate the candidate against the best (raced first when the session races) and log the
+    decision; or the reason the run ended before it."""
+    tune = run.spec.tune
+    assert tune is not None
+    dropped = await race_candidate(run, session.best, candidate) if racing(run.spec) else None
+    if isinstance(dropped, str):
+        return dropped
+    if dropped is not None:
+        return await _reject_dropped(run, session, candidate, variation, dropped)
+    outcome = await _evaluate(run, session.best, candidate)
+    if isinstance(outcome, str):
+        return outcome
+    delta, p_value, _, _, _, level = outcome
+    accepted = delta >= tune.min_improvement and (not tune.require_significance or p_value < level)
+    decision = _decision(
+        run.run_id, run.origin, candidate, variation, session.best.name, outcome, accepted,
+        _usage(run.pipe.state, candidate.name),
+    )  # fmt: skip
+    await run.pipe.write_and_wait([decision])
+    return decision
+
+
+async def _reject_dropped(
+    run: TuneRun, session: Session, candidate: VariantSpec, variation: Variation, drop: k.VariantEliminated
+) -> k.VariationRejected:
+    """Log the race's drop with its rejection, in one batch (a resumed session finds the drop logged
+    and logs only the rejection): its deficit and the race's test, over the cases it ran."""
+    assert run.spec.stopping is not None
+    base, cand = dropped_scores(run.spec, run.pipe.state, drop)
+    outcome = (cand - base, drop.p_value, base, cand, 0, drop.threshold)
+    usage, best = _usage(run.pipe.state, candidate.name), session.best.name
+    decision = _decision(run.run_id, run.origin, candidate, variation, best, outcome, False, usage)
+    assert isinstance(decision, k.VariationRejected)
+    why = elimination_reason(drop, run.spec.stopping.rounds)
+    rejected = msgspec.structs.replace(decision, reason=why, dropped_round=drop.round)
+    logged = candidate.name in run.pipe.state.eliminated
+    await run.pipe.write_and_wait([rejected] if logged else [drop, rejected])
+    return rejected
 
 
 async def _earlier(run: TuneRun) -> frozenset[Config]:
@@ -197,7 +230,7 @@ async def _evaluate(
     looks = spec.tune.max_extra_repeats + 1 if spec.tune.require_significance else 1
     for rounds in range(looks):
         repeats = spec.repeat.count * (rounds + 1)
-        if rounds + 1 < looks and _results_beyond(pipe.state, candidate.name, repeats):
+        if rounds + 1 < looks and results_beyond(pipe.state, candidate.name, repeats):
             continue  # a resumed session: this round's decision, "more repeats", is in the log already
         plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, repeats=repeats)
         reason = await run.workers.run(plan)
@@ -214,17 +247,6 @@ async def _evaluate(
             break  # too small to matter (futile), or clear: no more repeats
     base_mean, cand_mean = stats.mean([base[c] for c in shared]), stats.mean([cand[c] for c in shared])
     return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds, level
-
-
-def _results_beyond(state: RunState, candidate: str, repeats: int) -> bool:
-    """Whether the log holds a result of the candidate from repeat `repeats` on: this evaluation
-    decided on more repeats before the session was cut off. Deciding again on such a state would
-    count trials the first decision never saw (and could stop short of rounds the session ran). The
-    candidate, not the baseline: a baseline kept from an earlier evaluation has repeats of its own."""
-    return any(
-        variant == candidate and (cell.done() | cell.completed) >> repeats
-        for (variant, _), cell in state.cells.items()
-    )
 
 
 def _usage(state: RunState, variant: str) -> dict[str, Any]:
@@ -247,7 +269,7 @@ def _decision(
     outcome: tuple[float, float, float, float, int, float],
     accepted: bool,
     usage: dict[str, Any],
-) -> k.Event:
+) -> k.VariationAccepted | k.VariationRejected:
     delta, p_value, base_score, cand_score, rounds, level = outcome
     common = dict(
         run_id=run_id, ts=time.time(), variant=candidate.name, parameter=variation.parameter,

@@ -12,11 +12,10 @@ import time
 
 import msgspec
 
-from engine.events import kinds as k
 from engine.runtime.run_status import summarize
+from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
-from engine.store.projection import run_events
-from engine.views.queries import stored_report
+from engine.store.snapshots import RUN_HEADS, load, run_ids
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
 
@@ -65,16 +64,16 @@ class HistoryPoint(msgspec.Struct, kw_only=True):
 
 def history(log: EventStore, experiment: str, variant: str | None = None) -> list[HistoryPoint]:
     """The experiment's runs, oldest first; figures of `variant` (default: each run's baseline)."""
-    summaries = [s for s in (summarize(log, r) for r in log.run_ids()) if s.experiment == experiment]
+    summaries = [s for s in (summarize(log, r) for r in run_ids(log)) if s.experiment == experiment]
     summaries.sort(key=lambda s: (s.started_ts, s.run_id))
     return [_point(log, s.run_id, s.status, s.started_ts, variant) for s in summaries]
 
 
 def _point(log: EventStore, run_id: str, status: str, started: float, variant: str | None) -> HistoryPoint:
-    marks = [e for e in run_events(log, run_id, {"run.marked"}) if isinstance(e, k.RunMarked)]
-    mark = marks[-1].mark if marks else ""
-    point = HistoryPoint(run_id=run_id, status=status, started=started, mark=mark)
-    data = stored_report(log, run_id)
+    heads = load(log, RUN_HEADS, run_id)
+    point = HistoryPoint(run_id=run_id, status=status, started=started, mark=heads.mark)
+    found = heads.report_hash()
+    data = read_blob(log, found) if found else None
     if data is None:  # live or killed: no figures until it writes its report
         return point
     report = msgspec.json.decode(data, type=_Report)
@@ -87,7 +86,7 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
         point.p95_latency_ms = chosen.latency_ms.p95
     worse = any((c.significant and (c.delta or 0) < 0) or c.more_errors for c in report.comparisons)
     automatic = status == "completed" and not report.error_rate_exceeded and not worse
-    point.green = mark == "green" or (mark != "red" and automatic)
+    point.green = heads.mark == "green" or (heads.mark != "red" and automatic)
     return point
 
 

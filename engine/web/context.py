@@ -40,7 +40,7 @@ class WebContext:
     def memo(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
         """compute() once per state of the log: any append (a live run) computes it again. The runs
         list and comparisons scan whole runs; repeated views of a quiet store then cost nothing."""
-        seq = self.log.last_seq()
+        seq = getattr(self.log, "commits", self.log.last_seq)()  # any commit: without reading events
         found = self._memo.get(key)
         if found is not None and found[0] == seq:
             return found[1]  # type: ignore[return-value]

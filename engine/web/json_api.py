@@ -18,12 +18,12 @@ from starlette.responses import JSONResponse, Response
 
 from engine.errors import InputError, NotFoundError
 from engine.runtime.run_status import process_alive, with_trial_count
-from engine.store.projections.summary import load_summary
+from engine.store.snapshots import SUMMARIES, load, run_ids
 from engine.views.compare import compare_states
 from engine.views.run_history import earlier_figures
 from engine.web.context import WebContext, defined
 from engine.web.data import RunView
-from engine.web.matrix import matrix, query_of
+from engine.web.matrix_view import matrix, query_of
 from engine.web.progress import progress
 from engine.web.query_params import int_param
 from engine.web.trials_api import TrialFilter, trials_page
@@ -51,7 +51,7 @@ def error_response(exc: Exception) -> JSONResponse:
 def runs_json(ctx: WebContext) -> list[dict[str, object]]:
     """Every run's summary and pass rate (scanned once per state of the log); whether a "running"
     run's process is still alive is asked each time: a killed run appends nothing."""
-    rows = ctx.memo(("runs",), lambda: [_run_row(ctx, rid) for rid in ctx.log.run_ids()])
+    rows = ctx.memo(("runs",), lambda: [_run_row(ctx, rid) for rid in run_ids(ctx.log)])
     return [
         {**row, "status": "interrupted"}
         if row["status"] == "running" and not process_alive(row["pid"], row["host"])  # type: ignore[arg-type]
@@ -62,7 +62,7 @@ def runs_json(ctx: WebContext) -> list[dict[str, object]]:
 
 def _run_row(ctx: WebContext, run_id: str) -> dict[str, object]:
     # a tuning session's trials run, a created run's planned: as `engine list` counts them
-    summary = with_trial_count(ctx.log, load_summary(ctx.log, run_id))
+    summary = with_trial_count(ctx.log, load(ctx.log, SUMMARIES, run_id))
     return {**dataclasses.asdict(summary), "pass_rate": ctx.pass_rate(summary.run_id)}
 
 

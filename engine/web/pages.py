@@ -21,7 +21,7 @@ from engine.presentation.templates import render
 from engine.web.context import WebContext
 from engine.web.html import e, href, page, pct, q, table
 from engine.web.json_api import _known, in_thread, runs_json
-from engine.web.matrix import matrix_rows, query_of
+from engine.web.matrix_view import matrix_rows, query_of
 from engine.web.pages_more import compare_body, history_body, trial_body, tuning_body
 from engine.web.run_page import run_body
 

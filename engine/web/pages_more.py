@@ -10,6 +10,7 @@ from markupsafe import Markup
 
 from engine.presentation.templates import render
 from engine.presentation.transcript import conversation, criterion_scores
+from engine.store.snapshots import run_ids
 from engine.views.compare import NOTHING
 from engine.views.history import history
 from engine.views.pairwise_trials import case_pairwise
@@ -52,7 +53,7 @@ def _facts(t: dict[str, Any]) -> str:
 
 
 def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str, str]:
-    ids = ctx.log.run_ids()
+    ids = run_ids(ctx.log)
     form = (
         '<form class="filters" method="get">'
         + "".join(

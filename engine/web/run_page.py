@@ -17,7 +17,7 @@ from engine.presentation.templates import render
 from engine.web.context import WebContext
 from engine.web.html import q
 from engine.web.label_pages import run_section
-from engine.web.progress import progress
+from engine.web.progress import kept_progress, last_of_run
 from engine.web.race_chart import race_section
 from engine.web.svg import Interval, forest
 
@@ -25,8 +25,9 @@ from engine.web.svg import Interval, forest
 def run_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
     """(title, body) of the run page."""
     report = as_report(ctx.report(run_id))
-    live = ctx.views.use(run_id, lambda v: progress(v, time.time()))
-    return f"{report.experiment} {run_id}", run_html(report, live, root, ctx.log.last_seq())
+    after = last_of_run(ctx.log, run_id)
+    live = kept_progress(ctx.log, run_id, after, time.time())
+    return f"{report.experiment} {run_id}", run_html(report, live, root, after)
 
 
 def run_html(r: RunReport, live: dict[str, object], root: str, after: int = 0) -> str:

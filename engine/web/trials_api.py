@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from engine.events.graders import JudgeGraderSpec
+from engine.events.graders import GRADERS
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
 from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
@@ -95,4 +95,5 @@ def _expected(view: RunView, case: str) -> str | None:
 
 def _judge_names(view: RunView) -> set[str]:
     graders = view.spec.graders if view.spec is not None else []
-    return {g.name or "judge" for g in graders if isinstance(g, JudgeGraderSpec)} | {"judge"}
+    judges = (g for g in graders if GRADERS.of(g).calls_model and not GRADERS.of(g).pairwise)
+    return {g.name or "judge" for g in judges} | {"judge"}

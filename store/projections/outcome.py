@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.events import kinds as k
+from engine.events.graders import GRADERS
 from engine.events.report import ErrorSummary, VariationRecord
 from engine.events.spec import ExperimentSpec
 from engine.stats.comparisons import rnd
@@ -34,15 +35,12 @@ def error_rate(state: RunState) -> float | None:
     return rnd(bad / finished) if finished else None
 
 
-NEEDS_EXPECTED = ("exact", "contains")  # without their own `value`, they compare with the case's `expected`
-
-
 def unscorable_graders(spec: ExperimentSpec) -> list[tuple[str, str]]:
     """(the grader's field, why it cannot score some cases) for each exact or contains grader with no
     `value` of its own on cases without `expected`: it leaves them unscored ("no expected value")."""
     found = []
     for i, grader in enumerate(spec.graders):
-        if grader.kind not in NEEDS_EXPECTED or grader.value is not None:  # type: ignore[union-attr]
+        if not GRADERS.of(grader).needs_expected or getattr(grader, "value", None) is not None:
             continue
         missing = [c for c in spec.cases if c.expected is None]
         if not missing:

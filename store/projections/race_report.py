@@ -77,3 +77,19 @@ def race_winner(state: RunState) -> tuple[str | None, bool]:
         return None, False
     last = state.race_rounds[-1]
     return last.leader, last.stop == "one_left"
+
+
+def race_warnings(state: RunState) -> list[str]:
+    """A race on cost per pass among variants whose trials cost nothing ranks them as free."""
+    stopping = state.spec.stopping if state.spec is not None else None
+    if stopping is None or stopping.rule != "race" or stopping.objective != "cost_per_pass":
+        return []
+    raced = [s.variant for s in state.race_rounds[0].standings] if state.race_rounds else []
+    free = [v for v in raced if (totals := state.totals.get(v)) is not None and totals.cost == 0]
+    if not free:
+        return []
+    return [
+        f"stopping.objective: cost_per_pass, but no trial of {', '.join(free)} had a cost (no price "
+        "for its model in [pricing] or the target, and none reported by the agent): the race ranked "
+        "them as free"
+    ]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from engine.actors.targets.base import TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.api import open_engine
 from engine.errors import InputError, InputWarning
 from engine.events.report import RunReport

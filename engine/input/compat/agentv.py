@@ -84,14 +84,15 @@ def _expected_check(out: dict[str, Any], file: str) -> None:
 def _default_search_space(out: dict[str, Any], file: str) -> None:
     """As Zeph does, a tuning session that names no parameters searches the five sampling parameters,
     those the target sends (an Anthropic target has no penalties)."""
-    from engine.input.sent_params import SENT
+    from engine.events.targets import TARGETS
 
     if out.get("kind") != "tune":
         return
     tune = dict(table_of(out.get("tune", {}), file, "tune"))
     if "parameters" not in tune:
         target = out.get("target")
-        sent = SENT.get(target.get("kind", "")) if isinstance(target, dict) else None
+        found = TARGETS.get(str(target.get("kind", ""))) if isinstance(target, dict) else None
+        sent = found.sent_params if found is not None else None
         tune["parameters"] = [dict(p) for p in DEFAULT_SEARCH_SPACE if sent is None or p["name"] in sent]
     out["tune"] = tune
 

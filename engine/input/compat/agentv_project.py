@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.actors.targets.command import anchor_command
+from engine.actors.targets.command_target import anchor_command
 from engine.errors import InputError
 from engine.input.compat.common import list_of, table_of
 from engine.input.parsing import parse_file

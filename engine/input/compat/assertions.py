@@ -14,6 +14,7 @@ import msgspec
 
 from engine.errors import InputError, warn_input
 from engine.events.graders import GraderSpec
+from engine.events.kind_convert import convert_kinded
 
 KEYS = ("assertions", "assert")
 JUDGES = ("llm-judge", "llm_judge", "rubrics", "rubric", "judge")
@@ -88,7 +89,7 @@ def check_case_graders(record: Any, file: str, where: str) -> None:
     if not isinstance(graders, list):
         return
     try:
-        msgspec.convert(graders, list[GraderSpec])
+        convert_kinded(graders, list[GraderSpec])
     except msgspec.ValidationError as exc:
         raise InputError(file, f"{where}.assertions", str(exc)) from None
 

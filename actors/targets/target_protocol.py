@@ -97,6 +97,12 @@ class Target(Protocol):
     async def aclose(self) -> None: ...
 
 
+class TargetClass(Protocol):
+    """A target kind's implementation (what its declaration's `impl` names): made from its spec."""
+
+    def from_spec(self, spec: Any, context: TargetContext) -> Target: ...
+
+
 @dataclass(frozen=True)
 class TargetContext:
     """What building a target may need beyond its spec: Python callables an embedding application

@@ -16,7 +16,7 @@ from typing import Any
 
 import trio
 
-from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
 from engine.events.spec import PythonTargetSpec
 
 

@@ -31,6 +31,12 @@ class Grader(Protocol):
     async def aclose(self) -> None: ...
 
 
+class GraderClass(Protocol):
+    """A grader kind's implementation (what its declaration's `impl` names): made from its spec."""
+
+    def from_spec(self, spec: Any, context: Any) -> Grader: ...
+
+
 class SpecGrader:
     """What most graders are: built from their spec alone, holding nothing to close."""
 
@@ -43,6 +49,14 @@ class SpecGrader:
 
     async def aclose(self) -> None:
         return None
+
+
+class MissingGrader(SpecGrader):
+    """A grader of a kind installed no longer (a stored run names it): it cannot judge."""
+
+    async def grade(self, submission: Submission) -> GraderResult:
+        why = f"the grader kind {self.spec.kind!r} is not installed"
+        return result(self.spec, None, False, why, error="not_installed")
 
 
 def expected_text(spec: TextGrader, case: CaseSpec) -> str | None:

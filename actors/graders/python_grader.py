@@ -15,8 +15,8 @@ from typing import Any
 
 import trio
 
-from engine.actors.graders.base import SpecGrader, Submission, result
-from engine.actors.targets.python import import_callable
+from engine.actors.graders.grader_protocol import SpecGrader, Submission, result
+from engine.actors.targets.python_target import import_callable
 from engine.events.graders import PythonGraderSpec
 from engine.events.kinds import GraderResult
 

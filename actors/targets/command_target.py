@@ -20,7 +20,7 @@ import trio
 
 from engine.actors.process import run_group, run_setup
 from engine.actors.targets.argv import build_argv, env_name, env_value
-from engine.actors.targets.base import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
 from engine.actors.targets.transcript import read_transcript
 from engine.actors.targets.workspace import SHARED, Key
 from engine.events.spec import CommandTargetSpec

@@ -1,6 +1,4 @@
-"""Target kinds: one line each. A new kind is a module with a class that has
-`from_spec(spec, context)`, `call(request)` and `aclose()`, plus its line here and its spec
-Struct in engine.events.targets."""
+"""Targets made from their spec, through the kind's declaration (engine.events.targets.TARGETS)."""
 
 from __future__ import annotations
 
@@ -8,25 +6,17 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.actors.targets.base import Target, TargetContext
-from engine.events.registry import Registry
-from engine.events.spec import TargetSpec
-
-TARGETS: Registry[type] = Registry(
-    "target kind",
-    {
-        "local": "engine.actors.targets.local:LocalTarget",
-        "openai": "engine.actors.targets.openai:OpenAITarget",
-        "anthropic": "engine.actors.targets.anthropic:AnthropicTarget",
-        "command": "engine.actors.targets.command:CommandTarget",
-        "python": "engine.actors.targets.python:PythonTarget",
-    },
-)
+from engine.actors.targets.target_protocol import Target, TargetClass, TargetContext, TargetError
+from engine.events.targets import TARGETS, TargetSpec
 
 
 def make_target(spec: TargetSpec, context: TargetContext | None = None) -> Target:
     """One target per executor worker and resolved spec (each worker owns its connections)."""
-    return TARGETS.get(spec.kind).from_spec(spec, context or TargetContext())  # type: ignore[attr-defined]
+    kind = TARGETS.of(spec)
+    if not kind.installed:  # named by a stored run (a resumed one): it cannot be called
+        raise TargetError("config", f"the target kind {spec.kind!r} is not installed")
+    made: TargetClass = kind.implementation()
+    return made.from_spec(spec, context or TargetContext())
 
 
 def target_maker(

@@ -15,9 +15,9 @@ from pathlib import Path
 import msgspec
 import trio
 
-from engine.actors.graders.base import SpecGrader, Submission, result
+from engine.actors.graders.grader_protocol import SpecGrader, Submission, result
 from engine.actors.process import run_group
-from engine.actors.targets.base import TargetError
+from engine.actors.targets.target_protocol import TargetError
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec, CommandGraderSpec
 

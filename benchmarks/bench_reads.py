@@ -1,0 +1,203 @@
+"""Reads on a big store: `engine list`, `status`, `history`, `report --json` and the web view's run
+page, each timed and its peak RSS taken, on kept projection snapshots and (for comparison) on a
+full replay of the log.
+
+Targets (a store of 1,000,000 trials over 10 runs): list, status, history under 100 ms and 100 MB
+RSS; report --json of a 100,000-trial run under 200 ms; the run page under 300 ms on first load.
+
+    .venv/bin/python benchmarks/bench_reads.py [--trials 1000000] [--runs 10] [--store PATH] [--quick]
+
+The store is made by the engine itself, `openai` target against the fake OpenAI server in its own
+process (2 variants x 5 repeats per case, a contains grader), all runs of one experiment; `--store`
+keeps it there (and reuses it when it already holds runs). Each query runs in a fresh process: "ms"
+is the query alone (imports excluded), "cli ms" the whole command as a person runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_trials import start_server  # noqa: E402
+from engine.api import open_engine, spec_from_dict  # noqa: E402
+
+EXPERIMENT = "reads-bench"
+
+
+def spec(base_url: str, trials: int) -> object:
+    cases = max(1, trials // 10)
+    return spec_from_dict({
+        "name": EXPERIMENT,
+        "target": {"kind": "openai", "base_url": base_url, "model": "fake", "max_retries": 0},
+        "variants": [{"name": "a"}, {"name": "b", "params": {"temperature": 0.5}}],
+        "cases": [{"id": f"c{i:06d}", "prompt": f"question {i}", "expected": "answer"} for i in range(cases)],
+        "graders": [{"kind": "contains", "case_sensitive": False}],
+        "repeat": {"count": 5},
+        "execution": {"concurrency": 64, "judge_concurrency": 4},
+    })  # fmt: skip
+
+
+async def fill(store: Path, base_url: str, runs: int, trials: int) -> None:
+    async with open_engine(store) as eng:
+        for i in range(runs):
+            started = time.perf_counter()
+            report = await eng.run(spec(base_url, trials), run_id=f"r{i:02d}")  # type: ignore[arg-type]
+            print(f"  run r{i:02d}: {report.trials_done:,} trials in {time.perf_counter() - started:.0f} s",
+                  flush=True)  # fmt: skip
+
+
+QUERY = r"""
+import sys, time
+from pathlib import Path
+from engine.store.log import EventLog
+what, store, run = sys.argv[1], sys.argv[2], sys.argv[3]
+def work(log):
+    if what == "list (snapshots)":
+        from engine.runtime.run_status import list_runs
+        return list_runs(log)
+    if what == "list (replay)":
+        from engine.store.projections.summary import load_summary
+        return [load_summary(log, r) for r in log.run_ids()]
+    if what == "status (snapshots)":
+        from engine.store.projections.status import status_view
+        from engine.runtime.run_status import run_state, summarize
+        return status_view(summarize(log, run), run_state(log, run), time.time())
+    if what == "status (replay)":
+        from engine.store.projections.run_state import load_run_state
+        from engine.store.projections.summary import load_summary
+        return load_summary(log, run), load_run_state(log, run)
+    if what == "history (snapshots)":
+        from engine.views.history import history
+        return history(log, sys.argv[4])
+    if what == "report --json (stored)":
+        from engine.views.queries import report_json
+        return report_json(log, run)
+    if what == "report (kept state)":
+        from engine.views.queries import replay_json
+        return replay_json(log, run, replay=False)
+    if what == "report (replay)":
+        from engine.views.queries import replay_json
+        return replay_json(log, run)
+    raise SystemExit(what)
+import engine.store.projections.report_builder, engine.views.queries, engine.views.history  # imports first
+start = time.perf_counter()
+with EventLog(store, readonly=True) as log:
+    work(log)
+elapsed = time.perf_counter() - start
+status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+print(f"{elapsed * 1000:.0f} {int(status['VmHWM'].split()[0]) // 1024}")
+"""
+
+QUERIES = [
+    "list (snapshots)", "list (replay)", "status (snapshots)", "status (replay)", "history (snapshots)",
+    "report --json (stored)", "report (kept state)", "report (replay)",
+]  # fmt: skip
+COMMANDS = {
+    "engine list": ["list"], "engine status": ["status", "{run}"], "engine history": ["history", EXPERIMENT],
+    "engine report --json": ["report", "{run}", "--json"],
+}  # fmt: skip
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def query(what: str, store: Path, run: str) -> tuple[int, int]:
+    argv = [sys.executable, "-c", QUERY, what, str(store), run, EXPERIMENT]
+    out = subprocess.run(argv, capture_output=True, text=True, env=env(), cwd=ROOT, check=True)
+    ms, rss = out.stdout.split()
+    return int(ms), int(rss)
+
+
+def command(args: list[str], store: Path) -> tuple[float, str]:
+    """Wall ms and peak RSS (MiB, by GNU time when it is there) of `engine ARGS --store STORE`."""
+    timer = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
+    argv = [*timer, sys.executable, "-m", "engine.cli.main", *args, "--store", str(store)]
+    start = time.perf_counter()
+    done = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env(), cwd=ROOT
+    )
+    elapsed = (time.perf_counter() - start) * 1000
+    if done.returncode:
+        raise RuntimeError(f"engine {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    rss = str(int(done.stderr.split()[-1]) // 1024) if timer else "-"
+    return elapsed, rss
+
+
+def web(store: Path, run: str) -> None:
+    import httpx
+
+    cmd = [sys.executable, "-m", "engine.cli.main", "serve", "--store", str(store), "--port", "0"]
+    server = subprocess.Popen(
+        cmd, cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        url = server.stdout.readline().split()[2].rstrip("/")  # type: ignore[union-attr]
+        with httpx.Client(timeout=600) as client:
+            for path in ("/", f"/runs/{run}", f"/api/runs/{run}", f"/runs/{run}", f"/history/{EXPERIMENT}"):
+                start = time.perf_counter()
+                client.get(url + path).raise_for_status()
+                print(f"  web {path:32} {(time.perf_counter() - start) * 1000:8.0f} ms")
+        fields = dict(
+            line.split(":", 1) for line in Path(f"/proc/{server.pid}/status").read_text().splitlines()
+        )
+        print(f"  web server peak RSS {int(fields['VmHWM'].split()[0]) // 1024} MiB")
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def measure(store: Path, run: str) -> None:
+    size = (store / "data.mdb").stat().st_size
+    print(f"store {size / 2**20:,.0f} MiB; load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}")
+    print(f"  {'query (fresh process, imports excluded)':44} {'ms':>7} {'peak RSS MiB':>13}")
+    for what in QUERIES:
+        ms, rss = query(what, store, run)
+        print(f"  {what:44} {ms:7d} {rss:13d}")
+    print(f"  {'command (whole process)':44} {'ms':>7} {'peak RSS MiB':>13}")
+    for name, args in COMMANDS.items():
+        ms, rss = command([a.format(run=run) for a in args], store)
+        print(f"  {name:44} {ms:7.0f} {rss:>13}")
+    web(store, run)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+def main() -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("--trials", type=int, default=1_000_000, help="trials in the whole store")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--store", type=Path, help="keep the store here (reused if it holds runs)")
+    parser.add_argument("--quick", action="store_true", help="20,000 trials over 4 runs")
+    args = parser.parse_args()
+    trials, runs = (20_000, 4) if args.quick else (args.trials, args.runs)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = args.store or Path(tmp) / "st"
+        if not (store / "data.mdb").exists():
+            server, base_url = start_server(0)
+            try:
+                started = time.perf_counter()
+                print(
+                    f"making {runs} runs of {trials // runs:,} trials (engine, fake OpenAI server)",
+                    flush=True,
+                )
+                trio.run(fill, store, base_url, runs, trials // runs)
+                print(f"made the store in {time.perf_counter() - started:.0f} s")
+            finally:
+                server.terminate()
+                server.wait()
+        measure(store, "r00")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""What a tuning session works with, shared by the session (tune.py) and its race (tune_race.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.events.spec import ExperimentSpec
+from engine.runtime.pipeline import Pipeline
+from engine.runtime.workers import Workers
+from engine.store.contract import EventStore
+
+
+@dataclass
+class TuneRun:
+    """What a tuning session works with: its spec, the run's pipeline and pools, where outputs are."""
+
+    spec: ExperimentSpec
+    run_id: str
+    origin: str
+    pipe: Pipeline
+    workers: Workers
+    load_output: Callable[[str], str]
+    source: str = ""
+    log: EventStore | None = None  # to read earlier sessions of the experiment (scheduled ones)

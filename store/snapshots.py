@@ -1,0 +1,181 @@
+"""Projection snapshots kept in the store, per run: what `list`, `status`, `history`, `report` and the
+web view ask for, read as a snapshot plus the few events logged after it, not as a replay.
+
+The store's writer keeps them (`Keeper`), in the same transaction as the events: a run's summary and
+heads after every batch, its report state every `STATE_EVERY` events and at the batch that ends the
+run, so a kill -9 leaves snapshots and events that agree. Readers never trust a snapshot further
+than its sequence number: each one is folded forward over the run's later events (`load`). The log
+stays the source of truth: `rebuild` folds every snapshot again from it, to the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol, TypeVar
+
+import msgspec
+
+from engine.events.codec import decode
+from engine.store.contract import EventStore
+from engine.store.guard import DECODE_DAMAGE, decode_of_run
+from engine.store.projection import Projection
+from engine.store.projections.heads import HEADS, RunHeads
+from engine.store.projections.run_state import RUN_STATE, RunState
+from engine.store.projections.summary import SUMMARY, RunSummary
+from engine.store.records import RecordDamaged, pack_seq
+from engine.store.snapshot_codec import Snapshotted, Stored
+from engine.store.snapshot_io import COMPLETE, LAST, LISTED
+
+S = TypeVar("S")
+STATE_EVERY = 5000  # run events between two saves of a run's report state
+INDEX_CHUNK = 16384
+CACHED = 16  # kept projections' states cached by the writer (per projection and run)
+ENDING_TAGS = frozenset({"run.completed", "run.cancelled", "report.written"})
+# what keeping a snapshot may raise without the batch failing (a full map still fails it: it grows)
+KEEPING_FAILED = (*DECODE_DAMAGE, RecordDamaged, TypeError, ValueError, NotImplementedError, OverflowError,
+                  msgspec.EncodeError)  # fmt: skip
+
+SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
+RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
+STATES = Snapshotted("state", 1, RUN_STATE, RunState, RunState)
+ALL: tuple[Snapshotted[Any], ...] = (SUMMARIES, RUN_HEADS, STATES)
+EVERY = {SUMMARIES.name: 1, RUN_HEADS.name: 1, STATES.name: STATE_EVERY}
+
+
+class SnapshotIO(Protocol):
+    """What the keeper needs inside the store's write transaction."""
+
+    def get(self, key: bytes) -> bytes | None: ...
+
+    def put(self, key: bytes, value: bytes) -> None: ...
+
+    def last_before(self, run_id: str, seq: int) -> int:
+        """The sequence number of the run's last event before `seq` (0: none)."""
+        ...
+
+    def note_run(self, run_id: str, first: int, last: int) -> None:
+        """The run's last event is `last`; `first` (when not 0) is its first: a new run."""
+        ...
+
+    def events(self, run_id: str, from_seq: int, tags: frozenset[str]) -> Iterator[tuple[int, bytes]]:
+        """The run's events of those tags from `from_seq` on, as committed so far."""
+        ...
+
+
+def fold_rows(projection: Projection[S], state: S, rows: Iterator[tuple[int, bytes]]) -> None:
+    for seq, data in rows:
+        projection.evolve(state, decode(data), seq)
+
+
+class Keeper:
+    """The writer's side: each kept projection's state per run, folded as batches are committed.
+
+    A state is cached between batches; when the log holds events of the run the cache has not seen
+    (another process appended, or this one just started), it is caught up from the stored snapshot
+    and the events after it, read in the same transaction."""
+
+    def __init__(self) -> None:
+        self._cache: dict[bytes, Stored[Any]] = {}
+        self._unsaved: dict[bytes, int] = {}
+        self._given_up: set[bytes] = set()
+
+    def forget(self) -> None:
+        """The transaction was abandoned: what was folded into the cache in it never happened."""
+        self._cache.clear()
+        self._unsaved.clear()
+
+    def advance(self, io: SnapshotIO, batch: list[tuple[str, str, bytes]], first: int) -> None:
+        by_run: dict[str, list[tuple[int, str, bytes]]] = {}
+        for i, (run_id, tag, data) in enumerate(batch):
+            by_run.setdefault(run_id, []).append((first + i, tag, data))
+        for run_id, rows in by_run.items():
+            prior = io.last_before(run_id, first)
+            io.note_run(run_id, 0 if prior else rows[0][0], rows[-1][0])
+            ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
+            for snap in ALL:
+                if snap.key(run_id) in self._given_up:
+                    continue
+                try:
+                    self._advance_one(io, snap, run_id, prior, rows, ending)
+                except KEEPING_FAILED:  # damage, or a state it cannot store: readers fold the log
+                    self._cache.pop(snap.key(run_id), None)
+                    self._given_up.add(snap.key(run_id))  # for this process: never a cost per batch
+
+    def _advance_one(
+        self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,
+        rows: list[tuple[int, str, bytes]], ending: bool,
+    ) -> None:  # fmt: skip
+        key = snap.key(run_id)
+        cached = self._cache.pop(key, None)
+        if len(self._cache) >= CACHED * len(ALL):  # runs this process no longer writes to
+            self._unsaved.pop(next(iter(self._cache)), None)
+            del self._cache[next(iter(self._cache))]
+        if cached is None or cached.seq != prior:
+            cached = self._caught_up(io, snap, run_id, prior)
+            self._unsaved[key] = EVERY[snap.name]  # caught up: worth saving now
+        tags = snap.projection.tags
+        fold_rows(snap.projection, cached.state, ((s, d) for s, tag, d in rows if tag in tags))
+        cached = self._cache[key] = Stored(rows[-1][0], cached.state)
+        unsaved = self._unsaved[key] = self._unsaved.get(key, 0) + len(rows)
+        if ending or unsaved >= EVERY[snap.name]:
+            io.put(key, snap.encode(cached.seq, cached.state))
+            self._unsaved[key] = 0
+
+    def _caught_up(self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int) -> Stored[Any]:
+        stored = snap.decode(io.get(snap.key(run_id))) if prior else None
+        if stored is None or stored.seq > prior:
+            stored = Stored(0, snap.new(run_id))
+        if stored.seq < prior:
+            fold_rows(snap.projection, stored.state, io.events(run_id, stored.seq + 1, snap.projection.tags))
+        return Stored(prior, stored.state)
+
+
+def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
+    """The projection's state of the run: its snapshot, folded forward over the events after it."""
+    get = getattr(log, "get_snapshot", None)
+    stored = snap.decode(get(snap.key(run_id))) if get is not None else None
+    seq, state = stored if stored is not None else (0, snap.new(run_id))
+    known = getattr(log, "last_of", None)
+    last = known(run_id) if known is not None and stored is not None else None
+    if last is None or last > seq:  # without the run's last event known, its index says
+        fold_tail(log, snap.projection, state, run_id, seq + 1)
+    return state
+
+
+def run_ids(log: EventStore) -> list[str]:
+    """Every run, oldest first: from the snapshots when they list every run, else from the log."""
+    listed = getattr(log, "listed_runs", None)
+    found = listed() if listed is not None else None
+    return log.run_ids() if found is None else found
+
+
+def fold_tail(log: EventStore, projection: Projection[S], state: S, run_id: str, from_seq: int) -> int:
+    """Fold the run's events from `from_seq` on into `state`; the last sequence number of the run read."""
+    last = from_seq - 1
+    while True:
+        index = log.run_index(run_id, last + 1, limit=INDEX_CHUNK)
+        wanted = [seq for seq, tag in index if tag in projection.tags]
+        for seq, data in log.get_many(wanted) if wanted else ():  # type: ignore[attr-defined]
+            projection.evolve(state, decode_of_run(log, seq, data, run_id), seq)
+        if index:
+            last = index[-1][0]
+        if len(index) < INDEX_CHUNK:
+            return last
+
+
+def rebuild(log: EventStore) -> int:
+    """Fold every snapshot of every run again from the log and store it; how many were written."""
+    written = 0
+    log.clear_snapshots()  # type: ignore[attr-defined]  # of projections no longer kept, too
+    for run_id in log.run_ids():
+        index = log.run_index(run_id, limit=1)
+        items = [(LISTED + pack_seq(index[0][0]), run_id.encode())]
+        for snap in ALL:
+            state = snap.new(run_id)
+            last = fold_tail(log, snap.projection, state, run_id, 1)
+            items.append((snap.key(run_id), snap.encode(last, state)))
+        items.append((LAST + run_id.encode(), pack_seq(last)))
+        log.put_snapshots(items)  # type: ignore[attr-defined]
+        written += len(ALL)
+    log.put_snapshots([(COMPLETE, b"1")])  # type: ignore[attr-defined]  # every run is listed
+    return written

@@ -1,0 +1,357 @@
+"""Projection snapshots: a snapshot plus the events after it folds to what a full replay folds, for
+every kept projection, whatever the batches, under kill -9 of a real writing process, and a snapshot
+of another projection version is rebuilt from the log, never read."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import lmdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import engine.store.snapshots as snapshots
+from engine.events import kinds as k
+from engine.events.codec import encode
+from engine.events.kinds import TAG_BY_TYPE
+from engine.store.contract import EventStore
+from engine.store.log import EventLog
+from engine.store.memory import MemoryStore
+from engine.store.snapshot_codec import Snapshotted
+from engine.store.snapshots import ALL, RUN_HEADS, STATES, SUMMARIES, load, rebuild
+from tests.test_log import subprocess_env
+from tests.test_replay_equivalence import RUN, runs
+
+
+def rows(events: list[k.Event]) -> list[tuple[str, str, bytes]]:
+    return [(e.run_id, TAG_BY_TYPE[type(e)], encode(e)) for e in events]
+
+
+def replayed(log: EventStore, snap: Snapshotted[Any], run_id: str) -> bytes:
+    """The projection folded from the whole log, encoded as a snapshot of the run's last event."""
+    state = snap.projection.load(log, run_id, snap.new(run_id))
+    return snap.encode(log.run_index(run_id)[-1][0], state)
+
+
+def assert_snapshots_equal_replay(log: EventStore, run_id: str, context: str = "") -> None:
+    last = log.run_index(run_id)[-1][0]
+    for snap in ALL:
+        stored = snap.decode(log.get_snapshot(snap.key(run_id)))  # type: ignore[attr-defined]
+        assert stored is not None and stored.seq <= last, (snap.name, context)
+        assert snap.encode(last, load(log, snap, run_id)) == replayed(log, snap, run_id), (snap.name, context)
+
+
+def append_in_batches(log: EventStore, events: list[k.Event], cuts: list[int]) -> None:
+    start = 0
+    for cut in [*sorted(set(cuts)), len(events)]:
+        if start < cut:
+            log.append(rows(events[start:cut]))
+            start = cut
+
+
+@settings(max_examples=40, deadline=None)
+@given(runs(), st.lists(st.integers(0, 200), max_size=12), st.integers(1, 9), st.booleans())
+def test_snapshot_and_tail_fold_to_the_full_replay_whatever_the_batches(
+    pair: tuple[list[k.Event], list[k.Event], int], cuts: list[int], every: int, ended: bool,
+) -> None:  # fmt: skip
+    _, events, _ = pair  # the interleaved order, some results logged twice
+    events = events + [k.ReportWritten(run_id=RUN, report_hash="h" * 64), k.RunMarked(run_id=RUN, mark="red")]
+    if not ended:  # a run still going: its report state was last saved some events back
+        events = [e for e in events if not isinstance(e, k.RunCompleted | k.ReportWritten)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(snapshots.EVERY, STATES.name, every)
+        store = MemoryStore()
+        append_in_batches(store, events, cuts)
+    assert_snapshots_equal_replay(store, RUN)
+    last = store.last_seq()
+    # the writer keeps the summary and heads at every batch, the report state at the run's end (the
+    # mark logged after it is none of the report state's business: no need to store it again)
+    for snap in (SUMMARIES, RUN_HEADS, *([STATES] if ended else [])):
+        kept = snap.decode(store.get_snapshot(snap.key(RUN)))
+        assert kept is not None and snap.encode(last, kept.state) == replayed(store, snap, RUN), snap.name
+    assert rebuild(store) == len(ALL)
+    for snap in ALL:  # rebuilt from the log: the same bytes a full replay gives
+        assert store.get_snapshot(snap.key(RUN)) == replayed(store, snap, RUN), snap.name
+
+
+@settings(max_examples=8, deadline=None)
+@given(runs(), st.lists(st.integers(0, 200), max_size=8))
+def test_the_lmdb_log_keeps_the_same_snapshots_as_the_memory_store(
+    pair: tuple[list[k.Event], list[k.Event], int], cuts: list[int]
+) -> None:
+    events = pair[1]
+    memory = MemoryStore()
+    append_in_batches(memory, events, cuts)
+    with tempfile.TemporaryDirectory() as folder, EventLog(Path(folder)) as log:
+        append_in_batches(log, events, cuts)
+        assert_snapshots_equal_replay(log, RUN)
+        for snap in ALL:
+            assert log.get_snapshot(snap.key(RUN)) == memory.get_snapshot(snap.key(RUN)), snap.name
+
+
+def started_run(run_id: str, events: int = 0) -> list[k.Event]:
+    return [k.RunStarted(run_id=run_id, experiment="e", trials_total=10, pid=1)] + [
+        k.TrialSkipped(run_id=run_id, variant="v", case=f"c{i}", repeat=0, reason="x") for i in range(events)
+    ]
+
+
+@pytest.mark.parametrize("store", ["memory", "lmdb"])
+def test_a_snapshot_of_another_version_is_rebuilt_never_read(tmp_path: Path, store: str) -> None:
+    log: Any = MemoryStore() if store == "memory" else EventLog(tmp_path / "store")
+    with log:
+        log.append(rows(started_run("r", 3)))
+        # a snapshot the same projection wrote at an older version, claiming what the log does not say
+        old = Snapshotted("summary", 0, SUMMARIES.projection, SUMMARIES.kind, SUMMARIES.new)
+        lie = SUMMARIES.new("r")
+        lie.status, lie.experiment = "completed", "not this one"
+        log.put_snapshots([(SUMMARIES.key("r"), old.encode(log.last_seq(), lie))])
+        assert SUMMARIES.decode(log.get_snapshot(SUMMARIES.key("r"))) is None
+        assert load(log, SUMMARIES, "r").status == "running"  # folded from the log instead
+        # the writer's next batch catches it up from the log and stores the current version
+        log.append(rows([k.RunCompleted(run_id="r", status="partial")]))
+        stored = SUMMARIES.decode(log.get_snapshot(SUMMARIES.key("r")))
+        assert stored is not None and (stored.state.status, stored.state.experiment) == ("partial", "e")
+        assert stored.seq == log.last_seq()
+        assert_snapshots_equal_replay(log, "r")
+
+
+def test_a_version_counts_the_fields_of_the_state_and_of_what_it_holds() -> None:
+    """A state type whose fields change gets another version: its old snapshots are rebuilt."""
+    from dataclasses import make_dataclass
+
+    from engine.store.snapshot_codec import fingerprint
+
+    def outer(*inner_fields: str) -> type:
+        inner = make_dataclass("Inner", [(name, int) for name in inner_fields])
+        return make_dataclass("Outer", [("inner", dict[str, inner])])  # type: ignore[valid-type]
+
+    assert fingerprint(outer("a")) == fingerprint(outer("a"))
+    assert fingerprint(outer("a", "b")) != fingerprint(outer("a"))
+    assert STATES.version != SUMMARIES.version and STATES.version.startswith("1.")
+
+
+WRITER = """
+import sys
+import engine.store.snapshots as snapshots
+from engine.events import kinds as k
+from engine.events.codec import encode
+from engine.events.kinds import TAG_BY_TYPE
+from engine.store.blobs import pack_blob
+from engine.store.log import EventLog
+key, blob = pack_blob(b"an output")
+snapshots.EVERY[snapshots.STATES.name] = int(sys.argv[2])
+with EventLog(sys.argv[1], map_size=1 << 20) as log:
+    n = log.last_seq()
+    if not n:
+        started = k.RunStarted(run_id="w", experiment="e", trials_total=0, pid=1)
+        log.append([("w", "run.started", encode(started))], blobs=[(key, blob)])
+    while True:
+        ident = {"run_id": "w", "variant": f"v{n % 2}", "case": f"c{n % 7}", "repeat": n // 14}
+        events = [k.TrialStarted(**ident), k.TrialCompleted(**ident, output_hash=key, latency_ms=n % 50),
+                  k.TrialGraded(**ident, score=(n % 3) / 2, passed=n % 3 == 2)]
+        if n % 5 == 0:
+            events.append(k.RunMarked(run_id="w", mark="green"))
+        log.append([(e.run_id, TAG_BY_TYPE[type(e)], encode(e)) for e in events])
+        print(n, flush=True)  # after each durable batch: the test kills after a seeded one
+        n += 1
+"""
+
+
+def test_kill_9_of_a_writing_process_leaves_snapshots_that_fold_to_the_replay(tmp_path: Path) -> None:
+    rng = random.Random()
+    seed = rng.randrange(1 << 30)
+    rng.seed(seed)
+    for kill in range(4):
+        every = rng.randrange(1, 40)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(tmp_path), str(every)],
+            env=subprocess_env(),
+            stdout=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        for _ in range(rng.randrange(1, 120)):  # a seeded kill point, read from the writer's own reports
+            assert proc.stdout.readline(), "the writer stopped early"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        with EventLog(tmp_path) as log:
+            context = f"seed {seed}, kill {kill}, every {every}"
+            assert_snapshots_equal_replay(log, "w", context)
+            summary = SUMMARIES.decode(log.get_snapshot(SUMMARIES.key("w")))
+            assert summary is not None and summary.seq == log.last_seq(), context  # kept with every batch
+            assert not log.check().problems, context  # snapshots are not damage
+    with EventLog(tmp_path) as log:  # and rebuilt from the log: the bytes folding forward gives
+        kept = {snap.name: snap.encode(log.last_seq(), load(log, snap, "w")) for snap in ALL}
+        rebuild(log)
+        assert {snap.name: log.get_snapshot(snap.key("w")) for snap in ALL} == kept
+
+
+def test_runs_are_listed_from_the_snapshots_until_a_writer_that_keeps_none_appends(tmp_path: Path) -> None:
+    with EventLog(tmp_path / "store") as log:
+        log.append(rows(started_run("b", 2)))
+        log.append(rows(started_run("a", 1) + [k.RunCompleted(run_id="b", status="completed")]))
+        assert log.listed_runs() == log.run_ids() == ["b", "a"]
+        assert log.last_of("b") == log.run_index("b")[-1][0] == log.last_seq()
+        assert load(log, SUMMARIES, "b").status == "completed"
+    # an engine from before snapshots appends: the snapshots neither list nor know its events
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("engine.store.log.mark_written", lambda txn, db: None)
+        patch.setattr(snapshots.Keeper, "advance", lambda self, io, batch, first: None)
+        with EventLog(tmp_path / "store") as log:
+            log.append(rows([k.RunCompleted(run_id="a", status="failed"), *started_run("c")]))
+    with EventLog(tmp_path / "store", readonly=True) as log:
+        assert log.listed_runs() is None and log.last_of("a") is None  # not trusted any more
+        assert snapshots.run_ids(log) == ["b", "a", "c"]  # from the log's own index
+        assert [load(log, SUMMARIES, r).status for r in ("a", "c")] == ["failed", "running"]
+    with EventLog(tmp_path / "store") as log:
+        rebuild(log)  # lists every run again
+        assert log.listed_runs() == ["b", "a", "c"]
+        assert_snapshots_equal_replay(log, "a")
+
+
+def test_a_store_from_before_snapshots_reads_as_it_did_and_lists_runs_after_a_rebuild(tmp_path: Path) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("engine.store.log.mark_written", lambda txn, db: None)
+        patch.setattr(snapshots.Keeper, "advance", lambda self, io, batch, first: None)
+        with EventLog(tmp_path / "store") as log:
+            log.append(rows(started_run("old", 3)))
+    env = lmdb.open(str(tmp_path / "store"), max_dbs=8)
+    with env.begin(write=True) as txn:  # as an engine from before snapshots left it: no such database
+        txn.drop(env.open_db(b"snapshots", txn=txn), delete=True)
+    env.close()
+    with EventLog(tmp_path / "store", readonly=True) as log:
+        assert log.listed_runs() is None and snapshots.run_ids(log) == ["old"]
+        assert load(log, SUMMARIES, "old").status == "running"
+    with EventLog(tmp_path / "store") as log:
+        log.append(rows(started_run("new", 1)))
+        assert log.listed_runs() is None  # the old run is not listed: the index is read
+        assert snapshots.run_ids(log) == ["old", "new"]
+        assert load(log, SUMMARIES, "old").status == "running"
+        assert_snapshots_equal_replay(log, "new")
+        rebuild(log)
+        assert log.listed_runs() == ["old", "new"]
+        assert_snapshots_equal_replay(log, "old")
+
+
+@settings(max_examples=30, deadline=None)
+@given(runs(), st.lists(st.integers(0, 200), max_size=6), st.booleans())
+def test_the_run_page_progress_from_snapshots_is_the_progress_from_every_trial(
+    pair: tuple[list[k.Event], list[k.Event], int], cuts: list[int], ended: bool
+) -> None:
+    from engine.web.data import RunViews
+    from engine.web.progress import kept_progress, progress
+
+    events = pair[1] if ended else [e for e in pair[1] if not isinstance(e, k.RunCompleted)]
+    failures = [  # errors of several classes, so their order shows
+        k.TrialFailed(
+            run_id=RUN,
+            variant="v0",
+            case="c0",
+            repeat=9 + r,
+            error_kind="infra",
+            error_class=kind,
+            message="m",
+        )
+        for r, kind in enumerate(["timeout", "http_429", "timeout", "connect", "http_429"])
+    ]
+    store = MemoryStore()
+    append_in_batches(store, events[:-1] + failures + events[-1:], cuts)
+    seq = store.last_seq()
+    from_trials = RunViews(store).use(RUN, lambda view: {**progress(view, 1e9), "seq": seq})
+    assert kept_progress(store, RUN, seq, 1e9) == from_trials
+
+
+def assert_kept_is_replay(log: EventStore, run_id: str) -> None:
+    """Each kept snapshot, as stored, is the full replay's state (at the run's last event)."""
+    last = log.run_index(run_id)[-1][0]
+    for snap in ALL:
+        kept = snap.decode(log.get_snapshot(snap.key(run_id)))  # type: ignore[attr-defined]
+        assert kept is not None and snap.encode(last, kept.state) == replayed(log, snap, run_id), snap.name
+
+
+async def test_a_run_its_regrade_and_its_bundle_keep_snapshots_the_log_rebuilds_byte_for_byte(
+    tmp_path: Path,
+) -> None:
+    from engine.api import open_engine
+    from engine.events.graders import ContainsGraderSpec
+    from engine.runtime.regrade import regrade_run
+    from tests.test_bundles import answer, round_trip, small_spec
+
+    async with open_engine(tmp_path / "src", callables={"answer": answer}) as eng:
+        await eng.run(small_spec(graders=[{"kind": "exact"}]), run_id="r1")
+    with EventLog(tmp_path / "src") as log:
+        assert_kept_is_replay(log, "r1")
+        await regrade_run(log, "r1", [ContainsGraderSpec(value="y")], name="again")
+        assert_kept_is_replay(log, "r1")
+    # a bundle carries events and blobs only: the importing store keeps its own snapshots
+    for as_id in (None, "r1-copy"):
+        dest = round_trip(tmp_path / "src", "r1", tmp_path / str(as_id), as_id)
+        with EventLog(dest) as log:
+            assert_kept_is_replay(log, as_id or "r1")
+            assert log.listed_runs() == [as_id or "r1"]
+            assert not log.check().problems
+
+
+def test_engine_rebuild_writes_the_bytes_the_writer_kept(tmp_path: Path) -> None:
+    from tests.test_store_damage import engine
+
+    store = tmp_path / "st"
+    with EventLog(store) as log:
+        log.append(rows(started_run("a", 4)))
+        log.append(rows([k.RunCompleted(run_id="a", status="completed"), *started_run("b", 2)]))
+        kept = {(s.name, r): log.get_snapshot(s.key(r)) for s in ALL for r in ("a", "b")}
+    code, err = engine(store, "rebuild")
+    assert code == 0, err
+    with EventLog(store, readonly=True) as log:
+        assert {(s.name, r): log.get_snapshot(s.key(r)) for s in ALL for r in ("a", "b")} == kept
+        assert log.listed_runs() == ["a", "b"]
+    assert engine(store, "check") == (0, "")
+
+
+def test_masks_past_64_repeats_round_trip_and_both_encodings_agree() -> None:
+    import msgspec
+
+    from engine.store import snapshot_codec as codec
+
+    store = MemoryStore()
+    events = [*started_run("r"), *(k.TrialSkipped(run_id="r", variant="v", case="c", repeat=n, reason="x")
+                                  for n in (3, 70, 200))]  # fmt: skip
+    store.append(rows(events))
+    state = load(store, STATES, "r")
+    assert state.cells[("v", "c")].skipped == (1 << 3) | (1 << 70) | (1 << 200)
+    data = STATES.encode(9, state)
+    stored = STATES.decode(data)
+    assert stored is not None and stored.state.cells == state.cells and STATES.encode(9, stored.state) == data
+    # without such masks the direct encoding is taken (which path is a function of the state, so the
+    # same state always gives the same bytes); the general one reads back as the same state
+    small = load(store, SUMMARIES, "r")
+    plain = msgspec.to_builtins(codec._canonical(small), builtin_types=(bytes,), enc_hook=codec._enc_hook)
+    general = codec.seal(codec.zlib.compress(msgspec.msgpack.encode((SUMMARIES.version, 9, plain)), 1))
+    assert SUMMARIES.decode(general) == SUMMARIES.decode(SUMMARIES.encode(9, small)) == (9, small)
+
+
+def test_a_state_the_keeper_cannot_store_never_fails_an_append(tmp_path: Path) -> None:
+    """Keeping snapshots is a shortcut: if it fails, the batch is still committed and readers fold
+    the log (the keeper gives up on that run's snapshot in this process, rather than retry per batch)."""
+    calls = []
+
+    def refuse(self: Any, seq: int, state: Any) -> bytes:
+        calls.append(seq)
+        raise TypeError("cannot store")
+
+    with pytest.MonkeyPatch.context() as patch, EventLog(tmp_path / "store") as log:
+        patch.setattr(Snapshotted, "encode", refuse)
+        for i in range(3):
+            log.append(
+                rows(started_run("r", 1) if i == 0 else [k.RunCompleted(run_id="r", status="partial")])
+            )
+        assert log.last_seq() == 4 and len(calls) == len(ALL)  # one try per snapshot, then none
+        assert all(log.get_snapshot(snap.key("r")) is None for snap in ALL)
+        assert load(log, SUMMARIES, "r").status == "partial"
