@@ -73,13 +73,3 @@ def _text(content: object) -> str:
         return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
     return str(content)
 
-
-def criterion_scores(raw: str) -> dict[str, str]:
-    """A rubric judge's per-criterion scores as its raw answer gave them ({} when it gave none)."""
-    start, end = raw.find("{"), raw.rfind("}")
-    try:
-        value = json.loads(raw[start : end + 1]) if 0 <= start < end else None
-    except ValueError:
-        return {}
-    scores = value.get("scores") if isinstance(value, dict) else None
-    return {str(k): str(v) for k, v in scores.items()} if isinstance(scores, dict) else {}

@@ -8,8 +8,9 @@ from typing import Any
 
 from markupsafe import Markup
 
+from engine.presentation.judge_view import criterion_scores
 from engine.presentation.templates import render
-from engine.presentation.transcript import conversation, criterion_scores
+from engine.presentation.transcript import conversation
 from engine.store.snapshots import run_ids
 from engine.views.compare import NOTHING
 from engine.views.history import history
