@@ -309,7 +309,7 @@ def tool_lines(r: RunReport) -> list[str]:
     ] + [
         f"{v.name} calls by tool: " + ", ".join(f"{tool} {n}" for tool, n in v.tool_calls_by_tool.items())
         for v in r.variants
-        if v.tool_calls_by_tool
+        if v.tool_calls_by_tool  # UNSET (no transcripts) is false too
     ]
 
 
