@@ -164,16 +164,25 @@ async def call_trial(
     response.text, response.stderr = redact(response.text), redact(response.stderr)
     key, stored = pack_blob(response.text.encode())
     blobs = [(key, stored)]
-    stderr_key = ""
-    if response.stderr:
-        stderr_key, stderr_blob = pack_blob(response.stderr.encode())
-        blobs.append((stderr_key, stderr_blob))
+    stderr_key = _extra_blob(blobs, response.stderr)
+    transcript_key = _extra_blob(blobs, redact(response.transcript))
     completed = k.TrialCompleted(
         run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat, output_hash=key,
         latency_ms=round((trio.current_time() - started) * 1000, 3), tokens_in=response.tokens_in,
         tokens_out=response.tokens_out, cost_usd=response.cost_usd, exit_code=response.exit_code,
         attempts=response.attempts,
-        agent=k.AgentReport(stderr_hash=stderr_key, metrics=response.metrics)
-        if stderr_key or response.metrics else None,
+        agent=k.AgentReport(
+            stderr_hash=stderr_key, metrics=response.metrics, transcript_hash=transcript_key,
+            tools=response.tools,
+        ) if stderr_key or transcript_key or response.metrics else None,
     )  # fmt: skip
     return WriteBatch([completed], blobs), GradeJob(job.variant, job.case, repeat, response.text, completed)
+
+
+def _extra_blob(blobs: list[tuple[str, bytes]], text: str) -> str:
+    """An agent's stderr or transcript stored next to the output: its key, or "" when there is none."""
+    if not text:
+        return ""
+    key, stored = pack_blob(text.encode())
+    blobs.append((key, stored))
+    return key

@@ -7,7 +7,7 @@ import sys
 import msgspec
 
 from engine.presentation.report_view import money, p_value
-from engine.views.compare import MetricDelta, RunComparison
+from engine.views.compare import NOTHING, MetricDelta, RunComparison
 
 
 def print_comparison(result: RunComparison, as_json: bool) -> None:
@@ -21,7 +21,15 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
 
     console = make_console()
     for warning in result.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        if warning != NOTHING:  # said last, as the verdict
+            console.print(Text(f"warning: {warning}", style="yellow"))
+    if result.spec_differences:  # lines, not a table: a field's path is long and read whole
+        console.print("spec fields that differ (baseline -> candidate):")
+        for d in result.spec_differences:
+            console.print(Text(f"  {d.field}: {d.baseline} -> {d.candidate}"), soft_wrap=True)
+    if result.nothing_to_compare:
+        console.print(Text(NOTHING, style="yellow"))
+        return
     title = f"{result.candidate_run} vs {result.baseline_run} ({result.shared_cases} shared cases)"
     header = ["variant", "metric", "baseline", "candidate", "delta", "p / ratio CI", "direction", "regressed"]
     rows = [

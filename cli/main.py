@@ -325,7 +325,7 @@ def compare(
         ),
     ] = False,
 ) -> None:
-    """Compare two runs metric by metric; with --gate, exit 1 on a regression.
+    """Compare two runs metric by metric; with --gate, exit 1 on a regression, 2 when they share no case.
 
     `engine compare RUN RUN --base-variant A --variant B` compares two experiments of one run."""
     import msgspec
@@ -367,6 +367,8 @@ def compare(
             source, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair
         )
     print_comparison(result, as_json)
+    if gate and result.nothing_to_compare:  # not a pass: a gate that compared nothing must not go green
+        raise typer.Exit(2)
     if gate and result.regressed:
         raise typer.Exit(1)
 

@@ -69,6 +69,9 @@ class VariantReport(Report):
     # cases with no score at all because every finished trial errored or no grader could score it: out
     # of the pass rate and mean score, so a rise here is hidden there
     unscored_cases: int = 0
+    # agents that write a transcript (ENGINE_TRANSCRIPT): its tool calls per tool name, over the trials;
+    # left out of the JSON without any, so a log written before it existed replays byte for byte
+    tool_calls_by_tool: dict[str, int] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Comparison(Report):

@@ -108,6 +108,7 @@ async def test_env_carries_trial_identity_flags_and_params():
     response = await target([sys.executable, "-c", dump], env={"FOO": "bar"}).call(request)
     env = json.loads(response.text)
     assert env.pop("ENGINE_METRICS_FILE").endswith("engine-metrics.json")
+    assert env.pop("ENGINE_TRANSCRIPT").endswith("engine-transcript.jsonl")
     assert env == {
         "FOO": "bar", "ENGINE_VARIANT": "concise", "ENGINE_CASE_ID": "capital-fr", "ENGINE_REPEAT": "2",
         "ENGINE_SEED": "7", "ENGINE_MODEL": "m-1", "ENGINE_SYSTEM": "Be brief.",

@@ -35,6 +35,7 @@ SECTIONS = {
     "tuning": ("Tuning decisions", "top_p", "variations"),
     "flaky": ("Flaky cases", "c-flaky", "flaky_cases"),
     "identical": ("Identical outputs across repeats", "c-same", "identical_repeats"),
+    "tools": ("Agents' tools", "search_docs", "variants"),
 }
 
 
@@ -59,7 +60,8 @@ def full_report() -> RunReport:
         "run_id": "r1", "experiment": "every-section", "status": "completed", "is_partial": False,
         "trials_total": 20, "trials_done": 20, "baseline": "baseline", "winner": "hot-variant",
         "winner_significant": True, "strategy": "mean", "budget_exhausted": [],
-        "variants": [variant("baseline", 0.5), variant("hot-variant", 0.7)],
+        "variants": [variant("baseline", 0.5),
+                     {**variant("hot-variant", 0.7), "tool_calls_by_tool": {"search_docs": 3, "edit": 1}}],
         "comparisons": [{
             "candidate": "hot-variant", "baseline": "baseline", "metric": "score", "delta": 0.2,
             "ci95": [0.1, 0.3], "p_value": 0.01, "p_value_adjusted": 0.01, "test": "sign_flip_exact",

@@ -21,6 +21,7 @@ import trio
 from engine.actors.process import run_group, run_setup
 from engine.actors.targets.argv import build_argv, env_name, env_value
 from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.transcript import read_transcript
 from engine.actors.targets.workspace import SHARED, Key
 from engine.events.spec import CommandTargetSpec
 
@@ -42,12 +43,14 @@ class CommandTarget:
         fresh = self.spec.workdir is None and self.spec.workspace == "per_trial"
         scratch = Path(tempfile.mkdtemp(prefix="engine-trial-"))
         env["ENGINE_METRICS_FILE"] = str(scratch / "engine-metrics.json")
+        env["ENGINE_TRANSCRIPT"] = str(scratch / "engine-transcript.jsonl")
         try:
             workdir = await self._workdir(request, env, scratch)
             if fresh:  # a fixed workdir would see every trial's setup at once
                 await run_setup(request.variant.setup, workdir, env, request.timeout_s)
             done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
             reported = read_metrics(scratch / "engine-metrics.json")
+            transcript, tools = read_transcript(scratch / "engine-transcript.jsonl")
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
@@ -64,6 +67,8 @@ class CommandTarget:
                 error_class="agent_exit", agent_exit_code=done.exit_code,
             )  # fmt: skip
         text = done.stdout.decode("utf-8", errors="replace")
+        if tools and "tool_calls" not in reported:  # the transcript speaks for an agent that did not count
+            reported["tool_calls"] = float(sum(tools.values()))
         return TargetResponse(
             text=text,
             # an agent that reports its tokens and cost is believed; otherwise words stand in for tokens
@@ -73,6 +78,8 @@ class CommandTarget:
             exit_code=done.exit_code,
             stderr=done.stderr[-STDERR_KEEP:].decode("utf-8", errors="replace"),
             metrics=reported,
+            transcript=transcript,
+            tools=tools,
         )
 
     async def _workdir(self, request: TargetRequest, env: dict[str, str], scratch: Path) -> Path:

@@ -48,6 +48,8 @@ class TargetResponse(msgspec.Struct, kw_only=True):
     attempts: int = 1
     stderr: str = ""  # an agent's diagnostics, kept as a blob next to its output
     metrics: dict[str, float] = {}  # what an agent reported of itself (tool calls...)
+    transcript: str = ""  # the conversation a command agent wrote (ENGINE_TRANSCRIPT), JSONL
+    tools: dict[str, int] = {}  # the transcript's tool calls per tool name
 
 
 _DEFAULT_CLASS = {"infra": "network", "timeout": "timeout", "model": "subject_error", "config": "config"}

@@ -306,6 +306,10 @@ def tool_lines(r: RunReport) -> list[str]:
         f"{v.name}: {fmt(v.mean_tool_calls, 2)} tool calls per trial, {fmt(v.tool_success_rate)} succeeded"
         for v in r.variants
         if v.mean_tool_calls is not None or v.tool_success_rate is not None
+    ] + [
+        f"{v.name} calls by tool: " + ", ".join(f"{tool} {n}" for tool, n in v.tool_calls_by_tool.items())
+        for v in r.variants
+        if v.tool_calls_by_tool  # UNSET (no transcripts) is false too
     ]
 
 

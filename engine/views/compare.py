@@ -40,6 +40,7 @@ from engine.views.compare_gates import (
     relative,
 )
 from engine.views.run_history import earlier_figures
+from engine.views.spec_diff import SpecDifference, spec_differences
 
 
 class RunComparison(msgspec.Struct, kw_only=True):
@@ -52,6 +53,9 @@ class RunComparison(msgspec.Struct, kw_only=True):
     metrics: list[MetricDelta]
     newly_failing: list[CaseChange] = []  # cases significantly worse on their own replicas
     newly_passing: list[CaseChange] = []
+    # no case in both runs: no figure is compared, and the gate can neither pass nor fail (exit 2)
+    nothing_to_compare: bool = False
+    spec_differences: list[SpecDifference] = []  # each spec field that differs, with both values
 
 
 def compare_runs(
@@ -88,6 +92,14 @@ def compare_states(
     if warnings and require_same_cases:
         raise InputError(cand_id, "cases", "expected the same case set as the baseline run; " + warnings[0])
     warnings += _spec_warnings(base, cand)
+    differences = spec_differences(base.spec, cand.spec) if base.spec_hash != cand.spec_hash else []
+    shared = len({c.id for c in base.spec.cases} & {c.id for c in cand.spec.cases})
+    if not shared:
+        return RunComparison(
+            baseline_run=base_id, candidate_run=cand_id, regressed=False, regressions=[], metrics=[],
+            warnings=[*warnings, NOTHING], shared_cases=0, nothing_to_compare=True,
+            spec_differences=differences,
+        )  # fmt: skip
     pairs = _chosen_variants(base, cand, variants) if variants else _matched_variants(base, cand)
     if not pairs:
         raise InputError(
@@ -107,7 +119,6 @@ def compare_states(
     failing, passing = case_changes(base, cand, pairs, gate.alpha)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
                     f"(Fisher, Holm-adjusted p {c.p_value_adjusted:.2g})" for c in failing]  # fmt: skip
-    shared = len({c.id for c in base.spec.cases} & {c.id for c in cand.spec.cases})
     return RunComparison(
         baseline_run=base_id,
         candidate_run=cand_id,
@@ -118,7 +129,11 @@ def compare_states(
         metrics=metrics,
         newly_failing=failing,
         newly_passing=passing,
+        spec_differences=differences,
     )
+
+
+NOTHING = "nothing to compare: the runs share no case (a gate can neither pass nor fail them)"
 
 
 def _adjust_across_variants(metrics: list[MetricDelta], gate: GateSpec) -> None:

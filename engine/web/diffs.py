@@ -1,9 +1,12 @@
 """The compare page's side-by-side outputs: for the cases whose verdict changed, then for others whose
-output changed, the base run's and the candidate's first outputs with a word-level diff."""
+output changed, the base run's and the candidate's first outputs with a word-level diff; and within a
+case (the trial page), each variant's first output against the baseline's."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from engine.presentation.diff import WordDiff, word_diff
@@ -75,3 +78,16 @@ def diffs_html(ctx: WebContext, base_id: str, cand_id: str, changes: Changes, ro
 
     items = ctx.views.use(base_id, lambda b: ctx.views.use(cand_id, lambda c: read(b.trials, c.trials)))
     return render("compare_diffs.html", items=items, base_run=base_id, cand_run=cand_id, limit=MAX_DIFFS)
+
+
+ByVariant = Mapping[str, list[dict[str, Any]]]  # a case's described trials (the trials API's), by variant
+
+
+def baseline_diffs(by_variant: ByVariant, baseline: str | None) -> list[tuple[str, WordDiff]]:
+    """(variant, diff against the baseline) for every other variant of the case, first repeats: none
+    when the baseline has no finished trial of it."""
+    if baseline is None or baseline not in by_variant:
+        return []
+    base = by_variant[baseline][0].get("output") or ""
+    return [(name, word_diff(base, trials[0].get("output") or ""))
+            for name, trials in by_variant.items() if name != baseline and trials]  # fmt: skip

@@ -9,11 +9,15 @@ from typing import Any
 from markupsafe import Markup
 
 from engine.errors import NotFoundError
+from engine.presentation.judge_view import criterion_scores
 from engine.presentation.templates import render
+from engine.presentation.transcript import conversation
 from engine.store.snapshots import run_ids
+from engine.views.compare import NOTHING
 from engine.views.history import history
+from engine.views.pairwise_trials import case_pairwise
 from engine.web.context import WebContext
-from engine.web.diffs import diffs_html
+from engine.web.diffs import baseline_diffs, diffs_html
 from engine.web.html import badge, e, href, num, pct, q, run_url, table
 from engine.web.json_api import comparison_json
 from engine.web.label_pages import label_panel
@@ -25,16 +29,22 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
     f = TrialFilter(case=case, variant=variant, limit=500)
     found = ctx.views.use(run_id, lambda v: _known_case(v, case) and trials_page(ctx.log, v, f))
     by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    pairwise = case_pairwise(ctx.log, run_id, case)
     for t in found["trials"]:  # type: ignore[attr-defined]
+        t["pairwise"] = pairwise.get((t["variant"], t["repeat"] - 1), [])  # the API numbers repeats from 1
         t["facts"] = _facts(t)
+        t["conversation"] = conversation(t.get("transcript"))
+        t["criteria"] = {g["name"]: criterion_scores(g.get("raw", "")) for g in t["grades"]}
         by_variant[t["variant"]].append(t)
     shown = [t for trials in by_variant.values() for t in trials]
+    baseline = ctx.views.use(run_id, lambda v: next(iter(v.state.variants), None))
     first = shown[0] if shown else {}
     expected = "\n".join(x for x in (first.get("expected"), first.get("reference")) if x)
     body = render(
         "trial_page.html", case=case, run_id=run_id, run_link=run_url(root, run_id),
         matrix_link=run_url(root, run_id, "/matrix"), by_variant=by_variant, prompt=first.get("prompt", ""),
-        expected=expected, labels=Markup(label_panel(ctx, run_id, case, shown, root) if shown else ""),
+        expected=expected, baseline=baseline, baseline_diffs=baseline_diffs(by_variant, baseline),
+        labels=Markup(label_panel(ctx, run_id, case, shown, root) if shown else ""),
     )  # fmt: skip
     return f"{case} {run_id}", body
 
@@ -68,12 +78,17 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
         return "Compare", "<h1>Compare two runs</h1>" + form
     r = comparison_json(ctx, base, cand)
     verdict = (
-        '<p class="warn">REGRESSED: ' + e("; ".join(r["regressions"])) + "</p>"
+        '<p class="warn nothing-to-compare">Nothing to compare: the runs share no case.</p>'
+        if r["nothing_to_compare"]
+        else '<p class="warn">REGRESSED: ' + e("; ".join(r["regressions"])) + "</p>"
         if r["regressed"]
         else '<p class="ok">Gate passes: no regression.</p>'
     )
     body = f"<h1>{e(r['candidate_run'])} vs {e(r['baseline_run'])}</h1>" + form + verdict
-    body += "".join(f'<p class="warn">{e(w)}</p>' for w in r["warnings"])
+    body += "".join(f'<p class="warn">{e(w)}</p>' for w in r["warnings"] if w != NOTHING)
+    body += _spec_differences(r["spec_differences"])
+    if r["nothing_to_compare"]:
+        return f"compare {cand} vs {base}", body
     trial_url = run_url(root, r["candidate_run"], "/trial")
     for title, key in (("Newly failing", "newly_failing"), ("Newly passing", "newly_passing")):
         rows = [
@@ -117,6 +132,15 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
         ["variant", "metric", "base", "candidate", "delta", "p", "direction", "regressed"], rows
     )
     return f"compare {cand} vs {base}", body
+
+
+def _spec_differences(differences: list[dict[str, str]]) -> str:
+    if not differences:
+        return ""
+    rows = [[f"<code>{e(d['field'])}</code>", e(d["baseline"]), e(d["candidate"])] for d in differences]
+    return '<h2>Spec fields that differ</h2><div class="scroll spec-differences">' + table(
+        ["field", "base", "candidate"], rows
+    ) + "</div>"
 
 
 def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:

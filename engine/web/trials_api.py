@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from engine.events.graders import GRADERS
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
-from engine.views.export import output_of, stderr_of, trial_fields
+from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
 from engine.web.data import RunView
 
 MAX_LIMIT = 500
@@ -82,6 +82,7 @@ def describe(log: EventStore, view: RunView, rec: TrialRecord) -> dict[str, obje
         "system": variant.system if variant is not None else None,
         "output": output_of(log, rec),
         "stderr": stderr_of(log, rec),
+        "transcript": transcript_of(log, rec),
         "retries": max(rec.attempts - 1, 0),
         "judge_rationale": "\n".join(g.reason for g in rec.grades if g.name in judges and g.reason) or None,
     }

@@ -107,6 +107,7 @@ class VariantTotals:
     tool_calls: int = 0
     tool_known: int = 0
     tool_ok: int = 0
+    tools: dict[str, int] = field(default_factory=dict)  # tool calls per tool, from agents' transcripts
 
 
 @dataclass(slots=True)
@@ -270,6 +271,9 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
     s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost)
     if e.agent is not None and "tool_calls" in e.agent.metrics:
         _tools(t, e.agent.metrics)
+    if e.agent is not None:
+        for tool, calls in e.agent.tools.items():
+            t.tools[tool] = t.tools.get(tool, 0) + calls
 
 
 def _tools(t: VariantTotals, metrics: dict[str, float]) -> None:

@@ -37,6 +37,7 @@ class TrialRecord:
     attempts: int = 0
     exit_code: int | None = None
     stderr_hash: str = ""
+    transcript_hash: str = ""
     agent_metrics: dict[str, float] = field(default_factory=dict)
     error_kind: str = ""
     error_class: str = ""
@@ -126,6 +127,7 @@ def _completed(run: RunTrials, e: k.TrialCompleted) -> None:
     rec.attempts, rec.exit_code = e.attempts, e.exit_code
     if e.agent is not None:
         rec.stderr_hash, rec.agent_metrics = e.agent.stderr_hash, dict(e.agent.metrics)
+        rec.transcript_hash = e.agent.transcript_hash
 
 
 def _failed(run: RunTrials, e: k.TrialFailed) -> None:

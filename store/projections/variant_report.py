@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from numbers import Real
 
+import msgspec
+
 from engine.events.report import FlakyCase, Latency, Tokens, VariantReport
 from engine.events.spec import ReplicaAggregation
 from engine.stats import inference as stats
@@ -67,6 +69,7 @@ def variant_report(
         mean_tool_calls=rnd(totals.tool_calls / SCALE / totals.tool_trials) if totals.tool_trials else None,
         tool_success_rate=rnd(totals.tool_ok / totals.tool_known) if totals.tool_known else None,
         unscored_cases=sum(1 for c in cells if _unscored_by_errors(c)),
+        tool_calls_by_tool=dict(sorted(totals.tools.items())) or msgspec.UNSET,
     )
 
 

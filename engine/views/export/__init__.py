@@ -51,4 +51,17 @@ def stderr_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
 
 
-__all__ = ["RunTrials", "output_of", "reproducer_of", "stderr_of", "trial_fields"]
+def transcript_of(log: EventStore, rec: TrialRecord) -> str | None:
+    """The JSONL conversation a command agent wrote (ENGINE_TRANSCRIPT), when it wrote one."""
+    return read_text(log, rec.transcript_hash) if rec.transcript_hash else None
+
+
+def agent_messages(log: EventStore, rec: TrialRecord) -> list[dict[str, object]] | None:
+    """That conversation as a list of messages (each line was checked when the trial ran)."""
+    text = transcript_of(log, rec)
+    return None if text is None else [msgspec.json.decode(line) for line in text.splitlines() if line.strip()]
+
+
+__all__ = [
+    "RunTrials", "agent_messages", "output_of", "reproducer_of", "stderr_of", "trial_fields", "transcript_of",
+]  # fmt: skip

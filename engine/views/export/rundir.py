@@ -20,7 +20,7 @@ from engine.errors import InputError
 from engine.runtime.plan import render_prompt
 from engine.store.contract import EventStore
 from engine.store.projections.trials import RunTrials, TrialRecord
-from engine.views.export import output_of, reproducer_of, stderr_of, trial_fields
+from engine.views.export import agent_messages, output_of, reproducer_of, stderr_of, trial_fields
 
 
 def safe_name(name: str) -> str:
@@ -89,7 +89,7 @@ def _write_attempt(log: EventStore, run: RunTrials, rec: TrialRecord, run_dir: P
         "stderr_path": "outputs/stderr.txt" if stderr is not None else None,
         "timing": timing, "metrics": metrics,
     }  # fmt: skip
-    messages = transcript(run, rec, output)
+    messages = agent_messages(log, rec) or transcript(run, rec, output)  # the agent's own, when it wrote one
     _dump(run_dir / "transcript.json", {"messages": messages})
     raw = "".join(msgspec.json.encode(m).decode() + "\n" for m in messages)
     (run_dir / "transcript-raw.jsonl").write_text(raw, encoding="utf-8")
