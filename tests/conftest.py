@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.browser import BrowserThread
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,3 +87,14 @@ def warnings_in(stderr: bytes) -> list[str]:
         elif found and line.startswith("  ") and not line.startswith("   "):
             found[-1] += " " + line.strip()
     return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[BrowserThread]:
+    """One Chromium per test module (Debian's, driven by Playwright on a thread of its own)."""
+    from tests.browser import BrowserThread, require_browser
+
+    require_browser()
+    thread = BrowserThread()
+    yield thread
+    thread.close()

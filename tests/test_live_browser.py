@@ -10,24 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import trio
 
-from tests.browser import BrowserThread, require_browser, screenshot
+from tests.browser import BrowserThread, screenshot
 from tests.conftest import SAFETY_S
 from tests.fakes.openai_server import open_fake_openai
 from tests.serve_helpers import serving
 from tests.test_cli_lifecycle import Engine, answer, experiment
 
 VARIANT_TRIALS = "#section-variants tbody tr td:nth-child(2)"  # the variants table's trials column
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    thread = BrowserThread()
-    yield thread
-    thread.close()
 
 
 def trials_shown(page) -> int:  # noqa: ANN001

@@ -11,18 +11,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.browser import BrowserThread, require_browser, screenshot
+from tests.browser import BrowserThread, screenshot
 from tests.conftest import SAFETY_S, run_engine
 from tests.fixtures.agent import SCRIPT_OUTPUT
 from tests.serve_helpers import make_store, serving
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    thread = BrowserThread()
-    yield thread
-    thread.close()
 
 
 @pytest.fixture(scope="module")

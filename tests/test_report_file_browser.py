@@ -10,17 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.browser import BrowserThread, require_browser, screenshot
+from tests.browser import BrowserThread, screenshot
 from tests.conftest import SAFETY_S, run_engine
 from tests.serve_helpers import make_store, serving
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    thread = BrowserThread()
-    yield thread
-    thread.close()
 
 
 @pytest.fixture(scope="module")

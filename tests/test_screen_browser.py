@@ -13,17 +13,9 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import pytest
 
-from tests.browser import BrowserThread, require_browser, screenshot
+from tests.browser import BrowserThread, screenshot
 from tests.conftest import SAFETY_S
 from tests.serve_helpers import make_store, serving
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    thread = BrowserThread()
-    yield thread
-    thread.close()
 
 
 @pytest.fixture(scope="module")

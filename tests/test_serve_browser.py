@@ -13,7 +13,7 @@ import httpx
 import pytest
 import trio
 
-from tests.browser import BrowserThread, require_browser, screenshot
+from tests.browser import BrowserThread, screenshot
 from tests.conftest import SAFETY_S, run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.fixtures.agent import SCRIPT_OUTPUT
@@ -24,14 +24,6 @@ DONE = "Number(document.querySelector('[data-field=done]').textContent)"
 TOTAL = "Number(document.querySelector('[data-field=total]').textContent)"
 STATUS = "document.querySelector('[data-field=status]').textContent"
 READY = "document.readyState === 'complete'"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    thread = BrowserThread()
-    yield thread
-    thread.close()
 
 
 @pytest.fixture(scope="module")

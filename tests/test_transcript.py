@@ -8,9 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.browser import BrowserThread, require_browser, screenshot
+from tests.browser import BrowserThread, screenshot
 from tests.conftest import run_engine
 from tests.serve_helpers import serving
 
@@ -89,14 +87,6 @@ def test_a_transcript_line_that_is_not_a_message_is_a_bad_transcript_error(tmp_p
     ran = run_engine("run", "exp.toml", "--run-id", "t1", "--store", "st", "--json", cwd=tmp_path)
     (variant,) = json.loads(ran.stdout)["variants"]
     assert variant["errors_by_class"] == {"bad_transcript": 1}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    thread = BrowserThread()
-    yield thread
-    thread.close()
 
 
 def test_the_trial_page_shows_the_transcript_as_a_conversation(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.browser import BrowserThread, require_browser
+from tests.browser import BrowserThread
 from tests.conftest import SAFETY_S
 from tests.serve_helpers import make_store, serving
 
@@ -36,14 +36,6 @@ def test_each_variant_is_diffed_against_the_baseline_word_by_word(base_url: str)
     assert f"<del>{outputs['baseline']}</del>" in xss
     assert "<ins>&lt;script&gt;window.__pwned " in xss and "<script>" not in xss
     assert 'data-variant="cold"' in section and 'data-variant="baseline"' not in section
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    thread = BrowserThread()
-    yield thread
-    thread.close()
 
 
 def test_the_diff_is_shown_side_by_side_in_a_browser(browser: BrowserThread, base_url: str) -> None:
