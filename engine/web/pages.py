@@ -6,7 +6,6 @@ so a link can be shared.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
 from urllib.parse import urlencode
 
@@ -19,12 +18,13 @@ from engine.presentation.matrix import LEGEND
 from engine.presentation.matrix_query import SHOWS, pages
 from engine.presentation.templates import render
 from engine.web.context import WebContext
-from engine.web.html import e, href, page, pct, q, table
+from engine.web.html import e, href, page, q
 from engine.web.json_api import _known, in_thread, runs_json
 from engine.web.matrix_view import matrix_rows, query_of
 from engine.web.pages_more import compare_body, history_body, trial_body, tuning_body
 from engine.web.query_params import int_param
 from engine.web.run_page import run_body, run_fragment
+from engine.web.templated import body as templated
 
 Body = Callable[[WebContext], tuple[str, str]]
 
@@ -38,19 +38,6 @@ def error_page(request: Request, exc: Exception) -> HTMLResponse:
     return HTMLResponse(page(request, title, body, "keys"), status)
 
 
-EMPTY = (
-    '<div class="empty" id="empty-store"><p>This store holds no runs yet. Run an experiment into it, '
-    "for example the quickstart:</p><pre><code>{command}</code></pre>"
-    "<p>then reload this page.</p></div>"
-)
-
-
-def empty_store(ctx: WebContext) -> str:
-    from engine.web.starter import starter_command
-
-    return EMPTY.format(command=e(starter_command(ctx.log)))
-
-
 async def render_page(request: Request, body: Body, script: str = "") -> HTMLResponse:
     title, html = await in_thread(request, body)
     return HTMLResponse(page(request, title, html, script))
@@ -60,31 +47,16 @@ def _root(request: Request) -> str:
     return request.scope.get("root_path", "")
 
 
-def when(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "-"
-
-
 async def runs_page(request: Request) -> HTMLResponse:
     root = _root(request)
 
     def body(ctx: WebContext) -> tuple[str, str]:
-        rows = [
-            [
-                f'<a href="{href(root + "/runs/" + q(r["run_id"]))}">{e(r["run_id"])}</a>',
-                f'<a href="{href(root + "/history/" + q(r["experiment"]))}">{e(r["experiment"])}</a>',
-                f'<span class="badge {e(r["status"])}">{e(r["status"])}</span>',
-                e(r["trials_total"]),
-                pct(r["pass_rate"]),
-                when(r["started_ts"]),
-                e(r["origin"]),
-            ]
-            for r in reversed(runs_json(ctx))
-        ]
-        header = ["run", "experiment", "status", "trials", "pass rate", "started", "origin"]
-        running = any('class="badge running"' in row[2] for row in rows)
-        if not rows:
-            return "Runs", f'<h1>Runs</h1><div id="runs" data-live="1">{empty_store(ctx)}</div>'
-        return "Runs", f'<h1>Runs</h1><div id="runs" data-live="{int(running)}">{table(header, rows)}</div>'
+        from engine.web.starter import starter_command
+
+        runs = list(reversed(runs_json(ctx)))
+        live = int(any(r["status"] == "running" for r in runs))
+        starter = "" if runs else starter_command(ctx.log)
+        return "Runs", templated("runs_page.html", runs=runs, live=live, starter=starter, root=root)
 
     return await render_page(request, body, "runs")
 

@@ -1,0 +1,25 @@
+"""A web page body from its template, with the formatting helpers every page template calls."""
+
+from __future__ import annotations
+
+import datetime
+
+from markupsafe import Markup
+
+from engine.presentation.templates import render
+from engine.web.html import num, pct, q
+
+
+def when(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "-"
+
+
+def number(value: object, digits: int = 3) -> Markup:
+    return Markup(num(value, digits))  # num escapes what is not a number already
+
+
+HELPERS = {"q": q, "pct": pct, "num": number, "when": when}
+
+
+def body(name: str, **context: object) -> str:
+    return render(name, **HELPERS, **context)
