@@ -22,6 +22,7 @@ from engine.web.html import badge, e, href, num, pct, q, run_url, table
 from engine.web.json_api import comparison_json
 from engine.web.label_pages import label_panel
 from engine.web.svg import Point, series
+from engine.web.templated import body as templated
 from engine.web.trials_api import TrialFilter, trials_page
 
 
@@ -64,83 +65,16 @@ def _facts(t: dict[str, Any]) -> str:
 
 def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str, str]:
     ids = run_ids(ctx.log)
-    form = (
-        '<form class="filters" method="get">'
-        + "".join(
-            f'<label>{label} <select name="{name}">'
-            + "".join(f"<option{' selected' * (i == chosen)}>{e(i)}</option>" for i in ids)
-            + "</select></label>"
-            for label, name, chosen in (("base", "base", base), ("candidate", "cand", cand))
-        )
-        + "<button>Compare</button></form>"
-    )
     if not base or not cand:
-        return "Compare", "<h1>Compare two runs</h1>" + form
+        return "Compare", templated("compare_page.html", ids=ids, base=base, cand=cand, r=None)
     r = comparison_json(ctx, base, cand)
-    verdict = (
-        '<p class="warn nothing-to-compare">Nothing to compare: the runs share no case.</p>'
-        if r["nothing_to_compare"]
-        else '<p class="warn">REGRESSED: ' + e("; ".join(r["regressions"])) + "</p>"
-        if r["regressed"]
-        else '<p class="ok">Gate passes: no regression.</p>'
-    )
-    body = f"<h1>{e(r['candidate_run'])} vs {e(r['baseline_run'])}</h1>" + form + verdict
-    body += "".join(f'<p class="warn">{e(w)}</p>' for w in r["warnings"] if w != NOTHING)
-    body += _spec_differences(r["spec_differences"])
-    if r["nothing_to_compare"]:
-        return f"compare {cand} vs {base}", body
-    trial_url = run_url(root, r["candidate_run"], "/trial")
-    for title, key in (("Newly failing", "newly_failing"), ("Newly passing", "newly_passing")):
-        rows = [
-            [
-                f'<a href="{href(trial_url, case=c["case"], variant=c["variant"])}">{e(c["case"])}</a>',
-                e(c["variant"]), e(c["baseline"]), e(c["candidate"]), e(f"{c['p_value_adjusted']:.2g}"),
-            ]
-            for c in r[key]
-        ]  # fmt: skip
-        body += f"<h2>{title} ({len(rows)}): significant on the case's own replicas</h2>" + (
-            table(["case", "variant", "base", "candidate", "p (Fisher, Holm)"], rows)
-            if rows else '<p class="note">None.</p>'
-        )  # fmt: skip
-    changes = r["verdict_changes"]
-    for title, key in (("Verdict now failing", "failing"), ("Verdict now passing", "passing")):
-        rows = [
-            [
-                f'<a href="{href(trial_url, case=c["case"], variant=c["variant"])}">{e(c["case"])}</a>',
-                e(c["variant"]), e(c["base"]), e(c["cand"]),
-            ]
-            for c in changes[key]
-        ]  # fmt: skip
-        body += f"<h2>{title} ({len(rows)})</h2>" + (
-            table(["case", "variant", "base", "candidate"], rows) if rows else '<p class="note">None.</p>'
-        )
-    body += diffs_html(ctx, r["baseline_run"], r["candidate_run"], changes, root)
-    rows = [
-        [
-            e(m["variant"]),
-            e(m["metric"]),
-            num(m["baseline"]),
-            num(m["candidate"]),
-            num(m["delta"]),
-            num(m["p_value"]),
-            e(m["direction"]),
-            "yes" if m["regressed"] else "no",
-        ]
-        for m in r["metrics"]
-    ]
-    body += "<h2>Metric deltas</h2>" + table(
-        ["variant", "metric", "base", "candidate", "delta", "p", "direction", "regressed"], rows
-    )
-    return f"compare {cand} vs {base}", body
-
-
-def _spec_differences(differences: list[dict[str, str]]) -> str:
-    if not differences:
-        return ""
-    rows = [[f"<code>{e(d['field'])}</code>", e(d["baseline"]), e(d["candidate"])] for d in differences]
-    return '<h2>Spec fields that differ</h2><div class="scroll spec-differences">' + table(
-        ["field", "base", "candidate"], rows
-    ) + "</div>"
+    base_id, cand_id = r["baseline_run"], r["candidate_run"]
+    diffs = "" if r["nothing_to_compare"] else diffs_html(ctx, base_id, cand_id, r["verdict_changes"], root)
+    html = templated(
+        "compare_page.html", ids=ids, base=base, cand=cand, r=r, nothing=NOTHING, diffs=Markup(diffs),
+        trial_url=run_url(root, cand_id, "/trial"),
+    )  # fmt: skip
+    return f"compare {cand} vs {base}", html
 
 
 def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:

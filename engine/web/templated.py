@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from urllib.parse import urlencode
 
 from markupsafe import Markup
 
@@ -18,7 +19,13 @@ def number(value: object, digits: int = 3) -> Markup:
     return Markup(num(value, digits))  # num escapes what is not a number already
 
 
-HELPERS = {"q": q, "pct": pct, "num": number, "when": when}
+def link(path: str, **params: object) -> str:
+    """A link with its query; empty values left out (the template escapes it)."""
+    kept = {k: v for k, v in params.items() if v not in (None, "")}
+    return path + ("?" + urlencode(kept) if kept else "")
+
+
+HELPERS = {"q": q, "pct": pct, "num": number, "when": when, "link": link}
 
 
 def body(name: str, **context: object) -> str:
