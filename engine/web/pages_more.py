@@ -18,7 +18,7 @@ from engine.views.history import history
 from engine.views.pairwise_trials import case_pairwise
 from engine.web.context import WebContext
 from engine.web.diffs import baseline_diffs, diffs_html
-from engine.web.html import badge, e, href, num, pct, q, run_url, table
+from engine.web.html import num, run_url
 from engine.web.json_api import comparison_json
 from engine.web.label_pages import label_panel
 from engine.web.svg import Point, series
@@ -92,33 +92,10 @@ def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
     for v in variations:
         if v["accepted"]:
             best[v["parameter"]] = v["value"]
-    rows = [
-        [
-            str(i + 1),
-            e(v["parameter"]),
-            e(v["value"]),
-            num(v["baseline_score"]),
-            num(v["candidate_score"]),
-            num(v["delta"]),
-            "accepted" if v["accepted"] else "rejected",
-            e(v.get("reason", "")),
-        ]
-        for i, v in enumerate(variations)
-    ]
-    body = (
-        f'<h1>Tuning session <a href="{href(root + "/runs/" + q(run_id))}"><code>{e(run_id)}</code></a></h1>'
-        '<p class="legend"><span class="sw accepted"></span>accepted '
-        '<span class="sw rejected"></span>rejected</p>'
-        + series(points, "score by variation")
-        + "<h2>Current best parameters</h2>"
-        + (
-            table(["parameter", "value"], [[e(p), e(v)] for p, v in best.items()])
-            if best
-            else '<p class="note">Nothing accepted yet: the seed parameters stand.</p>'
-        )
-        + "<h2>Variations</h2>"
-        + table(["#", "parameter", "value", "best before", "candidate", "delta", "decision", "reason"], rows)
-    )
+    body = templated(
+        "tuning_page.html", run_id=run_id, root=root, chart=Markup(series(points, "score by variation")),
+        best=best, variations=variations,
+    )  # fmt: skip
     return f"tuning {run_id}", body
 
 
@@ -128,16 +105,6 @@ def history_body(ctx: WebContext, experiment: str, root: str) -> tuple[str, str]
     if not runs:
         raise NotFoundError(f"no experiment {experiment!r} in this store")
     points = [Point(p.run_id, p.pass_rate) for p in runs if p.pass_rate is not None]
-    rows = [
-        [
-            f'<a href="{href(run_url(root, p.run_id))}">{e(p.run_id)}</a>',
-            badge(p.status), pct(p.pass_rate), "green" if p.green else "", e(p.spec_hash[:8]),
-        ]
-        for p in runs
-    ]  # fmt: skip
-    body = (
-        f'<h1>History of {e(experiment)}</h1><p class="meta">pass rate of each run\'s baseline</p>'
-        + series(points, "pass rate over runs", line=True)
-        + table(["run", "status", "pass rate", "green", "spec"], rows)
-    )
+    chart = Markup(series(points, "pass rate over runs", line=True))
+    body = templated("history_page.html", experiment=experiment, runs=runs, chart=chart, root=root)
     return f"history {experiment}", body
