@@ -4,6 +4,7 @@ store that does not exist yet says so, waits, then serves it once a run creates 
 
 from __future__ import annotations
 
+import html
 import shlex
 import subprocess
 from pathlib import Path
@@ -36,7 +37,7 @@ def test_unknown_things_are_404_pages_with_a_way_back(store: Path, path: str, na
         got = httpx.get(url + path, timeout=SAFETY_S)
     assert got.status_code == 404
     assert "text/html" in got.headers["content-type"]
-    assert "<h1>Not found</h1>" in got.text and named in got.text.replace("&#x27;", "'")
+    assert "<h1>Not found</h1>" in got.text and named in html.unescape(got.text)
     assert 'class="way-back"><a href="/">Back to the runs</a>' in got.text
 
 
@@ -45,7 +46,7 @@ def test_an_empty_store_says_what_to_run_and_the_command_runs(tmp_path: Path) ->
     with serving(tmp_path / "st") as url:
         page = httpx.get(url + "/", timeout=SAFETY_S).text
     assert 'id="empty-store"' in page and "holds no runs yet" in page
-    command = page.split("<pre><code>")[1].split("</code></pre>")[0].replace("&#x27;", "'")
+    command = html.unescape(page.split("<pre><code>")[1].split("</code></pre>")[0])
     argv = shlex.split(command)
     assert argv[:2] == ["engine", "run"] and argv[-2:] == ["--store", str((tmp_path / "st").resolve())]
     # as printed (the quickstart on the embedded model would be slow here: validate it, same file)

@@ -28,10 +28,6 @@ def run_url(root: str, run_id: str, tail: str = "") -> str:
     return f"{root}/runs/{q(run_id)}{tail}"
 
 
-def badge(status: str) -> str:
-    return f'<span class="badge {e(status)}">{e(status)}</span>'
-
-
 def num(value: object, digits: int = 3) -> str:
     if value is None:
         return "-"

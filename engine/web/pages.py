@@ -18,7 +18,7 @@ from engine.presentation.matrix import LEGEND
 from engine.presentation.matrix_query import SHOWS, pages
 from engine.presentation.templates import render
 from engine.web.context import WebContext
-from engine.web.html import e, href, page, q
+from engine.web.html import page, q
 from engine.web.json_api import _known, in_thread, runs_json
 from engine.web.matrix_view import matrix_rows, query_of
 from engine.web.pages_more import compare_body, history_body, trial_body, tuning_body
@@ -33,8 +33,7 @@ def error_page(request: Request, exc: Exception) -> HTMLResponse:
     """A 404 (unknown run, case or experiment) or 400 page that says what was not found and links back."""
     status = 404 if isinstance(exc, NotFoundError) else 400
     title = "Not found" if status == 404 else "Bad request"
-    back = f'<p class="way-back"><a href="{href(_root(request) + "/")}">Back to the runs</a></p>'
-    body = f'<h1>{title}</h1><p class="warn" id="error">{e(exc)}</p>{back}'
+    body = templated("error_page.html", title=title, error=str(exc), root=_root(request))
     return HTMLResponse(page(request, title, body, "keys"), status)
 
 
