@@ -37,6 +37,9 @@ def test_names_from_the_url_are_escaped_too(base_url: str) -> None:
     assert "&lt;b&gt;x" in page and "<b>x" not in page
     page = html(base_url, "/runs/r1/matrix", q="<i>", tag='"><script>')
     assert 'value="&lt;i&gt;"' in page and "<script>" not in page.split("</head>")[1]
+    for path, params in (("/compare", {"base": "<b>x", "cand": "r1"}), ("/history/<b>x", {})):
+        page = html(base_url, path, status=404, **params)
+        assert "&lt;b&gt;x" in page and "<b>x" not in page
 
 
 def test_runs_list_links_each_run_and_its_history(base_url: str) -> None:
