@@ -8,10 +8,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.stats
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.stats import inference as stats
+from engine.stats.signflip import EXACT_BELOW
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_subnormal=False)
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)
@@ -281,14 +282,18 @@ def test_paired_properties(pairs: list[tuple[float, float]], seed: int) -> None:
 
 
 @given(st.lists(st.tuples(st.sampled_from([0.0, 1.0]), st.sampled_from([0.0, 1.0])), min_size=1, max_size=40))
+@example([(0.0, 1.0)] * 9 + [(1.0, 0.0)] * 11)  # 20 changed cases: the t form, always tried
 @settings(deadline=None, max_examples=60)
 def test_binary_properties(pairs: list[tuple[float, float]]) -> None:
     base, cand = [b for b, _ in pairs], [c for _, c in pairs]
     r = stats.paired_comparison(base, cand, seed=1, resamples=300)
     gained = sum(1 for b, c in pairs if c > b)
     lost = sum(1 for b, c in pairs if c < b)
-    expected = scipy.stats.binomtest(gained, gained + lost).pvalue if gained + lost else 1.0
-    assert r.p_value == pytest.approx(expected, rel=1e-11)
+    if gained + lost < EXACT_BELOW:  # exact: the sign test is the binomial one
+        expected = scipy.stats.binomtest(gained, gained + lost).pvalue if gained + lost else 1.0
+        assert r.p_value == pytest.approx(expected, rel=1e-11)
+    else:  # from 20 changed cases on, Student's t on the differences (stats/signflip.py says why)
+        assert r.test == "sign_flip_t" and 0.0 < r.p_value <= 1.0
     assert r.delta == pytest.approx((gained - lost) / len(pairs), abs=1e-12)
     assert r.ci95[0] <= r.delta <= r.ci95[1]
 
