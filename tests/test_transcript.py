@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from engine.presentation.file_transcripts import transcript_cap, transcript_json
 from tests.browser import BrowserThread, screenshot
 from tests.conftest import run_engine
 from tests.serve_helpers import serving
@@ -111,3 +112,51 @@ def test_the_trial_page_shows_the_transcript_as_a_conversation(
     assert tools == ["search_docs", "search_docs", "send_reply"]
     assert json.loads(args[1]) == {"query": "store credit"}
     assert answers[0] == "result of search_docs (call_1)"
+
+
+HOSTILE = (
+    '"</script><script>document.body.dataset.pwned = 1</script>'
+    '<img src=x onerror=\\"document.body.dataset.pwned = 1\\">"'
+)
+
+
+def test_the_html_file_shows_each_repeats_transcript_as_a_conversation(
+    browser: BrowserThread, tmp_path: Path
+) -> None:
+    write_experiment(tmp_path, AGENT.replace('"sent"', HOSTILE), cases=1)
+    run(tmp_path)
+    wrote = run_engine("report", "t1", "--store", "st", "--html", "t1.html", cwd=tmp_path)
+    assert wrote.returncode == 0, wrote.stderr.decode()
+
+    def open_file(page):  # noqa: ANN001, ANN202
+        page.goto((tmp_path / "t1.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        page.click('tr[data-case="c0"] td[data-variant="agent"] .cell')
+        page.wait_for_selector("#drill:not([hidden]) ol.conversation li.msg")
+        screenshot(page, "report-file-transcript")
+        roles = page.locator("#drill ol.conversation li.msg .role").all_inner_texts()
+        tools = page.locator("#drill li.msg.assistant .tool-name").all_inner_texts()
+        args = page.locator("#drill li.msg.assistant pre.arguments").all_inner_texts()
+        answers = page.locator("#drill li.msg.tool .answers").all_inner_texts()
+        shown = page.locator("#drill li.msg.tool pre").all_inner_texts()
+        return roles, tools, args, answers, shown, page.evaluate("document.body.dataset.pwned || ''")
+
+    roles, tools, args, answers, shown, pwned = browser.call(open_file)
+    assert [r.lower() for r in roles] == ROLES
+    assert tools == ["search_docs", "search_docs", "send_reply"]
+    assert json.loads(args[0]) == {"query": "refund policy"}
+    assert answers[1] == "result of search_docs (call_2)"
+    assert "</script><script>" in shown[2] and "onerror" in shown[2]  # shown as text, never run
+    assert pwned == ""
+
+
+def test_the_files_transcripts_are_cut_to_a_budget_and_say_so() -> None:
+    lines = [json.dumps({"role": "user", "content": "x" * 600}),
+             json.dumps({"role": "assistant", "content": "y" * 600}),
+             json.dumps({"role": "assistant", "content": "z" * 600})]  # fmt: skip
+    cut = transcript_json("\n".join(lines), cap=1000)
+    assert cut is not None
+    assert [m["content"] for m in cut["messages"]] == ["x" * 600, "y" * 400]
+    assert cut["cut"] == 800
+    assert transcript_json(None) is None
+    assert transcript_cap(1) == 20_000 and transcript_cap(10_000) == 1_000  # never under the floor

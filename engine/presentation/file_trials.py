@@ -1,6 +1,6 @@
 """The HTML file's drill-down data: each shown cell's trials (output, graders' verdicts and reasons,
-error, costs) and its first output's word diff against the baseline's, as one JSON document the
-file's own script reads. Outputs are capped: the file must stay small enough to mail."""
+error, costs, the agent's transcript) and its first output's word diff against the baseline's, as one
+JSON document the file's own script reads. Outputs are capped: the file must stay small enough to mail."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 
 from engine.presentation.diff import word_ops
+from engine.presentation.file_transcripts import transcript_cap, transcript_json
 from engine.presentation.matrix import MatrixRow
 from engine.store.projections.trials import TrialRecord
 
@@ -41,11 +42,17 @@ def trial_json(rec: TrialRecord, output: str | None, cap: int = OUTPUT_CHARS) ->
 
 
 def drill_data(
-    rows: list[MatrixRow], baseline: str | None, output: Callable[[TrialRecord], str | None]
+    rows: list[MatrixRow],
+    baseline: str | None,
+    output: Callable[[TrialRecord], str | None],
+    transcript: Callable[[TrialRecord], str | None] = lambda rec: None,
 ) -> dict[str, object]:
     """{baseline, cases: {case: {prompt, expected, cells: {variant: {trials, diff}}}}}: a diff is one
-    list of pieces (diff.word_ops) of the first repeat's output against the baseline's."""
+    list of pieces (diff.word_ops) of the first repeat's output against the baseline's; each trial
+    carries its transcript (file_transcripts) or null."""
     cap = output_cap(sum(len(c.finished) for row in rows for c in row.cells.values()))
+    recorded = [r.transcript_hash for row in rows for c in row.cells.values() for r in c.finished]
+    t_cap = transcript_cap(sum(map(bool, recorded)))
     cases: dict[str, object] = {}
     for row in rows:
         base = row.cells.get(baseline) if baseline else None
@@ -56,7 +63,8 @@ def drill_data(
             if against is not None and cell.output is not None:
                 diff = word_ops(against[:cap], cell.output[:cap])
             ordered = sorted(cell.finished, key=lambda r: r.repeat)
-            trials = [trial_json(r, output(r), cap) for r in ordered]
+            trials = [trial_json(r, output(r), cap) | {"transcript": transcript_json(transcript(r), t_cap)}
+                      for r in ordered]  # fmt: skip
             cells[variant] = {"verdict": cell.verdict, "word": cell.word, "trials": trials, "diff": diff}
         cases[row.case] = {"prompt": row.prompt, "expected": row.expected, "tags": row.tags, "cells": cells}
     return {"baseline": baseline, "cases": cases}

@@ -1,7 +1,7 @@
 """The report as one self-contained HTML file (`engine report --html FILE`): inline CSS, SVG and
 script, no network (it opens from file://); with the run's trials, the output matrix (each cell's
 output, expandable), its search and filters, and a drill-down to each cell's trials with the graders'
-reasons and a word diff against the baseline."""
+reasons, a word diff against the baseline and the agent's transcript as a conversation."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from engine.presentation.sections import DECIDING, sections
 from engine.presentation.templates import TEMPLATES, render, stylesheet
 from engine.store.contract import EventStore
 from engine.store.projections.trials import load_trials
-from engine.views.export import output_of
+from engine.views.export import output_of, transcript_of
 
 MAX_FILE_CASES = 500  # the file stays small enough to mail; engine serve pages through every case
 
@@ -57,5 +57,7 @@ def file_matrix(log: EventStore, run_id: str, report: ReportInput) -> FileMatrix
     variants, rows = build_rows(trials, verdicts={(s.variant, s.case): s.verdict for s in r.scenarios})
     query = MatrixQuery(per_page=MAX_FILE_CASES)
     total, page = select(variants, rows, query, lambda rec: output_of(log, rec), trials.case_order)
-    data = script_json(drill_data(page, r.baseline, lambda rec: output_of(log, rec)))
+    data = script_json(
+        drill_data(page, r.baseline, lambda rec: output_of(log, rec), lambda rec: transcript_of(log, rec))
+    )
     return FileMatrix(variants, page, total, data, (TEMPLATES / "report_file.js").read_text(encoding="utf-8"))

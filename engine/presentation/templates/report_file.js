@@ -1,6 +1,6 @@
 // The HTML file's own script (inlined: the file opens from file:// with no network). It filters and
 // searches the matrix, and opens a cell's trials (prompt, outputs, graders' reasons, the diff against
-// the baseline). Values reach the page through textContent only: outputs are untrusted.
+// the baseline, the agent's transcript as a conversation). Values reach the page through textContent only: outputs are untrusted.
 "use strict";
 (() => {
   const data = JSON.parse(document.getElementById("file-data").textContent);
@@ -24,6 +24,9 @@
     for (const cell of Object.values(c.cells)) {
       for (const t of cell.trials) {
         parts.push(t.output || "", t.error || "", ...t.grades.map((g) => g.reason || ""));
+        for (const m of (t.transcript && t.transcript.messages) || []) {
+          parts.push(m.content, ...m.calls.map((c) => `${c.name} ${c.arguments}`));
+        }
       }
     }
     return parts.join("\n");
@@ -79,6 +82,31 @@
     return pre;
   }
 
+  function conversation(transcript) {  // roles, tool calls with their arguments, tool results
+    const box = el("div", null, "transcript");
+    box.append(el("h4", `Transcript (${transcript.messages.length} messages)`));
+    const list = el("ol", null, "conversation");
+    for (const m of transcript.messages) {
+      const item = el("li", null, `msg ${m.role.replace(/[^a-z_-]/gi, "")}`);
+      item.append(el("span", m.role, "role"));
+      if (m.answers) item.append(" ", el("span", `result of ${m.answers}`, "answers"));
+      if (m.content) item.append(el("pre", m.content));
+      for (const c of m.calls) {
+        const call = el("div", null, "tool-call");
+        call.append(el("span", c.name, "tool-name"));
+        if (c.id) call.append(" ", el("code", c.id));
+        call.append(el("pre", c.arguments, "arguments"));
+        item.append(call);
+      }
+      list.append(item);
+    }
+    box.append(list);
+    if (transcript.cut) {
+      box.append(el("p", `… ${transcript.cut} more characters of transcript (engine serve's trial page has them)`, "note"));
+    }
+    return box;
+  }
+
   function openDrill(name, variant) {
     const c = data.cases[name];
     const cell = c && c.cells[variant];
@@ -111,6 +139,7 @@
         grades.append(el("li", `${g.name}: ${verdict}${score}${g.reason ? ` · ${g.reason}` : ""}`));
       }
       box.append(grades);
+      if (t.transcript) box.append(conversation(t.transcript));
       body.append(box);
     }
     drill.hidden = false;
