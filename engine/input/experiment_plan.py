@@ -11,13 +11,16 @@ error (engine.input.validate), not a crash while planning.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 
+from engine.actors.graders.judge_call import judge_target
 from engine.actors.targets.target_protocol import resolve_target
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
+from engine.events.graders import GRADERS
 from engine.events.spec import ExperimentSpec, TargetSpec, VariantSpec
 
 
@@ -42,6 +45,18 @@ class ExperimentPlan(msgspec.Struct, frozen=True, dict=True):
     def targets(self) -> dict[str, TargetSpec]:
         """Each variant's target: the experiment's, with the variant's overrides applied."""
         return {v.name: resolve_target(self.spec.target, v) for v in self.variants}
+
+    def run_targets(self) -> Iterator[tuple[str, TargetSpec]]:
+        """Every target a run may call, with the field that configures it: the experiment's, each
+        variant's own (its overrides applied) and each judge's."""
+        spec = self.spec
+        yield "target", spec.target
+        for i, variant in enumerate(self.variants):
+            if self.overrides_target(i):
+                yield f"{self.origins[i]}.target", self.targets[variant.name]
+        for i, grader in enumerate(spec.graders):
+            if GRADERS.of(grader).calls_model:
+                yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
 
     def overrides_target(self, index: int) -> bool:
         """Whether the index-th variant runs a target of its own (a `target` table or a `model`)."""

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.actors.graders.judge_call import judge_target
 from engine.actors.targets.python_target import import_callable
 from engine.errors import InputError, warn_input
 from engine.events.graders import GRADERS
@@ -24,24 +23,12 @@ from engine.input.ray_check import check_ray_experiment
 from engine.store.projections.outcome import unscorable_graders
 
 
-def run_targets(plan: ExperimentPlan) -> Iterator[tuple[str, TargetSpec]]:
-    """Every target a run may call, with the field that configures it."""
-    spec = plan.spec
-    yield "target", spec.target
-    for i, variant in enumerate(plan.variants):
-        if plan.overrides_target(i):
-            yield f"{plan.origins[i]}.target", plan.targets[variant.name]
-    for i, grader in enumerate(spec.graders):
-        if GRADERS.of(grader).calls_model:
-            yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
-
-
 def check_environment(
     plan: ExperimentPlan, callables: Mapping[str, Callable[..., Any]] | None = None
 ) -> None:
     """Raise InputError (file, field, what was expected) for the first target the run could not use."""
     spec, file, base_dir = plan.spec, plan.file, plan.base_dir
-    for field, target in run_targets(plan):
+    for field, target in plan.run_targets():
         for where, variable, holds in _variables(field, target):
             if not os.environ.get(variable):
                 expected = f"expected the environment variable {variable} to hold {holds}; it is not set"
@@ -55,7 +42,7 @@ def check_environment(
         if named is not None:
             _check_callable(getattr(grader, named), f"graders[{i}].{named}", file, base_dir, callables or {})
     # the subject and the cheap graders run on Ray workers; the judges stay here
-    travelling = [(f, t) for f, t in run_targets(plan) if not f.startswith("graders")]
+    travelling = [(f, t) for f, t in plan.run_targets() if not f.startswith("graders")]
     travelling += [(f"graders[{i}]", g) for i, g in enumerate(spec.graders) if GRADERS.of(g).callable_field]
     check_ray_experiment(spec, file, callables or {}, travelling)
 

@@ -9,14 +9,12 @@ up: it takes `{ env = "VAR" }`); a command's shell string holds no placeholder (
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from engine.actors.graders.judge_call import judge_target
 from engine.actors.secrets import is_credential_header
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
-from engine.events.graders import GRADERS
-from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget, TargetSpec
+from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget
 from engine.input.experiment_plan import ExperimentPlan
 
 Fail = Callable[[str, str], None]
@@ -26,24 +24,13 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # CR, LF, NUL...: a tab is a
 
 
 def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
-    for field, target in _targets(plan):
+    for field, target in plan.run_targets():
         if isinstance(target, HttpTarget):
             _check_http(target, field, fail)
         if isinstance(target, CommandTargetSpec) and isinstance(target.command, str):
             if shell_placeholders(target.command, target.prompt_via):
                 fail(f"{field}.command", shell_refusal(target.command, target.prompt_via))
 
-
-def _targets(plan: ExperimentPlan) -> Iterator[tuple[str, TargetSpec]]:
-    """The experiment's target, each variant's own (its overrides applied) and each judge's."""
-    spec = plan.spec
-    yield "target", spec.target
-    for i, variant in enumerate(plan.variants):
-        if plan.overrides_target(i):
-            yield f"{plan.origins[i]}.target", plan.targets[variant.name]
-    for i, grader in enumerate(spec.graders):
-        if GRADERS.of(grader).calls_model:
-            yield f"graders[{i}].judge", judge_target(spec.target, grader)[0]
 
 
 def _check_http(target: HttpTarget, field: str, fail: Fail) -> None:
