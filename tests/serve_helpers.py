@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import SAFETY_S, engine_cmd, engine_env, run_engine
+from tests.fakes.openai_server import FakeOpenAI, open_fake_openai
 from tests.test_cli_run import experiment
 
 XSS_VARIANT = '[[variants]]\nname = "xss"\ntarget = { callable = "tests.fixtures.agent:script_writer" }\n'
@@ -44,3 +46,20 @@ def serving(store: Path, *args: str, **env: str) -> Iterator[str]:
         finally:
             proc.terminate()
             proc.wait(timeout=SAFETY_S)
+
+
+@asynccontextmanager
+async def gated_live_run(tmp_path: Path) -> AsyncIterator[tuple[FakeOpenAI, Any, str]]:
+    """(fake server, the `engine run` process, the view's URL) of run `live` with its first trial in
+    the log and the rest held at the fake server's gate: the test releases answers as it pleases."""
+    from tests.test_cli_lifecycle import Engine, answer
+    from tests.test_cli_lifecycle import experiment as lifecycle_experiment
+
+    async with open_fake_openai(answer=answer) as server:
+        (tmp_path / "exp.toml").write_text(lifecycle_experiment(server.base_url))
+        server.gate.hold()
+        engine = await Engine(tmp_path, "live").start("run", "exp.toml", "--run-id", "live", "--store", "st")
+        server.gate.release(2)
+        await server.wait_received(3)  # trial 0 is in the log (one worker: two trials outstanding)
+        with serving(tmp_path / "st") as url:
+            yield server, engine, url

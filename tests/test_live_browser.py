@@ -15,7 +15,7 @@ import trio
 from tests.browser import BrowserThread, screenshot
 from tests.conftest import SAFETY_S
 from tests.fakes.openai_server import open_fake_openai
-from tests.serve_helpers import serving
+from tests.serve_helpers import gated_live_run, serving
 from tests.test_cli_lifecycle import Engine, answer, experiment
 
 VARIANT_TRIALS = "#section-variants tbody tr td:nth-child(2)"  # the variants table's trials column
@@ -28,36 +28,30 @@ def trials_shown(page) -> int:  # noqa: ANN001
 async def test_the_variants_table_follows_a_live_run_without_reload(
     browser: BrowserThread, tmp_path: Path
 ) -> None:
-    async with open_fake_openai(answer=answer) as server:
-        (tmp_path / "exp.toml").write_text(experiment(server.base_url))
-        server.gate.hold()
-        engine = await Engine(tmp_path, "live").start("run", "exp.toml", "--run-id", "live", "--store", "st")
-        server.gate.release(2)
-        await server.wait_received(3)  # trial 0 is in the log (one worker: two trials outstanding)
-        with serving(tmp_path / "st") as url:
+    async with gated_live_run(tmp_path) as (server, engine, url):
 
-            def open_page(page):  # noqa: ANN001, ANN202
-                page.goto(f"{url}/runs/live")
-                page.evaluate("window.__sameDocument = true")
-                seq = page.locator("#report").get_attribute("data-seq")
-                return seq, trials_shown(page)
+        def open_page(page):  # noqa: ANN001, ANN202
+            page.goto(f"{url}/runs/live")
+            page.evaluate("window.__sameDocument = true")
+            seq = page.locator("#report").get_attribute("data-seq")
+            return seq, trials_shown(page)
 
-            seq, before = await browser.acall(open_page)
-            server.gate.release(4)
-            await server.wait_received(7)  # four more trials are in the log
+        seq, before = await browser.acall(open_page)
+        server.gate.release(4)
+        await server.wait_received(7)  # four more trials are in the log
 
-            def sees_the_table_move(page):  # noqa: ANN001, ANN202
-                page.wait_for_selector(f'#report:not([data-seq="{seq}"]) {VARIANT_TRIALS}', state="attached")
-                assert page.evaluate("window.__sameDocument === true")  # swapped in, not reloaded
-                screenshot(page, "run-live-figures")
-                return trials_shown(page)
+        def sees_the_table_move(page):  # noqa: ANN001, ANN202
+            page.wait_for_selector(f'#report:not([data-seq="{seq}"]) {VARIANT_TRIALS}', state="attached")
+            assert page.evaluate("window.__sameDocument === true")  # swapped in, not reloaded
+            screenshot(page, "run-live-figures")
+            return trials_shown(page)
 
-            with trio.fail_after(SAFETY_S):
-                after = await browser.acall(sees_the_table_move)
-            assert after > before >= 1
-            server.gate.open()
-            code, _, err = await engine.finish()
-            assert code == 0, err
+        with trio.fail_after(SAFETY_S):
+            after = await browser.acall(sees_the_table_move)
+        assert after > before >= 1
+        server.gate.open()
+        code, _, err = await engine.finish()
+        assert code == 0, err
 
 
 async def test_the_runs_list_shows_a_run_started_after_it_loaded(

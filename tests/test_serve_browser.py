@@ -15,10 +15,8 @@ import trio
 
 from tests.browser import BrowserThread, screenshot
 from tests.conftest import SAFETY_S, run_engine
-from tests.fakes.openai_server import open_fake_openai
 from tests.fixtures.agent import SCRIPT_OUTPUT
-from tests.serve_helpers import make_store, serving
-from tests.test_cli_lifecycle import Engine, answer, experiment
+from tests.serve_helpers import gated_live_run, make_store, serving
 
 DONE = "Number(document.querySelector('[data-field=done]').textContent)"
 TOTAL = "Number(document.querySelector('[data-field=total]').textContent)"
@@ -68,46 +66,40 @@ def test_the_matrix_filters_to_failing_cases(browser: BrowserThread, base_url: s
 
 
 async def test_the_run_page_follows_a_live_run(browser: BrowserThread, tmp_path: Path) -> None:
-    async with open_fake_openai(answer=answer) as server:
-        (tmp_path / "exp.toml").write_text(experiment(server.base_url))
-        server.gate.hold()
-        engine = await Engine(tmp_path, "live").start("run", "exp.toml", "--run-id", "live", "--store", "st")
+    async with gated_live_run(tmp_path) as (server, engine, url):
+
+        def open_page(page):  # noqa: ANN001, ANN202
+            page.goto(f"{url}/runs/live")
+            page.evaluate("window.__sameDocument = true")
+            return page.evaluate(DONE)
+
+        before = await browser.acall(open_page)
+        assert before >= 1
         server.gate.release(2)
-        await server.wait_received(3)  # trial 0 is in the log (one worker: two trials outstanding)
-        with serving(tmp_path / "st") as url:
+        await server.wait_received(5)  # two more trials are in the log
 
-            def open_page(page):  # noqa: ANN001, ANN202
-                page.goto(f"{url}/runs/live")
-                page.evaluate("window.__sameDocument = true")
-                return page.evaluate(DONE)
+        def sees_progress(page):  # noqa: ANN001, ANN202
+            # selectors, not wait_for_function: the view's CSP forbids the eval that needs
+            page.wait_for_selector(f'body[data-progress-done]:not([data-progress-done="{before}"])')
+            assert page.evaluate("window.__sameDocument === true")
+            screenshot(page, "run-live")
+            return page.evaluate(DONE)
 
-            before = await browser.acall(open_page)
-            assert before >= 1
-            server.gate.release(2)
-            await server.wait_received(5)  # two more trials are in the log
+        assert await browser.acall(sees_progress) > before  # moved without a reload
+        server.gate.open()
+        code, _, err = await engine.finish()
+        assert code == 0, err
 
-            def sees_progress(page):  # noqa: ANN001, ANN202
-                # selectors, not wait_for_function: the view's CSP forbids the eval that needs
-                page.wait_for_selector(f'body[data-progress-done]:not([data-progress-done="{before}"])')
-                assert page.evaluate("window.__sameDocument === true")
-                screenshot(page, "run-live")
-                return page.evaluate(DONE)
+        def sees_the_end(page):  # noqa: ANN001, ANN202
+            # the page reloads itself once the run ends (the final report); waits survive navigation
+            # the server renders data-status (the script never changes it): the reloaded page
+            page.wait_for_selector('#progress[data-status="completed"]')
+            page.wait_for_selector("svg.chart")  # the final report's forest plot
+            page.wait_for_load_state()
+            assert page.evaluate(f"window.__sameDocument === undefined && {READY}")
+            assert page.evaluate(f"{STATUS} === 'completed' && {DONE} === {TOTAL}")
+            screenshot(page, "run-completed")
+            return page.locator("svg.chart").count()
 
-            assert await browser.acall(sees_progress) > before  # moved without a reload
-            server.gate.open()
-            code, _, err = await engine.finish()
-            assert code == 0, err
-
-            def sees_the_end(page):  # noqa: ANN001, ANN202
-                # the page reloads itself once the run ends (the final report); waits survive navigation
-                # the server renders data-status (the script never changes it): the reloaded page
-                page.wait_for_selector('#progress[data-status="completed"]')
-                page.wait_for_selector("svg.chart")  # the final report's forest plot
-                page.wait_for_load_state()
-                assert page.evaluate(f"window.__sameDocument === undefined && {READY}")
-                assert page.evaluate(f"{STATUS} === 'completed' && {DONE} === {TOTAL}")
-                screenshot(page, "run-completed")
-                return page.locator("svg.chart").count()
-
-            with trio.fail_after(SAFETY_S):
-                assert await browser.acall(sees_the_end) == 1  # the final report: its forest plot
+        with trio.fail_after(SAFETY_S):
+            assert await browser.acall(sees_the_end) == 1  # the final report: its forest plot
