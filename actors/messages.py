@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import trio
+from typing import TYPE_CHECKING
 
 from engine.actors.targets.target_protocol import TargetRequest
 from engine.events.kinds import Event, GraderResult, TrialCompleted
 from engine.events.spec import CaseSpec, TargetSpec, VariantSpec
+
+if TYPE_CHECKING:  # only in annotations: the plan and `engine list` import these without trio
+    import trio
 
 TrialKey = tuple[str, str, int]  # (variant, case, repeat)
 

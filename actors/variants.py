@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Any
-
-import trio
+from typing import TYPE_CHECKING, Any
 
 from engine.actors.messages import WriteBatch
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
+
+if TYPE_CHECKING:  # only in annotations: `engine list` resolves plans without importing trio
+    import trio
 
 _VARIANT_FIELDS = set(VariantSpec.__struct_fields__) - {"params", "flags", "target"}
 

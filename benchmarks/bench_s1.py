@@ -66,6 +66,24 @@ def run_once(experiment: Path, env: dict[str, str]) -> tuple[float, float]:
         return timed([*ENGINE, "run", "-q", str(experiment), "--store", store], env)
 
 
+def first_trial_s(experiment: Path, env: dict[str, str]) -> float:
+    """Start-up as a person waits for it: from the process's launch to its first trial's start, as the
+    run's own log dates it (`trial.started`, the wall clock, the same machine's)."""
+    from engine.events import kinds as k
+    from engine.events.codec import decode
+    from engine.store.log import EventLog
+
+    with tempfile.TemporaryDirectory() as store:
+        launched = time.time()
+        timed([*ENGINE, "run", "-q", str(experiment), "--store", store], env)
+        log = EventLog(Path(store), readonly=True)
+        try:
+            started = (decode(data) for _, data in log.read())
+            return next(e.ts for e in started if isinstance(e, k.TrialStarted)) - launched
+        finally:
+            log.close()
+
+
 def median_pair(samples: list[tuple[float, float]]) -> tuple[float, float]:
     return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
 
@@ -85,10 +103,11 @@ def main() -> None:
             one = write_experiment(Path(folder), base_url, 1, args.concurrency)
             run_once(one, env)  # bytecode caches written, files in the page cache
             load = os.getloadavg()
-            helps, ones, bigs = [], [], []
-            for _ in range(args.rounds):  # interleaved: a change in the machine's load hits all three
+            helps, ones, bigs, firsts = [], [], [], []
+            for _ in range(args.rounds):  # interleaved: a change in the machine's load hits all four
                 helps.append(timed([*ENGINE, "--help"], env))
                 ones.append(run_once(one, env))
+                firsts.append(first_trial_s(one, env))
                 bigs.append(run_once(big, env))
             load_after = os.getloadavg()
     finally:
@@ -102,7 +121,8 @@ def main() -> None:
           f"wall {big_wall:.2f} s, CPU {big_cpu:.2f} s, {args.cases / big_wall:.0f} trials/s")  # fmt: skip
     print(f"per-trial CPU (start-up excluded): {per_trial_ms:.3f} ms")
     print(f"cold start: engine --help wall {help_wall:.3f} s (CPU {help_cpu:.3f}); "
-          f"engine run, 1 trial, wall {one_wall:.3f} s (CPU {one_cpu:.3f})")  # fmt: skip
+          f"engine run, 1 trial, wall {one_wall:.3f} s (CPU {one_cpu:.3f}); launch to the first trial's "
+          f"start {statistics.median(firsts):.3f} s")  # fmt: skip
     print("all rounds (wall/CPU s): S1 " + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in bigs)
           + "; 1 trial " + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in ones))  # fmt: skip
 

@@ -12,14 +12,15 @@ import typer
 if TYPE_CHECKING:
     from engine.input.experiment_plan import ExperimentPlan
 
-app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="Event-sourced experiments engine for LLM agents.",
+APP_SETTINGS: dict[str, Any] = {
+    "no_args_is_help": True,
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "help": "Event-sourced experiments engine for LLM agents.",
     # plain help text: rich markup would swallow "[schedule]" and other TOML table names
-    rich_markup_mode=None,
-)
+    "rich_markup_mode": None,
+}
+app = typer.Typer(**APP_SETTINGS)
 
 StoreOpt = Annotated[
     Path | None, typer.Option("--store", help="Store directory (default ./.engine or $ENGINE_STORE).")
@@ -713,7 +714,8 @@ def main() -> None:
     _plain_input_warnings()
     click = click_exceptions()
     try:
-        code = app(standalone_mode=False)  # usage errors come back here, to be told as one line
+        # usage errors come back here, to be told as one line
+        code = command_app(sys.argv)(standalone_mode=False)
     except getattr(click, "NoArgsIsHelpError", ()) as exc:  # bare `engine`: the command list (click 8.2+)
         exc.show()
         sys.exit(exc.exit_code)
@@ -731,6 +733,29 @@ def main() -> None:
         print(f"error: {line}", file=sys.stderr)
         sys.exit(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def command_app(argv: list[str]) -> typer.Typer:
+    """The app with only the command asked for: typer reads every command's signature and options at
+    each start (tens of ms for all of them), and `engine list` should not pay for `engine serve`'s.
+    Anything else (no command, `--help`, a misspelt one) gets the whole app, for its list and hints."""
+    asked = argv[1] if len(argv) > 1 else ""
+    chosen = [info for info in app.registered_commands if _command_name(info) == asked]
+    if not chosen:
+        return app
+    one = typer.Typer(**APP_SETTINGS)
+    one.registered_commands = chosen
+    one.callback()(_one_command_group)
+    return one
+
+
+def _command_name(info: Any) -> str:
+    return info.name or info.callback.__name__.lower().replace("_", "-")
+
+
+def _one_command_group() -> None:
+    """With a single command and no callback typer makes that command the program itself (`engine
+    FILE`); a callback keeps the group, so `engine run FILE` parses as it always does."""
 
 
 def _exit_and_line(exc: Exception) -> tuple[int, str] | None:

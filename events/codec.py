@@ -1,4 +1,4 @@
-"""Encoders and decoders, built once at import (msgspec codecs are reusable and fast).
+"""Encoders and decoders, built once (msgspec codecs are reusable and fast).
 
 Versions live on the event classes (VERSION, UPCASTERS). The encoder stamps an event with its
 class's VERSION. A stored event whose `v` is older (or that no longer fits its class) is decoded
@@ -18,7 +18,8 @@ from engine.events.kind_convert import convert_kinded
 from engine.events.kinds import EVENT_TYPES, AnyEvent, Event, tag_of
 
 _encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(AnyEvent)
+# built at the first decode: it reads every event's annotations (~20 ms), which `engine list` never needs
+_decoder: msgspec.msgpack.Decoder[AnyEvent] | None = None
 _raw_decoder = msgspec.msgpack.Decoder()
 _json_encoder = msgspec.json.Encoder(order="deterministic")
 _TYPE_BY_TAG: dict[str, type[Event]] = {tag_of(t): t for t in EVENT_TYPES}
@@ -49,12 +50,18 @@ def encode_many(events: list[Event]) -> list[bytes]:
 
 def decode(data: bytes | memoryview) -> AnyEvent:
     try:
-        event = _decoder.decode(data)
+        event = (_decoder or _event_decoder()).decode(data)
     except msgspec.ValidationError:
         return _decode_upcasting(data)
     if event.v != type(event).VERSION:
         return _decode_upcasting(data)
     return event
+
+
+def _event_decoder() -> msgspec.msgpack.Decoder[AnyEvent]:
+    global _decoder
+    _decoder = msgspec.msgpack.Decoder(AnyEvent)
+    return _decoder
 
 
 def _decode_upcasting(data: bytes | memoryview) -> AnyEvent:

@@ -6,7 +6,6 @@ weights that add up) are checked in `__post_init__`, which msgspec reports as a 
 at the grader's path.
 """
 
-from __future__ import annotations
 
 import re
 from dataclasses import dataclass

@@ -15,7 +15,6 @@ import importlib
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar, Union
 
 import msgspec
@@ -92,6 +91,8 @@ class KindRegistry(Generic[K]):
 
     def plugins(self) -> dict[str, K]:
         if self._plugins is None:
+            from importlib.metadata import entry_points  # ~10 ms (email, calendar...): only when needed
+
             self._plugins = {}
             for point in entry_points(group=self.group):
                 kind = self._load(point)

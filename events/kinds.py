@@ -5,7 +5,6 @@ optional fields with defaults), and a breaking change raises the class's VERSION
 class, an upcaster from the version before (UPCASTERS[old] lifts a raw stored dict one version).
 """
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal

@@ -4,7 +4,6 @@ Field order here is the byte order of the JSON, which replay must reproduce
 exactly, so fields are only ever appended.
 """
 
-from __future__ import annotations
 
 import msgspec
 
@@ -59,7 +58,7 @@ class VariantReport(Report):
     params: dict[str, object] = {}
     unscored: int = 0  # graded but without a score (e.g. an unparseable judge answer): excluded, counted
     cases: CaseVerdicts = msgspec.field(default_factory=CaseVerdicts)
-    by_tag: dict[str, TagSummary] = {}
+    by_tag: dict[str, "TagSummary"] = {}
     errors_by_class: dict[str, int] = {}  # trial errors and grading errors, by class
     # per trial (Wilson): these very cases rerun, trials independent; narrower than pass_rate_ci95
     pass_rate_trial_ci95: list[float] | None = None

@@ -5,7 +5,6 @@ setting; ranges are in the types (see spec_base), so nothing out of range reache
 Targets and graders are tagged unions, one Struct per kind (see targets and graders).
 """
 
-from __future__ import annotations
 
 import hashlib
 from typing import Annotated, Any, Literal

@@ -5,7 +5,6 @@ that does not fit in 64 bits is refused where the file is read, with the field's
 reaches the log (a NaN compares false with every bound, so every bounded float refuses it).
 """
 
-from __future__ import annotations
 
 from typing import Annotated
 

@@ -5,7 +5,6 @@ Each kind is declared once below with its implementation and what it can do (`Ta
 base; a field another kind uses (`command` on an openai target) is an unknown-field error.
 """
 
-from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Literal

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import msgspec
 
-from engine.actors.graders.judge_call import judge_target
 from engine.actors.targets.target_protocol import resolve_target
 from engine.actors.variants import expand_variants
 from engine.errors import InputError
@@ -49,6 +48,8 @@ class ExperimentPlan(msgspec.Struct, frozen=True, dict=True):
     def run_targets(self) -> Iterator[tuple[str, TargetSpec]]:
         """Every target a run may call, with the field that configures it: the experiment's, each
         variant's own (its overrides applied) and each judge's."""
+        from engine.actors.graders.judge_call import judge_target  # trio's import: not for `engine list`
+
         spec = self.spec
         yield "target", spec.target
         for i, variant in enumerate(self.variants):
