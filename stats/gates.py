@@ -10,12 +10,14 @@ cost resamples cases, paired, since cases are the unit and a case's trials share
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 
 from hdrh.histogram import HdrHistogram
 
 from engine.stats.histograms import recorded
+from engine.stats.student_t import betainc
 
 RESAMPLES = 2000
 
@@ -30,15 +32,32 @@ def _p95_draws(hist: HdrHistogram, rng: object, resamples: int) -> object:
     distribution a multinomial draw per resample gives, in O(buckets) rather than
     O(resamples x buckets): 3 ms instead of 0.6 s for 4,000 trials, 1.5 s for 50,000."""
     import numpy as np
-    from scipy.special import betainc
 
     values, counts = recorded(hist)
     n = sum(counts)
     rank = -(-95 * n // 100)  # nearest rank, as the report's p95
-    at_most = betainc(rank, n - rank + 1, np.minimum(np.cumsum(counts) / n, 1.0))
+    at_most = np.array(_order_cdf(rank, n, np.minimum(np.cumsum(counts) / n, 1.0).tolist()))
     at_most[-1] = 1.0  # the largest value is never below the rank-th one
     at = np.searchsorted(at_most, rng.random(resamples), side="left")  # type: ignore[attr-defined]
     return np.array(values, dtype=float)[at]
+
+
+def _order_cdf(rank: int, n: int, shares: list[float]) -> list[float]:
+    """I_F(rank, n - rank + 1) for each share F (ascending). It is monotone in F, so from the share
+    nearest rank / n outwards, once it reaches 0 (below) or 1 (above) the rest are 0 or 1: only the
+    buckets near the p95 cost a continued fraction, so 100,000 trials cost no more than 1,000."""
+    out = [0.0] * len(shares)
+    middle = bisect.bisect_left(shares, rank / n)
+    for i in range(middle, len(shares)):
+        out[i] = betainc(rank, n - rank + 1, shares[i])
+        if out[i] == 1.0:
+            out[i + 1 :] = [1.0] * (len(shares) - i - 1)
+            break
+    for i in range(middle - 1, -1, -1):
+        out[i] = betainc(rank, n - rank + 1, shares[i])
+        if out[i] == 0.0:
+            break
+    return out
 
 
 def p95_ratio_interval(

@@ -132,7 +132,7 @@ def _studentized_p(diffs: list[float]) -> float:
     sd = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1))
     if sd == 0.0:  # every difference the same and non-zero: only the two all-same sign patterns tie
         return min(1.0, 2.0 ** (1 - n))
-    from scipy.special import stdtr
+    from engine.stats.student_t import t_sf
 
     t = abs(mean) / (sd / math.sqrt(n))
-    return min(1.0, float(2.0 * stdtr(n - 1, -t)))
+    return min(1.0, 2.0 * t_sf(n - 1, t))
