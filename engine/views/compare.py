@@ -275,5 +275,3 @@ def _paired(
     )  # fmt: skip
     row.regressed = _worse_by(row) > max_drop and significant
     return row
-
-

@@ -8,13 +8,11 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from engine.errors import NotFoundError
-from engine.events.codec import to_json
 from engine.presentation.matrix import build_rows
 from engine.store.contract import EventStore
-from engine.store.projections.report_builder import build_report
-from engine.views.queries import replay_json, stored_report, stored_report_and_labels
-from engine.views.report_labels import with_labels
+from engine.views.queries import stored_report
 from engine.web.data import RunView, RunViews, round_view
+from engine.web.report_cache import Reports
 
 T = TypeVar("T")
 MEMO_ENTRIES = 64
@@ -32,10 +30,12 @@ class WebContext:
     token: str | None = None
     can_label: bool = False  # `engine serve --token` on a writable store: people may label outputs
     views: RunViews = field(init=False)
+    reports: Reports = field(init=False)
     _memo: dict[tuple[object, ...], tuple[int, object]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.views = RunViews(self.log)
+        self.reports = Reports(self.log)
 
     def memo(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
         """compute() once per state of the log: any append (a live run) computes it again. The runs
@@ -58,15 +58,10 @@ class WebContext:
         return read(self.memo(("round", run_id, grading), lambda: round_view(self.log, run_id, grading)))
 
     def report(self, run_id: str, grading: int | None = None) -> bytes:
-        """`engine report --json`'s bytes: the stored report, else (a live or killed run) the report
-        built from the kept run state, the same fold `engine replay` runs from scratch."""
-        stored, labelled = stored_report_and_labels(self.log, run_id, grading)
-        if stored is not None:
-            return with_labels(self.log, run_id, stored, labelled)
-        if grading is not None:
-            return replay_json(self.log, run_id, grading)
-        live = self.views.use(run_id, lambda v: to_json(build_report(defined(v).state)))
-        return with_labels(self.log, run_id, live, labelled)
+        """`engine report --json`'s bytes: the stored report while it is current, else the report
+        built from the kept run state; kept per (run, round, the run's log position), so live
+        viewers share one build (report_cache.py)."""
+        return self.reports.report(run_id, grading)
 
     def pass_rate(self, run_id: str) -> float | None:
         """The run's overall pass rate from its stored report (None while it has none)."""

@@ -95,7 +95,6 @@ def trial_filter(request: Request) -> TrialFilter:
     return TrialFilter(**text, limit=int_param(q.get("limit"), 50), offset=int_param(q.get("offset"), 0))
 
 
-
 async def run_trials(request: Request) -> Response:
     run_id, f = request.path_params["run_id"], trial_filter(request)
     data = await in_view(request, run_id, lambda ctx, v: trials_page(ctx.log, v, f))
