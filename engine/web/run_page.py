@@ -29,16 +29,24 @@ def run_body(ctx: WebContext, run_id: str, root: str, grading: int | None = None
     report = as_report(ctx.report(run_id, grading))
     after = last_of_run(ctx.log, run_id)
     live = kept_progress(ctx.log, run_id, after, time.time())
-    html = run_html(report, live, root, after, grading_rounds(ctx.log, run_id))
+    html = run_html(report, live, root, after, rounds(ctx, run_id, report, grading))
     return f"{report.experiment} {run_id}", html
 
 
 def run_fragment(ctx: WebContext, run_id: str, root: str, grading: int | None = None) -> str:
     """The run page's figures alone (variants, forest plot, sections): what a live page re-fetches."""
-    seq = ctx.views.use(run_id, lambda v: v.seen_seq)  # before the report: it covers at least this
+    seq = last_of_run(ctx.log, run_id)  # before the report: it covers at least this
     report = as_report(ctx.report(run_id, grading))
     body = render("run_report.html", **figures(report, root))
     return f'<div id="report" data-seq="{seq}">{body}</div>'
+
+
+def rounds(ctx: WebContext, run_id: str, report: RunReport, asked: int | None) -> list[tuple[int, str]]:
+    """The run's grading rounds for the selector. When the latest round's report says round 0, the
+    run was never regraded: no walk of its index for regrade events (200,000 rows at 100,000 trials)."""
+    if asked is None and report.grading == 0:
+        return [(0, "original")]
+    return grading_rounds(ctx.log, run_id)
 
 
 def run_html(
