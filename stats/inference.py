@@ -157,7 +157,8 @@ def paired_comparison(
     n = len(baseline)
     if n == 0:
         return PairedResult(None, None, None, "none", 0)
-    if not all(math.isfinite(v) for v in (*baseline, *candidate)):
+    # a Fraction is always finite (and isfinite would convert each one to a float to say so)
+    if not all(isinstance(v, Fraction) or math.isfinite(v) for v in (*baseline, *candidate)):
         raise ValueError("paired comparison needs finite scores")
     exact = ScaledDifferences.of(baseline, candidate)
     diffs = exact.floats()

@@ -83,10 +83,14 @@ class ScaledDifferences(NamedTuple):
 def _ratios(values: Sequence[Value]) -> tuple[list[int], list[int]]:
     """(numerators, denominators) of the values taken exactly (a float at its exact binary value)."""
     nums, dens = [], []
+    seen: dict[int, tuple[int, int]] = {}  # by identity: case values share a few Fraction objects
     for v in values:
-        f = v if isinstance(v, Fraction) else Fraction(v)
-        nums.append(f.numerator)
-        dens.append(f.denominator)
+        pair = seen.get(id(v))
+        if pair is None:
+            f = v if isinstance(v, Fraction) else Fraction(v)
+            pair = seen[id(v)] = (f.numerator, f.denominator)
+        nums.append(pair[0])
+        dens.append(pair[1])
     return nums, dens
 
 

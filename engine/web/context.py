@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from engine.errors import NotFoundError
-from engine.presentation.matrix import build_rows
 from engine.store.contract import EventStore
 from engine.views.queries import stored_report
+from engine.web.compare_reads import Comparisons
 from engine.web.data import RunView, RunViews, round_view
 from engine.web.report_cache import Reports
 
@@ -31,11 +31,13 @@ class WebContext:
     can_label: bool = False  # `engine serve --token` on a writable store: people may label outputs
     views: RunViews = field(init=False)
     reports: Reports = field(init=False)
+    comparisons: Comparisons = field(init=False)
     _memo: dict[tuple[object, ...], tuple[int, object]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.views = RunViews(self.log)
         self.reports = Reports(self.log)
+        self.comparisons = Comparisons(self.log, self.reports)
 
     def memo(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
         """compute() once per state of the log: any append (a live run) computes it again. The runs
@@ -71,29 +73,3 @@ class WebContext:
         variants = json.loads(data).get("variants", [])
         scored = sum(v.get("scored", 0) for v in variants)
         return round(sum(v.get("passed", 0) for v in variants) / scored, 4) if scored else None
-
-    def verdicts(self, run_id: str) -> dict[tuple[str, str], str]:
-        def read(view: RunView) -> dict[tuple[str, str], str]:
-            aggregation = view.spec.scoring.replica_aggregation if view.spec else None
-            _, rows = build_rows(view.trials, aggregation)
-            return {(v, r.case): c.verdict for r in rows for v, c in r.cells.items()}
-
-        return self.views.use(run_id, read)
-
-    def verdict_changes(self, base_id: str, cand_id: str) -> dict[str, dict[str, list[dict[str, str]]]]:
-        """Cases whose verdict went from pass to fail/flaky (or back) in the candidate, variant by
-        variant (matched by name; two single-variant runs are matched whatever their names): what
-        changed, significant or not. `newly_failing` holds the ones significant on their replicas."""
-        base, cand = self.verdicts(base_id), self.verdicts(cand_id)
-        base_vs, cand_vs = {v for v, _ in base}, {v for v, _ in cand}
-        rename = {} if base_vs & cand_vs or len(base_vs) != 1 or len(cand_vs) != 1 else {
-            next(iter(cand_vs)): next(iter(base_vs))}  # fmt: skip
-        failing, passing = [], []
-        for (variant, case), now in sorted(cand.items()):
-            before = base.get((rename.get(variant, variant), case))
-            row = {"variant": variant, "case": case, "base": before or "", "cand": now}
-            if before == "pass" and now in ("fail", "flaky"):
-                failing.append(row)
-            elif before in ("fail", "flaky") and now == "pass":
-                passing.append(row)
-        return {"verdict_changes": {"failing": failing, "passing": passing}}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from typing import Any
 
 from engine.store.contract import EventStore
 from engine.views.current_report import current_report_json
@@ -34,11 +35,11 @@ class KeptResults:
 
     def __init__(self, entries: int = ENTRIES) -> None:
         self.entries = entries
-        self._kept: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._kept: OrderedDict[Hashable, Any] = OrderedDict()
         self._building: dict[Hashable, threading.Lock] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, compute: Callable[[], bytes]) -> bytes:
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         with self._lock:
             found = self._kept.get(key)
             if found is not None:
