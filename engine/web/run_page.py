@@ -18,8 +18,9 @@ from engine.runtime.run_status import grading_rounds
 from engine.web.context import WebContext
 from engine.web.html import q
 from engine.web.label_pages import run_section
-from engine.web.progress import kept_progress, last_of_run
+from engine.web.progress import kept_counts, kept_progress, last_of_run
 from engine.web.race_chart import race_section
+from engine.web.report_cache import run_position
 from engine.web.svg import Interval, forest
 
 
@@ -28,7 +29,9 @@ def run_body(ctx: WebContext, run_id: str, root: str, grading: int | None = None
     from the kept snapshots: the page costs the same for a run of any size."""
     report = as_report(ctx.report(run_id, grading))
     after = last_of_run(ctx.log, run_id)
-    live = kept_progress(ctx.log, run_id, after, time.time())
+    kept = ctx.reports.kept.get(("progress", run_id, run_position(ctx.log, run_id)),
+                                lambda: kept_counts(ctx.log, run_id))  # fmt: skip
+    live = kept_progress(ctx.log, run_id, after, time.time(), kept)
     html = run_html(report, live, root, after, rounds(ctx, run_id, report, grading))
     return f"{report.experiment} {run_id}", html
 
