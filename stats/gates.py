@@ -44,20 +44,26 @@ def _p95_draws(hist: HdrHistogram, rng: object, resamples: int) -> object:
 
 def _order_cdf(rank: int, n: int, shares: list[float]) -> list[float]:
     """I_F(rank, n - rank + 1) for each share F (ascending). It is monotone in F, so from the share
-    nearest rank / n outwards, once it reaches 0 (below) or 1 (above) the rest are 0 or 1: only the
-    buckets near the p95 cost a continued fraction, so 100,000 trials cost no more than 1,000."""
+    nearest rank / n outwards, once it is below the smallest uniform draw above 0 (2^-53) the rest
+    act as 0, and once it is at or above the largest (1 - 2^-53) the rest act as 1: a draw picks the
+    same bucket either way (searchsorted against multiples of 2^-53). So only the buckets near the
+    p95 cost a continued fraction: 100,000 trials cost no more than 1,000."""
     out = [0.0] * len(shares)
     middle = bisect.bisect_left(shares, rank / n)
     for i in range(middle, len(shares)):
         out[i] = betainc(rank, n - rank + 1, shares[i])
-        if out[i] == 1.0:
+        if out[i] >= _TOP:
             out[i + 1 :] = [1.0] * (len(shares) - i - 1)
             break
     for i in range(middle - 1, -1, -1):
         out[i] = betainc(rank, n - rank + 1, shares[i])
-        if out[i] == 0.0:
+        if out[i] < _STEP:
             break
     return out
+
+
+_STEP = 2.0**-53  # numpy's Generator.random() draws multiples of this in [0, 1)
+_TOP = 1.0 - _STEP
 
 
 def p95_ratio_interval(
