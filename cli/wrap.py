@@ -12,5 +12,7 @@ def fold(text: str, width: int = WIDTH) -> str:
     if len(text) <= width:
         return text
     return "\n".join(
-        textwrap.wrap(text, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+        textwrap.wrap(
+            text, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        )
     )

@@ -55,3 +55,4 @@ def find_error(exc: BaseException, kinds: type | tuple[type, ...]) -> BaseExcept
             if found is not None:
                 return found
     return None
+

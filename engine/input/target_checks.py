@@ -32,6 +32,7 @@ def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
                 fail(f"{field}.command", shell_refusal(target.command, target.prompt_via))
 
 
+
 def _check_http(target: HttpTarget, field: str, fail: Fail) -> None:
     if target.base_url is not None and not is_http_url(target.base_url):
         expected = f"expected an http:// or https:// URL with a host, got {target.base_url!r:.80}"

@@ -63,3 +63,4 @@ def report_markdown(report: ReportInput) -> str:
         lines += section_lines(section)
     lines += winner
     return "\n".join(lines).rstrip("\n") + "\n"
+

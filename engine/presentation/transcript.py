@@ -72,3 +72,4 @@ def _text(content: object) -> str:
     if isinstance(content, list):
         return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
     return str(content)
+
