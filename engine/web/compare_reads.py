@@ -44,6 +44,8 @@ class KeptOutput:
     output_hash: str
 
 
+# each entry holds two runs' kept states (~15 MB each at 100,000 trials): a few comparisons only
+KEPT = 4
 Compared = tuple[dict[str, object], tuple[RunState, RunState]]  # (the comparison's JSON, both states)
 
 
@@ -53,7 +55,7 @@ class Comparisons:
 
     def __init__(self, log: EventStore, reports: Reports) -> None:
         self.log, self.reports = log, reports
-        self.kept = KeptResults()
+        self.kept = KeptResults(KEPT)
         self.builds = 0  # tests count them
 
     def get(self, base_id: str, cand_id: str) -> Compared:

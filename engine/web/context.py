@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from engine.errors import NotFoundError
 from engine.store.contract import EventStore
 from engine.views.queries import stored_report
 from engine.web.compare_reads import Comparisons
@@ -16,12 +15,6 @@ from engine.web.report_cache import Reports
 
 T = TypeVar("T")
 MEMO_ENTRIES = 64
-
-
-def defined(view: RunView) -> RunView:
-    if view.state.spec is None:
-        raise NotFoundError(f"run {view.trials.run_id!r} has no experiment definition")
-    return view
 
 
 @dataclass
@@ -41,7 +34,7 @@ class WebContext:
 
     def memo(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
         """compute() once per state of the log: any append (a live run) computes it again. The runs
-        list and comparisons scan whole runs; repeated views of a quiet store then cost nothing."""
+        list reads every run; repeated views of a quiet store then cost nothing."""
         seq = getattr(self.log, "commits", self.log.last_seq)()  # any commit: without reading events
         found = self._memo.get(key)
         if found is not None and found[0] == seq:
