@@ -39,6 +39,7 @@ from engine.views.compare_gates import (
     latency_ratio,
     relative,
 )
+from engine.views.current_report import current_report
 from engine.views.run_history import earlier_figures
 from engine.views.spec_diff import SpecDifference, spec_differences
 
@@ -71,7 +72,10 @@ def compare_runs(
     base = run_state(log, base_id)
     cand = base if cand_id == base_id else run_state(log, cand_id)
     history = earlier_figures(log, base_id, cand_id)
-    return compare_states(base, cand, gate, require_same_cases, variants, history)
+    # the runs' current reports: stored ones while current (no statistics built again for them)
+    b_report = msgspec.json.decode(current_report(log, base_id), type=RunReport)
+    c_report = msgspec.json.decode(current_report(log, cand_id), type=RunReport)
+    return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report))
 
 
 def compare_states(
