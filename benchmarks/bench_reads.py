@@ -80,7 +80,10 @@ def work(log):
         from engine.views.history import history
         return history(log, sys.argv[4])
     if what == "report --json (stored)":
-        from engine.views.queries import report_json
+        try:
+            from engine.views.current_report import current_report_json as report_json
+        except ImportError:  # an older checkout (--pythonpath)
+            from engine.views.queries import report_json
         return report_json(log, run)
     if what == "report (kept state)":
         from engine.views.queries import replay_json
@@ -90,12 +93,20 @@ def work(log):
         return replay_json(log, run)
     raise SystemExit(what)
 import engine.store.projections.report_builder, engine.views.queries, engine.views.history  # imports first
-start = time.perf_counter()
+import resource
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+try:
+    import engine.views.current_report
+except ImportError:  # an older checkout (--pythonpath)
+    pass
+start, cpu_start = time.perf_counter(), cpu()
 with EventLog(store, readonly=True) as log:
     work(log)
-elapsed = time.perf_counter() - start
+elapsed, cpu_ms = time.perf_counter() - start, (cpu() - cpu_start) * 1000
 status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-print(f"{elapsed * 1000:.0f} {int(status['VmHWM'].split()[0]) // 1024}")
+print(f"{elapsed * 1000:.0f} {int(status['VmHWM'].split()[0]) // 1024} {cpu_ms:.0f}")
 """
 
 QUERIES = [
@@ -108,15 +119,24 @@ COMMANDS = {
 }  # fmt: skip
 
 
+# --pythonpath: time another checkout's code (before/after, interleaved); the child processes start
+# in it too (python -m puts its working directory first on the path)
+PYTHONPATH = [str(ROOT)]
+
+
+def cwd() -> Path:
+    return Path(PYTHONPATH[0])
+
+
 def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(PYTHONPATH)}
 
 
-def query(what: str, store: Path, run: str) -> tuple[int, int]:
+def query(what: str, store: Path, run: str) -> tuple[int, int, int]:
     argv = [sys.executable, "-c", QUERY, what, str(store), run, EXPERIMENT]
-    out = subprocess.run(argv, capture_output=True, text=True, env=env(), cwd=ROOT, check=True)
-    ms, rss = out.stdout.split()
-    return int(ms), int(rss)
+    out = subprocess.run(argv, capture_output=True, text=True, env=env(), cwd=cwd(), check=True)
+    ms, rss, cpu = out.stdout.split()
+    return int(ms), int(rss), int(cpu)
 
 
 def command(args: list[str], store: Path) -> tuple[float, str]:
@@ -125,7 +145,7 @@ def command(args: list[str], store: Path) -> tuple[float, str]:
     argv = [*timer, sys.executable, "-m", "engine.cli.main", *args, "--store", str(store)]
     start = time.perf_counter()
     done = subprocess.run(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env(), cwd=ROOT
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env(), cwd=cwd()
     )
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode:
@@ -134,20 +154,35 @@ def command(args: list[str], store: Path) -> tuple[float, str]:
     return elapsed, rss
 
 
-def web(store: Path, run: str) -> None:
-    import httpx
-
+def serve(store: Path) -> tuple[subprocess.Popen[str], str]:
     cmd = [sys.executable, "-m", "engine.cli.main", "serve", "--store", str(store), "--port", "0"]
     server = subprocess.Popen(
-        cmd, cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        cmd, cwd=cwd(), env=env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
+    return server, server.stdout.readline().split()[2].rstrip("/")  # type: ignore[union-attr]
+
+
+def cpu_s(pid: int) -> float:
+    """The process's CPU time so far (user + system), from /proc: what a request cost the server."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_get(client: object, server: subprocess.Popen[str], url: str, path: str) -> str:
+    before, start = cpu_s(server.pid), time.perf_counter()
+    client.get(url + path).raise_for_status()  # type: ignore[attr-defined]
+    wall, cpu = (time.perf_counter() - start) * 1000, (cpu_s(server.pid) - before) * 1000
+    return f"  web {path:36} {wall:8.0f} ms wall {cpu:8.0f} ms server CPU"
+
+
+def web(store: Path, run: str, other: str = "r01") -> None:
+    import httpx
+
+    server, url = serve(store)
     try:
-        url = server.stdout.readline().split()[2].rstrip("/")  # type: ignore[union-attr]
         with httpx.Client(timeout=600) as client:
             for path in ("/", f"/runs/{run}", f"/api/runs/{run}", f"/runs/{run}", f"/history/{EXPERIMENT}"):
-                start = time.perf_counter()
-                client.get(url + path).raise_for_status()
-                print(f"  web {path:32} {(time.perf_counter() - start) * 1000:8.0f} ms")
+                print(timed_get(client, server, url, path))
         fields = dict(
             line.split(":", 1) for line in Path(f"/proc/{server.pid}/status").read_text().splitlines()
         )
@@ -155,15 +190,35 @@ def web(store: Path, run: str) -> None:
     finally:
         server.terminate()
         server.wait()
+    first_loads(store, run, other)
+
+
+def first_loads(store: Path, run: str, other: str) -> None:
+    """Each page as the first request of a fresh server (after one request for the runs page, as a
+    person arrives), then again: the run page, its live fragment, the comparison of two runs."""
+    import httpx
+
+    pages = (f"/runs/{run}", f"/runs/{run}/live", f"/compare?base={run}&cand={other}",
+             f"/api/compare?base={run}&cand={other}")  # fmt: skip
+    for path in pages:
+        server, url = serve(store)
+        try:
+            with httpx.Client(timeout=600) as client:
+                client.get(url + "/").raise_for_status()
+                print(timed_get(client, server, url, path) + " (first)")
+                print(timed_get(client, server, url, path) + " (again)")
+        finally:
+            server.terminate()
+            server.wait()
 
 
 def measure(store: Path, run: str) -> None:
     size = (store / "data.mdb").stat().st_size
     print(f"store {size / 2**20:,.0f} MiB; load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}")
-    print(f"  {'query (fresh process, imports excluded)':44} {'ms':>7} {'peak RSS MiB':>13}")
+    print(f"  {'query (fresh process, imports excluded)':44} {'ms':>7} {'peak RSS MiB':>13} {'CPU ms':>7}")
     for what in QUERIES:
-        ms, rss = query(what, store, run)
-        print(f"  {what:44} {ms:7d} {rss:13d}")
+        ms, rss, cpu = query(what, store, run)
+        print(f"  {what:44} {ms:7d} {rss:13d} {cpu:7d}")
     print(f"  {'command (whole process)':44} {'ms':>7} {'peak RSS MiB':>13}")
     for name, args in COMMANDS.items():
         ms, rss = command([a.format(run=run) for a in args], store)
@@ -179,7 +234,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--store", type=Path, help="keep the store here (reused if it holds runs)")
     parser.add_argument("--quick", action="store_true", help="20,000 trials over 4 runs")
+    parser.add_argument("--pythonpath", help="run the queries and the server from this checkout's code")
+    parser.add_argument("--web-only", action="store_true", help="the web view's loads alone")
     args = parser.parse_args()
+    if args.pythonpath:
+        PYTHONPATH[:] = [args.pythonpath]
     trials, runs = (20_000, 4) if args.quick else (args.trials, args.runs)
     with tempfile.TemporaryDirectory() as tmp:
         store = args.store or Path(tmp) / "st"
@@ -196,7 +255,11 @@ def main() -> None:
             finally:
                 server.terminate()
                 server.wait()
-        measure(store, "r00")
+        if args.web_only:
+            print(f"load average {os.getloadavg()[0]:.1f}")
+            web(store, "r00")
+        else:
+            measure(store, "r00")
 
 
 if __name__ == "__main__":

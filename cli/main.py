@@ -157,7 +157,7 @@ def report(
     from engine.errors import InputError
     from engine.presentation.formats import FORMATS, render_report
     from engine.presentation.model import as_report
-    from engine.views.queries import report_json
+    from engine.views.current_report import current_report_json
 
     if as_json + markdown + (html is not None) + (fmt is not None) > 1:
         raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE, --format")
@@ -168,7 +168,7 @@ def report(
 
     fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
     with run_source(store_path(store), run_id) as (log, rid):
-        data = report_json(log, rid, grading)
+        data = current_report_json(log, rid, grading)  # stored while current, else built
         # the HTML file carries the outputs too: it is read without a server
         extra = {"matrix": file_matrix(log, rid, data)} if fmt == "html" else {}
     if as_json or fmt == "json":  # the stored bytes themselves: replay reproduces them exactly

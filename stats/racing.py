@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from engine.stats.inference import mean_ci95
 from engine.stats.signflip import sign_flip_test
+from engine.stats.student_t import t_ppf, t_sf
 
 
 class CaseCost(NamedTuple):
@@ -127,9 +128,7 @@ def _ratio_paired(
     if not half:  # every case moved the ratio alike: no spread to test against
         return delta, (1.0 if delta == 0 else 0.0), half
     se = half / _t_quantile(n - 1, threshold)
-    from scipy.special import stdtr
-
-    return delta, min(1.0, float(2.0 * stdtr(n - 1, -abs(delta) / se))), half
+    return delta, min(1.0, 2.0 * t_sf(n - 1, abs(delta) / se)), half
 
 
 def _half_width(diffs: list[float], threshold: float) -> float | None:
@@ -144,6 +143,4 @@ def _half_width(diffs: list[float], threshold: float) -> float | None:
 
 
 def _t_quantile(df: int, threshold: float) -> float:
-    from scipy.special import stdtrit
-
-    return float(stdtrit(df, 1.0 - threshold / 2.0))
+    return t_ppf(df, 1.0 - threshold / 2.0)

@@ -23,6 +23,8 @@ import math
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
+from engine.stats.student_t import t_ppf
+
 MIN_RUNS = 3
 DEFAULT_MARGIN = {"latency": 0.15, "cost": 0.05}
 Metric = Literal["latency", "cost"]
@@ -48,8 +50,6 @@ def margin(metric: Metric, figures: Sequence[float], level: float) -> Margin:
     spread = log_spread(figures)
     if spread is None:
         return Margin(DEFAULT_MARGIN[metric], 0)
-    from scipy.special import stdtrit
-
     runs = sum(1 for f in figures if f > 0)
-    quantile = float(stdtrit(runs - 1, 1 - (1 - level) / 2))
+    quantile = t_ppf(runs - 1, 1 - (1 - level) / 2)
     return Margin(round(math.expm1(quantile * math.sqrt(2) * spread), 6), runs)

@@ -38,12 +38,16 @@ def case_changes(
     in_cand = {c.id for c in cand.spec.cases}
     shared = [c.id for c in base.spec.cases if c.id in in_cand]
     tested: list[tuple[str, str, tuple[int, int], tuple[int, int], float]] = []
+    fisher: dict[tuple[tuple[int, int], tuple[int, int]], float] = {}  # a few distinct tables, many cases
     for b_name, c_name in pairs:
         label = c_name if b_name == c_name else f"{b_name}->{c_name}"
         for case in shared:
             b, c = _counts(base.cells.get((b_name, case))), _counts(cand.cells.get((c_name, case)))
             if b[1] and c[1]:
-                tested.append((label, case, b, c, fisher_exact(b[0], b[1], c[0], c[1])))
+                p = fisher.get((b, c))
+                if p is None:
+                    p = fisher[(b, c)] = fisher_exact(b[0], b[1], c[0], c[1])
+                tested.append((label, case, b, c, p))
     adjusted = stats.holm([p for *_, p in tested])
     failing, passing = [], []
     for (label, case, b, c, _), adj in zip(tested, adjusted, strict=True):

@@ -19,7 +19,7 @@ from fractions import Fraction
 import msgspec
 
 from engine.errors import InputError
-from engine.events.report import VariantReport
+from engine.events.report import RunReport, VariantReport
 from engine.events.spec import GateSpec
 from engine.runtime.run_status import run_state
 from engine.stats import inference as stats
@@ -39,6 +39,7 @@ from engine.views.compare_gates import (
     latency_ratio,
     relative,
 )
+from engine.views.current_report import current_report
 from engine.views.run_history import earlier_figures
 from engine.views.spec_diff import SpecDifference, spec_differences
 
@@ -71,7 +72,10 @@ def compare_runs(
     base = run_state(log, base_id)
     cand = base if cand_id == base_id else run_state(log, cand_id)
     history = earlier_figures(log, base_id, cand_id)
-    return compare_states(base, cand, gate, require_same_cases, variants, history)
+    # the runs' current reports: stored ones while current (no statistics built again for them)
+    b_report = msgspec.json.decode(current_report(log, base_id), type=RunReport)
+    c_report = msgspec.json.decode(current_report(log, cand_id), type=RunReport)
+    return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report))
 
 
 def compare_states(
@@ -81,10 +85,12 @@ def compare_states(
     require_same_cases: bool = False,
     variants: tuple[str, str] | None = None,
     history: Mapping[str, list[tuple[float, float]]] | None = None,
+    reports: tuple[RunReport, RunReport] | None = None,
 ) -> RunComparison:
     """compare_runs on run states already folded (the web view keeps them folded). `history`: per
     candidate variant, (p95 ms, cost per trial) of the experiment's earlier runs (run_history.py);
-    without it, or with too few runs, the run-to-run margins are the documented defaults."""
+    without it, or with too few runs, the run-to-run margins are the documented defaults. `reports`:
+    the two runs' current reports when the caller has them (stored: no statistics to build again)."""
     base_id, cand_id = base.run_id, cand.run_id
     assert base.spec is not None and cand.spec is not None
     gate = gate or cand.spec.gate
@@ -107,8 +113,12 @@ def compare_states(
         )
     level = 1 - gate.alpha / len(pairs)  # the ratio intervals, Bonferroni across the compared variants
     # each run's report once: building one folds every case's statistics
-    b_reports = {v.name: v for v in build_report(base).variants}
-    c_reports = b_reports if cand is base else {v.name: v for v in build_report(cand).variants}
+    b_built, c_built = reports or (build_report(base), None)
+    b_reports = {v.name: v for v in b_built.variants}
+    if cand is base:
+        c_reports = b_reports
+    else:
+        c_reports = {v.name: v for v in (c_built or build_report(cand)).variants}
     metrics = [
         m for b, c in pairs
         for m in _variant_metrics(base, cand, (b_reports[b], c_reports[c]), gate, level,
@@ -265,7 +275,8 @@ def _paired(
         return MetricDelta(variant=label, metric=metric, baseline=b_mean, candidate=c_mean, delta=None,
                            threshold=max_drop, direction="unknown", regressed=False)  # fmt: skip
     assert cand.spec is not None
-    result = compare_cases(b_vals, c_vals, seed=cand.spec.seed)  # the candidate run's seed
+    # its p only (the row shows no interval): the bootstrap of 10,000 cases x 2,000 resamples is skipped
+    result = compare_cases(b_vals, c_vals, seed=cand.spec.seed, resamples=1)
     delta = round(c_mean - b_mean, 6)
     significant = result.p_value is None or result.p_value < alpha
     row = MetricDelta(
@@ -275,5 +286,3 @@ def _paired(
     )  # fmt: skip
     row.regressed = _worse_by(row) > max_drop and significant
     return row
-
-

@@ -7,6 +7,7 @@ import msgspec
 
 from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
+from engine.store.snapshots import run_ids
 from engine.views.queries import stored_report
 
 
@@ -32,7 +33,7 @@ def earlier_figures(log: EventStore, base_id: str, cand_id: str) -> dict[str, li
     started before it, the two compared runs left out."""
     cand = summarize(log, cand_id)
     found: dict[str, list[tuple[float, float]]] = {}
-    for run_id in log.run_ids():
+    for run_id in run_ids(log):  # from the snapshots: the log's own list walks its index
         if run_id in (base_id, cand_id):
             continue
         s = summarize(log, run_id)

@@ -7,14 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from engine.presentation.diff import WordDiff, word_diff
-from engine.presentation.templates import render
-from engine.store.projections.trials import RunTrials, TrialRecord
-from engine.views.export import output_of
-from engine.web.context import WebContext
-from engine.web.html import run_url
 
 MAX_DIFFS = 20
 
@@ -28,16 +22,7 @@ class DiffItem:
     href: str
 
 
-First = dict[tuple[str, str], TrialRecord]
-
-
-def first_outputs(trials: RunTrials) -> First:
-    """Each (variant, case)'s first completed repeat, in the spec's order: one pass over the run."""
-    out: First = {}
-    for rec in trials.finished():
-        if rec.completed:
-            out.setdefault((rec.variant, rec.case), rec)
-    return out
+First = Mapping[tuple[str, str], Any]  # (variant, case) -> its first output: has .output_hash
 
 
 Changes = dict[str, list[dict[str, str]]]  # the comparison's verdict_changes
@@ -63,21 +48,6 @@ def _renames(base: First, cand: First) -> dict[str, str]:
     if names & cand_names or len(names) != 1 or len(cand_names) != 1:
         return {}
     return {next(iter(cand_names)): next(iter(names))}
-
-
-def diffs_html(ctx: WebContext, base_id: str, cand_id: str, changes: Changes, root: str) -> str:
-    def read(base_trials: RunTrials, cand_trials: RunTrials) -> list[DiffItem]:
-        base, cand, items = first_outputs(base_trials), first_outputs(cand_trials), []
-        rename = _renames(base, cand)
-        for variant, case, change in _pairs(base, cand, changes, rename):
-            before, after = base.get((rename.get(variant, variant), case)), cand.get((variant, case))
-            texts = [(output_of(ctx.log, r) or "") if r is not None else "" for r in (before, after)]
-            link = run_url(root, cand_id, "/trial?" + urlencode({"case": case, "variant": variant}))
-            items.append(DiffItem(case, variant, change, word_diff(*texts), link))
-        return items
-
-    items = ctx.views.use(base_id, lambda b: ctx.views.use(cand_id, lambda c: read(b.trials, c.trials)))
-    return render("compare_diffs.html", items=items, base_run=base_id, cand_run=cand_id, limit=MAX_DIFFS)
 
 
 ByVariant = Mapping[str, list[dict[str, Any]]]  # a case's described trials (the trials API's), by variant

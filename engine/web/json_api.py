@@ -6,7 +6,6 @@ Every handler reads the log in a worker thread (LMDB reads block), never writes 
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,9 +18,7 @@ from starlette.responses import JSONResponse, Response
 from engine.errors import InputError, NotFoundError
 from engine.runtime.run_status import process_alive, with_trial_count
 from engine.store.snapshots import SUMMARIES, load, run_ids
-from engine.views.compare import compare_states
-from engine.views.run_history import earlier_figures
-from engine.web.context import WebContext, defined
+from engine.web.context import WebContext
 from engine.web.data import RunView
 from engine.web.matrix_view import matrix, query_of
 from engine.web.progress import progress
@@ -84,7 +81,7 @@ async def run_progress(request: Request) -> Response:
 
 
 def _known(ctx: WebContext, run_id: str) -> str:
-    if run_id not in ctx.log.run_ids():
+    if run_id not in run_ids(ctx.log):  # from the snapshots: the log's own list walks its index
         raise NotFoundError(f"no run {run_id!r} in this store")
     return run_id
 
@@ -93,7 +90,6 @@ def trial_filter(request: Request) -> TrialFilter:
     q = request.query_params
     text = {name: q.get(name, "") for name in ("variant", "case", "status", "tag", "q")}
     return TrialFilter(**text, limit=int_param(q.get("limit"), 50), offset=int_param(q.get("offset"), 0))
-
 
 
 async def run_trials(request: Request) -> Response:
@@ -110,26 +106,9 @@ async def run_matrix(request: Request) -> Response:
 
 
 def comparison_json(ctx: WebContext, base: str, cand: str) -> dict[str, object]:
+    """The comparison from the runs' kept states, kept per (base, candidate, each run's position)."""
     base_id, cand_id = _known(ctx, base), _known(ctx, cand)  # exact ids: a prefix is not a run
-    return ctx.memo(("compare", base_id, cand_id), lambda: _compare(ctx, base_id, cand_id))
-
-
-def _compare(ctx: WebContext, base_id: str, cand_id: str) -> dict[str, object]:
-    earlier = earlier_figures(ctx.log, base_id, cand_id)  # the run-to-run margins, as `engine compare`
-    if base_id == cand_id:
-        compared = ctx.views.use(
-            base_id, lambda v: compare_states(defined(v).state, v.state, history=earlier)
-        )
-    else:
-        compared = ctx.views.use(
-            base_id,
-            lambda b: ctx.views.use(
-                cand_id, lambda c: compare_states(defined(b).state, defined(c).state, history=earlier)
-            ),
-        )
-    result = json.loads(msgspec.json.encode(compared))
-    result.update(ctx.verdict_changes(base_id, cand_id))
-    return result
+    return ctx.comparisons.get(base_id, cand_id)[0]
 
 
 async def compare(request: Request) -> Response:

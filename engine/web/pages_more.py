@@ -16,10 +16,11 @@ from engine.store.snapshots import run_ids
 from engine.views.compare import NOTHING
 from engine.views.history import history
 from engine.views.pairwise_trials import case_pairwise
+from engine.web.compare_reads import kept_diffs_html
 from engine.web.context import WebContext
-from engine.web.diffs import baseline_diffs, diffs_html
+from engine.web.diffs import baseline_diffs
 from engine.web.html import num, run_url
-from engine.web.json_api import comparison_json
+from engine.web.json_api import _known
 from engine.web.label_pages import label_panel
 from engine.web.svg import Point, series
 from engine.web.templated import body as templated
@@ -67,9 +68,9 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
     ids = run_ids(ctx.log)
     if not base or not cand:
         return "Compare", templated("compare_page.html", ids=ids, base=base, cand=cand, r=None)
-    r = comparison_json(ctx, base, cand)
-    base_id, cand_id = r["baseline_run"], r["candidate_run"]
-    diffs = "" if r["nothing_to_compare"] else diffs_html(ctx, base_id, cand_id, r["verdict_changes"], root)
+    r, states = ctx.comparisons.get(_known(ctx, base), _known(ctx, cand))
+    cand_id = r["candidate_run"]
+    diffs = "" if r["nothing_to_compare"] else kept_diffs_html(ctx.log, states, r["verdict_changes"], root)
     html = templated(
         "compare_page.html", ids=ids, base=base, cand=cand, r=r, nothing=NOTHING, diffs=Markup(diffs),
         trial_url=run_url(root, cand_id, "/trial"),

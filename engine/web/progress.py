@@ -30,11 +30,23 @@ def last_of_run(log: EventStore, run_id: str) -> int:
     return log.last_seq() if found is None else found
 
 
-def kept_progress(log: EventStore, run_id: str, seq: int, now: float) -> dict[str, object]:
-    """The same figures from the run's kept summary and state: the cost of a page, not of the run."""
+KeptCounts = tuple[RunSummary, tuple[int, int, int], Counter[str]]
+
+
+def kept_counts(log: EventStore, run_id: str) -> KeptCounts:
+    """What progress needs from the run's kept summary and state (decoding the state is most of a
+    page's cost: the web keeps this per run position, report_cache.KeptResults)."""
     summary, state = load(log, SUMMARIES, run_id), load(log, STATES, run_id)
     errors = Counter({cls: t.count for (stage, cls), t in state.errors.items() if stage == "trial"})
-    return _progress(summary, _counts(state), errors, seq, now)
+    return summary, _counts(state), errors
+
+
+def kept_progress(
+    log: EventStore, run_id: str, seq: int, now: float, kept: KeptCounts | None = None
+) -> dict[str, object]:
+    """The same figures from the run's kept summary and state: the cost of a page, not of the run."""
+    summary, counts, errors = kept or kept_counts(log, run_id)
+    return _progress(summary, counts, errors, seq, now)
 
 
 def _counts(state: RunState) -> tuple[int, int, int]:

@@ -18,8 +18,9 @@ from engine.runtime.run_status import grading_rounds
 from engine.web.context import WebContext
 from engine.web.html import q
 from engine.web.label_pages import run_section
-from engine.web.progress import kept_progress, last_of_run
+from engine.web.progress import kept_counts, kept_progress, last_of_run
 from engine.web.race_chart import race_section
+from engine.web.report_cache import run_position
 from engine.web.svg import Interval, forest
 
 
@@ -28,17 +29,27 @@ def run_body(ctx: WebContext, run_id: str, root: str, grading: int | None = None
     from the kept snapshots: the page costs the same for a run of any size."""
     report = as_report(ctx.report(run_id, grading))
     after = last_of_run(ctx.log, run_id)
-    live = kept_progress(ctx.log, run_id, after, time.time())
-    html = run_html(report, live, root, after, grading_rounds(ctx.log, run_id))
+    kept = ctx.reports.kept.get(("progress", run_id, run_position(ctx.log, run_id)),
+                                lambda: kept_counts(ctx.log, run_id))  # fmt: skip
+    live = kept_progress(ctx.log, run_id, after, time.time(), kept)
+    html = run_html(report, live, root, after, rounds(ctx, run_id, report, grading))
     return f"{report.experiment} {run_id}", html
 
 
 def run_fragment(ctx: WebContext, run_id: str, root: str, grading: int | None = None) -> str:
     """The run page's figures alone (variants, forest plot, sections): what a live page re-fetches."""
-    seq = ctx.views.use(run_id, lambda v: v.seen_seq)  # before the report: it covers at least this
+    seq = last_of_run(ctx.log, run_id)  # before the report: it covers at least this
     report = as_report(ctx.report(run_id, grading))
     body = render("run_report.html", **figures(report, root))
     return f'<div id="report" data-seq="{seq}">{body}</div>'
+
+
+def rounds(ctx: WebContext, run_id: str, report: RunReport, asked: int | None) -> list[tuple[int, str]]:
+    """The run's grading rounds for the selector. When the latest round's report says round 0, the
+    run was never regraded: no walk of its index for regrade events (200,000 rows at 100,000 trials)."""
+    if asked is None and report.grading == 0:
+        return [(0, "original")]
+    return grading_rounds(ctx.log, run_id)
 
 
 def run_html(

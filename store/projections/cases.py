@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from numbers import Real
 
@@ -18,25 +18,39 @@ def case_values(state: RunState, variant: str, case_ids: list[str], strategy: st
     or the score of the first scored repeat ("first_attempt"). Exact fractions (2 of 3 is 2/3, not
     0.666...6): equal values compare equal in every test."""
     out: dict[str, Fraction] = {}
+    ratio = _ratios()
     for case in case_ids:
         cell = state.cells.get((variant, case))
         if cell is None:
             continue
         if strategy == "first_attempt":
             if cell.first_repeat >= 0:
-                out[case] = Fraction(cell.first_score, SCALE)
+                out[case] = ratio(cell.first_score, SCALE)
             continue
         if strategy in ("pass_at_k", "pass_rate"):
             scored = cell.scored()
             if scored:
                 passes = (cell.passed & scored).bit_count()
                 runs = scored.bit_count() if strategy == "pass_rate" else 1
-                out[case] = Fraction(passes if strategy == "pass_rate" else int(passes > 0), runs)
+                out[case] = ratio(passes if strategy == "pass_rate" else int(passes > 0), runs)
             continue
         scored = cell.scored().bit_count()
         if scored:
-            out[case] = Fraction(cell.score_sum, scored * SCALE)
+            out[case] = ratio(cell.score_sum, scored * SCALE)
     return out
+
+
+def _ratios() -> Callable[[int, int], Fraction]:
+    """Fraction(n, d), each value made once: thousands of cases share a few (a Fraction costs a gcd)."""
+    made: dict[tuple[int, int], Fraction] = {}
+
+    def ratio(numerator: int, denominator: int) -> Fraction:
+        found = made.get((numerator, denominator))
+        if found is None:
+            found = made[(numerator, denominator)] = Fraction(numerator, denominator)
+        return found
+
+    return ratio
 
 
 def case_error_rates(state: RunState, variant: str, case_ids: list[str]) -> dict[str, Fraction]:
@@ -44,11 +58,12 @@ def case_error_rates(state: RunState, variant: str, case_ids: list[str]) -> dict
     grader failed to score its output): the run's error_rate, case by case, so two runs pair by case.
     Cases with no finished trial are left out."""
     out: dict[str, Fraction] = {}
+    ratio = _ratios()
     for case in case_ids:
         cell = state.cells.get((variant, case))
         finished = 0 if cell is None else (cell.graded | cell.failed).bit_count()
         if cell is not None and finished:
-            out[case] = Fraction((cell.failed | (cell.graded & cell.ungradable)).bit_count(), finished)
+            out[case] = ratio((cell.failed | (cell.graded & cell.ungradable)).bit_count(), finished)
     return out
 
 

@@ -85,9 +85,10 @@ def within_unit(pair: tuple[float, float] | None) -> tuple[float, float] | None:
 
 def _mean_over_cells(cells: list[Cell], per_cell: Callable[[int, int], float]) -> float | None:
     """The mean over cells with scored repeats of per_cell(attempts, passes)."""
-    masks = [(c.scored(), c.passed) for c in cells]
-    values = [per_cell(done.bit_count(), (passed & done).bit_count()) for done, passed in masks if done]
-    return stats.mean(values)
+    counts = [(done.bit_count(), (c.passed & done).bit_count()) for c in cells if (done := c.scored())]
+    # a few distinct (attempts, passes) over thousands of cells: each one's figure computed once
+    figure = {pair: per_cell(*pair) for pair in set(counts)}
+    return stats.mean([figure[pair] for pair in counts])
 
 
 def _pass_rate_ci95(cells: list[Cell], passed: int, scored: int) -> tuple[float, float] | None:
