@@ -60,8 +60,8 @@ def executor_for(
     Local workers grade their outputs themselves when every grader is cheap (actors.inline_grading)."""
     size = spec.execution.concurrency
     if spec.execution.backend == "ray":
-        context = getattr(make_target, "context", None)
-        work = RayWork(spec.execution.ray, spec.graders, getattr(context, "base_dir", None))
+        folder = getattr(getattr(make_target, "context", None), "base_dir", None)
+        work = RayWork(spec.execution.ray, spec.graders, folder, spec.scoring.pass_threshold)
         return partial(ray_executor_pool, size=size, jobs=jobs, emit=emit, graded=graded, work=work)
     grading = None
     if grades_inline(spec.graders):
