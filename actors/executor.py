@@ -15,7 +15,7 @@ import trio
 
 from engine.actors.channels import put, take
 from engine.actors.graders.grader_protocol import Grader
-from engine.actors.grading_pool import grade_one
+from engine.actors.grading_pool import grade_cheap
 from engine.actors.inline_grading import InlineGrading
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.secrets import redact
@@ -113,7 +113,7 @@ class _Grade:
         self, emit: trio.MemorySendChannel[WriteBatch], batch: WriteBatch, job: GradeJob | None
     ) -> None:
         if job is not None and self.graders:  # graded in the same batch as the output: one write
-            batch.events.append(await grade_one(job, self.graders, self.threshold))
+            batch.events.append(await grade_cheap(job, self.graders, self.threshold))
             job = None
         await put(emit, batch)
         if job is not None:

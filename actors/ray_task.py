@@ -26,7 +26,7 @@ import trio
 from engine.actors.executor import call_trial, failure, target_for
 from engine.actors.graders.factory import GraderContext, grader_specs, make_grader
 from engine.actors.graders.grader_protocol import Grader
-from engine.actors.grading_pool import grade_one, submission_of
+from engine.actors.grading_pool import grade_cheap, submission_of
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.targets.target_maker import target_maker
 from engine.actors.targets.target_protocol import Target, TargetError
@@ -82,7 +82,7 @@ async def _run_batch(
         if grade_job is not None:
             async with grading:
                 if whole is not None:
-                    batch.events.append(await grade_one(grade_job, whole, pass_threshold or 0.0))
+                    batch.events.append(await grade_cheap(grade_job, whole, pass_threshold or 0.0))
                     grade_job = None
                 else:
                     grade_job.precomputed = await _cheap_grades(grade_job, graders)
