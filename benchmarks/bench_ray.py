@@ -106,8 +106,9 @@ async def bench(address: str, quick: bool) -> None:
               f"{ray_cpu / n * 1000:.2f} ms/trial")  # fmt: skip
         print(f"   overhead of ray: {per_ray - per_local:+.2f} ms per trial (wall, 4 in flight)")
         b_wall, b_cpu, b_n = await timed_run(instant_spec(batched, ray_backend, concurrency=64))
+        verdict = "met" if b_cpu / b_n < 0.0003 else "missed"
         print(f"   ray, 64 in flight ({b_n} trials, batched): {b_n / b_wall:7.1f} trials/s  coordinator CPU "
-              f"{b_cpu / b_n * 1000:.2f} ms/trial")  # fmt: skip
+              f"{b_cpu / b_n * 1000:.2f} ms/trial (target < 0.30: {verdict})")  # fmt: skip
         with tempfile.TemporaryDirectory() as folder:
             (Path(folder) / "burn_mod.py").write_text(BURN_MODULE.format(s=0.05))
             source = str(Path(folder) / "exp.toml")
@@ -129,7 +130,8 @@ async def bench(address: str, quick: bool) -> None:
               f"coordinator {one_cpu:.2f} ms CPU/trial)")  # fmt: skip
         print(f"   2 worker CPUs {two_rate:.2f} trials/s (ideal 40.00, efficiency {two_rate / 40:.2f}; "
               f"coordinator {two_cpu:.2f} ms CPU/trial): "
-              f"2 CPUs / 1 CPU {two_rate / one_rate:.2f}x")  # fmt: skip
+              f"2 CPUs / 1 CPU {two_rate / one_rate:.2f}x "
+              f"(target >= 1.8x: {'met' if two_rate >= 1.8 * one_rate else 'missed'})")  # fmt: skip
         print(f"   1 vs 2 in flight, one trial per task ({short_burns} trials): 1: {short[1]:.2f} "
               f"trials/s (efficiency {short[1] / 20:.2f}), "
               f"2: {short[2]:.2f} ({short[2] / short[1]:.2f}x)")  # fmt: skip
