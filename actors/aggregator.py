@@ -44,7 +44,8 @@ def _fold(
         done = _trial_done(event)
         if done is not None:
             _tell(feedback, done)
-        _fan_out(subscribers, event)
+        if subscribers:  # most runs have none: no call per event
+            _fan_out(subscribers, event)
     if batch.folded is not None:
         batch.folded.set()
 

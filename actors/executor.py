@@ -13,7 +13,10 @@ from collections.abc import Callable
 import msgspec
 import trio
 
-from engine.actors.channels import put
+from engine.actors.channels import put, take
+from engine.actors.graders.grader_protocol import Grader
+from engine.actors.grading_pool import grade_cheap
+from engine.actors.inline_grading import InlineGrading
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.secrets import redact
 from engine.actors.targets.adaptive import AdaptiveLimit, LimitStatistics
@@ -33,15 +36,17 @@ async def executor_pool(
     emit: trio.MemorySendChannel[WriteBatch],
     graded: trio.MemorySendChannel[GradeJob],
     make_target: MakeTarget,
+    grading: InlineGrading | None = None,
     task_status: trio.TaskStatus[TargetLimits] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """`size` workers; returns (closing its channels) when `jobs` is closed and drained. Started, it
-    hands back the per-target limits (their statistics() say how each target is coping)."""
+    hands back the per-target limits (their statistics() say how each target is coping). With
+    `grading`, each worker grades its outputs itself (actors.inline_grading)."""
     limits = TargetLimits(size)
     async with jobs, emit, graded, trio.open_nursery() as nursery:
         for _ in range(size):
             nursery.start_soon(
-                executor_worker, jobs.clone(), emit.clone(), graded.clone(), make_target, limits
+                executor_worker, jobs.clone(), emit.clone(), graded.clone(), make_target, limits, grading
             )
         task_status.started(limits)
 
@@ -74,21 +79,45 @@ async def executor_worker(
     graded: trio.MemorySendChannel[GradeJob],
     make_target: MakeTarget,
     limits: TargetLimits,
+    grading: InlineGrading | None = None,
 ) -> None:
     targets: dict[bytes, Target] = {}
+    graders = grading.make_graders() if grading is not None else []
+    grade = _Grade(graded, graders, grading.pass_threshold if grading is not None else 0.0)
     try:
         async with jobs, emit, graded:
-            async for job in jobs:
+            while (job := await take(jobs)) is not None:
                 try:
                     target = target_for(targets, job.target, make_target)
                 except TargetError as exc:  # e.g. an API key variable unset since the run was checked
                     await emit.send(WriteBatch([failure(job, exc, 0.0)]))
                     continue
-                await run_trial(job, target, emit, graded, limits.for_target(job.target))
+                await run_trial(job, target, emit, grade, limits.for_target(job.target))
     finally:
         with trio.CancelScope(shield=True):
             for target in targets.values():
                 await target.aclose()
+            for grader in graders:
+                await grader.aclose()
+
+
+class _Grade:
+    """Where a worker's outputs are graded: by its own graders (inline) or by the grading pool."""
+
+    def __init__(
+        self, pool: trio.MemorySendChannel[GradeJob], graders: list[Grader], threshold: float
+    ) -> None:
+        self.pool, self.graders, self.threshold = pool, graders, threshold
+
+    async def __call__(
+        self, emit: trio.MemorySendChannel[WriteBatch], batch: WriteBatch, job: GradeJob | None
+    ) -> None:
+        if job is not None and self.graders:  # graded in the same batch as the output: one write
+            batch.events.append(await grade_cheap(job, self.graders, self.threshold))
+            job = None
+        await put(emit, batch)
+        if job is not None:
+            await put(self.pool, job)
 
 
 def failure(job: TrialJob, exc: TargetError, latency_ms: float) -> k.TrialFailed:
@@ -112,14 +141,12 @@ async def run_trial(
     job: TrialJob,
     target: Target,
     emit: trio.MemorySendChannel[WriteBatch],
-    graded: trio.MemorySendChannel[GradeJob],
+    grade: _Grade,
     limit: AdaptiveLimit | None = None,
 ) -> None:
     await durable_start(emit, job)
     batch, grade_job = await call_trial(job, target, limit)
-    await put(emit, batch)
-    if grade_job is not None:
-        await put(graded, grade_job)
+    await grade(emit, batch, grade_job)
 
 
 async def durable_start(emit: trio.MemorySendChannel[WriteBatch], *jobs: TrialJob) -> None:
@@ -127,6 +154,9 @@ async def durable_start(emit: trio.MemorySendChannel[WriteBatch], *jobs: TrialJo
     subject is called: after a crash a resumed run counts what may have been served, never less.
     Without one nothing counts it, and the start need not wait for its commit. Several trials sent
     together (a Ray batch) start in one write, waited for once."""
+    if len(jobs) == 1 and not jobs[0].budgeted:  # a local worker's trial, without a budget
+        await put(emit, WriteBatch([started_event(jobs[0])]))
+        return
     starts: list[k.Event] = [started_event(job) for job in jobs]
     if not any(job.budgeted for job in jobs):
         await put(emit, WriteBatch(starts))

@@ -94,7 +94,17 @@ async def grade_all(job: GradeJob, graders: list[Grader]) -> list[GraderResult]:
 
 
 async def grade_one(job: GradeJob, graders: list[Grader], pass_threshold: float) -> k.TrialGraded:
-    results = await grade_all(job, graders)
+    return graded_event(job, await grade_all(job, graders), pass_threshold)
+
+
+async def grade_cheap(job: GradeJob, graders: list[Grader], pass_threshold: float) -> k.TrialGraded:
+    """grade_one for graders that are all cheap (none calls a model): each runs, in order, with no
+    gate to consult first (the executor's inline grading)."""
+    submission = submission_of(job)
+    return graded_event(job, [await g.grade(submission) for g in graders], pass_threshold)
+
+
+def graded_event(job: GradeJob, results: list[GraderResult], pass_threshold: float) -> k.TrialGraded:
     score, passed = composite(results, pass_threshold)
     if score is not None and not math.isfinite(score):  # a grader's NaN must not reach the log
         score, passed = None, False

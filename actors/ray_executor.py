@@ -43,6 +43,7 @@ class RayWork:
     settings: RaySpec
     graders: list[GraderSpec]
     base_dir: Path | None
+    pass_threshold: float | None = None  # given: trials without judges are graded on the workers
     in_flight: set[TrialKey] = field(default_factory=set)
 
     def remote(self) -> Any:
@@ -104,13 +105,33 @@ async def _submitter(
                 done = await _run_remote(batch, remote, work, threads)
             if done.seconds:
                 sizing.observe(done.seconds, len(batch))
-            for job, outcome in zip(batch, done.outcomes, strict=True):
-                if job.key not in work.in_flight:  # a late duplicate: this trial is already logged
-                    continue
-                work.in_flight.discard(job.key)
-                await put(emit, outcome.batch)
-                if outcome.grade_job is not None:
-                    await put(graded, outcome.grade_job)
+            await _hand_on(batch, done, work, emit, graded)
+
+
+async def _hand_on(
+    batch: list[TrialJob],
+    done: BatchOutcome,
+    work: RayWork,
+    emit: trio.MemorySendChannel[WriteBatch],
+    graded: trio.MemorySendChannel[GradeJob],
+) -> None:
+    """A task's trials to the log writer in one write batch (its trials' events in order), and the
+    outputs still to judge to the grading pool."""
+    events: list[k.Event] = []
+    blobs: list[tuple[str, bytes]] = []
+    to_grade: list[GradeJob] = []
+    for job, outcome in zip(batch, done.outcomes, strict=True):
+        if job.key not in work.in_flight:  # a late duplicate: this trial is already logged
+            continue
+        work.in_flight.discard(job.key)
+        events += outcome.batch.events
+        blobs += outcome.batch.blobs
+        if outcome.grade_job is not None:
+            to_grade.append(outcome.grade_job)
+    if events:
+        await put(emit, WriteBatch(events, blobs))
+    for grade_job in to_grade:
+        await put(graded, grade_job)
 
 
 async def _run_remote(
@@ -119,7 +140,7 @@ async def _run_remote(
     import ray
 
     base_dir = str(work.base_dir) if work.base_dir else None
-    ref = remote.remote(batch, base_dir, work.graders)
+    ref = remote.remote(batch, base_dir, work.graders, work.pass_threshold)
     try:
         result: BatchOutcome = await trio.to_thread.run_sync(
             ray.get, ref, abandon_on_cancel=True, limiter=threads

@@ -8,6 +8,11 @@ Trio loop, and hands back what the coordinator logs, in the batch's order, with 
 took on the worker (the coordinator sizes the next batches from it: the task's time as the
 coordinator sees it includes its wait in Ray's queue). Nothing here writes to the log: the
 coordinator stays its single writer.
+
+When no grader calls a model (given the pass mark), a trial is graded here whole: its TrialGraded
+comes back with its TrialCompleted, and the coordinator has no output to unpickle and hand to its
+grading pool (that hop was most of its CPU per batched trial). Otherwise the cheap graders' results
+travel with the output and the judges run in the coordinator.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import trio
 from engine.actors.executor import call_trial, failure, target_for
 from engine.actors.graders.factory import GraderContext, grader_specs, make_grader
 from engine.actors.graders.grader_protocol import Grader
-from engine.actors.grading_pool import submission_of
+from engine.actors.grading_pool import grade_cheap, submission_of
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.targets.target_maker import target_maker
 from engine.actors.targets.target_protocol import Target, TargetError
@@ -45,21 +50,24 @@ class BatchOutcome:
 
 
 def run_batch_on_worker(
-    jobs: list[TrialJob], base_dir: str | None, graders: list[GraderSpec]
+    jobs: list[TrialJob], base_dir: str | None, graders: list[GraderSpec], pass_threshold: float | None = None
 ) -> BatchOutcome:
     started = time.perf_counter()
-    outcomes = trio.run(_run_batch, jobs, Path(base_dir) if base_dir else None, graders)
+    folder = Path(base_dir) if base_dir else None
+    outcomes = trio.run(_run_batch, jobs, folder, graders, pass_threshold)
     return BatchOutcome(outcomes, time.perf_counter() - started)
 
 
 async def _run_batch(
-    jobs: list[TrialJob], base_dir: Path | None, specs: list[GraderSpec]
+    jobs: list[TrialJob], base_dir: Path | None, specs: list[GraderSpec], pass_threshold: float | None
 ) -> list[TrialOutcome]:
     make_target = target_maker({}, base_dir)
     # python graders find their module through the target maker's context (the experiment's folder)
     context = GraderContext(make_target=target_maker({}, base_dir))
     # the judges stay in the coordinator's judge pool, under its budget
     graders = [None if GRADERS.of(s).calls_model else make_grader(s, context) for s in grader_specs(specs)]
+    cheap = [g for g in graders if g is not None]
+    whole = cheap if pass_threshold is not None and len(cheap) == len(graders) else None
     targets: dict[bytes, Target] = {}
     outcomes: list[TrialOutcome] = [TrialOutcome(WriteBatch([]), None)] * len(jobs)
     grading = trio.Lock()  # a grader instance serves one output at a time, as in the judge pool
@@ -73,7 +81,11 @@ async def _run_batch(
         batch, grade_job = await call_trial(job, target)
         if grade_job is not None:
             async with grading:
-                grade_job.precomputed = await _cheap_grades(grade_job, graders)
+                if whole is not None:
+                    batch.events.append(await grade_cheap(grade_job, whole, pass_threshold or 0.0))
+                    grade_job = None
+                else:
+                    grade_job.precomputed = await _cheap_grades(grade_job, graders)
         outcomes[i] = TrialOutcome(batch, grade_job)
 
     try:

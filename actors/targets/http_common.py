@@ -50,6 +50,8 @@ class JsonClient:
         own = {name: header_value(name, value) for name, value in spec.headers.items()}
         merged = {"content-type": "application/json", "accept": "application/json", **own, **headers}
         proxy = proxy_for(url)
+        # the pool's timeout is one deadline for the whole call (httpx's, through a proxy, is per read)
+        self.times_itself = proxy is None
         try:
             if proxy is None:
                 self._pool: http.HttpPool | ProxiedPool = http.HttpPool(url, merged, shared_ssl_context, 4)
@@ -212,6 +214,8 @@ class JsonApiTarget:
         self.spec = spec
         self._url = base_url.rstrip("/") + self.PATH
         self._client = make_client(spec, self._url, self.auth_headers(api_key(spec)))
+        # one POST per call, under the pool's own deadline: the retry loop need not open a second one
+        self.times_itself = self._client.times_itself
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         raise NotImplementedError

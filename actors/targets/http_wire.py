@@ -78,9 +78,14 @@ class Connection:
         """An idle connection with nothing to read: readable means the server closed it (or sent
         bytes nobody asked for), so it is not used again."""
         try:
+            if self.stream is None:  # a plain socket: one non-blocking peek, no poll object per request
+                self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+                return False
             poller = select.poll()
             poller.register(self.sock, select.POLLIN)
             return not poller.poll(0)
+        except BlockingIOError:
+            return True
         except (OSError, ValueError):
             return False
 

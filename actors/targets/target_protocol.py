@@ -124,6 +124,7 @@ def resolve_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:
 
 
 MAX_AMOUNT = 1e15  # beyond any real token count or bill: a larger figure is a broken report
+_NUMBER = (int, float)  # made once: `int | float` in isinstance builds a union at every call
 
 
 def check_response(response: TargetResponse) -> None:
@@ -132,8 +133,8 @@ def check_response(response: TargetResponse) -> None:
     count in the log would poison the run's budgets and report."""
     r = response
     for name, value in (("tokens_in", r.tokens_in), ("tokens_out", r.tokens_out), ("cost_usd", r.cost_usd)):
-        if not isinstance(value, int | float) or not math.isfinite(value) or not 0 <= value <= MAX_AMOUNT:
+        if not isinstance(value, _NUMBER) or not math.isfinite(value) or not 0 <= value <= MAX_AMOUNT:
             raise TargetError("model", f"bad metrics: {name} = {value!r}", error_class="bad_metrics")
     for name, value in response.metrics.items():
-        if not isinstance(value, int | float) or not math.isfinite(value):
+        if not isinstance(value, _NUMBER) or not math.isfinite(value):
             raise TargetError("model", f"bad metrics: {name} = {value!r}", error_class="bad_metrics")

@@ -17,6 +17,7 @@ from engine.actors.executor import MakeTarget, executor_pool
 from engine.actors.graders.factory import GraderContext, make_graders
 from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.grading_pool import grading_pool
+from engine.actors.inline_grading import InlineGrading, grades_inline
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.ray_executor import RayWork, ray_executor_pool
 from engine.actors.scheduler import Limits, Plan, Scheduler
@@ -53,14 +54,23 @@ def executor_for(
     jobs: trio.MemoryReceiveChannel[TrialJob],
     emit: trio.MemorySendChannel[WriteBatch],
     graded: trio.MemorySendChannel[GradeJob],
+    context: GraderContext | None = None,
 ) -> Callable[..., Awaitable[None]]:
-    """The executor pool of the experiment's backend: local workers, or Ray tasks (Ray connected)."""
+    """The executor pool of the experiment's backend: local workers, or Ray tasks (Ray connected).
+    Local workers grade their outputs themselves when every grader is cheap (actors.inline_grading)."""
     size = spec.execution.concurrency
     if spec.execution.backend == "ray":
-        context = getattr(make_target, "context", None)
-        work = RayWork(spec.execution.ray, spec.graders, getattr(context, "base_dir", None))
+        folder = getattr(getattr(make_target, "context", None), "base_dir", None)
+        work = RayWork(spec.execution.ray, spec.graders, folder, spec.scoring.pass_threshold)
         return partial(ray_executor_pool, size=size, jobs=jobs, emit=emit, graded=graded, work=work)
-    return partial(executor_pool, size=size, jobs=jobs, emit=emit, graded=graded, make_target=make_target)
+    grading = None
+    if grades_inline(spec.graders):
+        graders = spec.graders
+        grading = InlineGrading(lambda: make_graders(graders, context), spec.scoring.pass_threshold)
+    return partial(
+        executor_pool, size=size, jobs=jobs, emit=emit, graded=graded, make_target=make_target,
+        grading=grading,
+    )  # fmt: skip
 
 
 @dataclass
@@ -97,7 +107,7 @@ async def open_workers(
     emit, run_id = pipe.emit, pipe.state.run_id
     context = grader_context(spec, pipe.state, make_target)
     async with trio.open_nursery() as work:
-        await work.start(executor_for(spec, make_target, jobs, emit.clone(), grade_send.clone()))
+        await work.start(executor_for(spec, make_target, jobs, emit.clone(), grade_send.clone(), context))
         await work.start(
             partial(
                 grading_pool, size=spec.execution.judge_concurrency, grade_jobs=grade_jobs, emit=emit.clone(),

@@ -1,0 +1,59 @@
+"""Cheap graders run in the executor worker: a trial's grade is written with its output, once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from engine.actors.inline_grading import grades_inline
+from engine.actors.targets.target_protocol import TargetRequest
+from engine.api import open_engine, spec_from_dict
+from engine.events import kinds as k
+from engine.events.codec import decode
+from engine.events.graders import ContainsGraderSpec, JudgeGraderSpec, RegexGraderSpec
+from engine.store.contract import Row
+from engine.store.memory import MemoryStore
+
+
+class CommitsKept(MemoryStore):
+    """A memory store that remembers which events each append (one transaction) carried."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commits: list[list[k.Event]] = []
+
+    def append(self, batch: Sequence[Row], blobs: Iterable[tuple[str, bytes]] = ()) -> int:
+        self.commits.append([decode(row[2]) for row in batch])
+        return super().append(batch, blobs)
+
+
+async def echo(request: TargetRequest) -> str:
+    return "yes" if int(request.case.id[1:]) % 2 else "no"
+
+
+async def test_a_cheap_graders_result_is_committed_with_the_output_it_grades() -> None:
+    store = CommitsKept()
+    spec = spec_from_dict({
+        "name": "inline", "target": {"kind": "python", "callable": "echo"},
+        "cases": [{"id": f"c{i}", "prompt": "p", "expected": "yes"} for i in range(40)],
+        "graders": [{"kind": "contains"}, {"kind": "regex", "pattern": "^(yes|no)$"}],
+        "execution": {"concurrency": 8}, "repeat": {"count": 2}, "scoring": {"pass_threshold": 0.75},
+    })  # fmt: skip
+    async with open_engine(store, callables={"echo": echo}) as eng:
+        report = await eng.run(spec)
+    assert report.status == "completed" and report.trials_done == 80
+    graded = {}
+    for events in store.commits:
+        completed = {(e.variant, e.case, e.repeat) for e in events if isinstance(e, k.TrialCompleted)}
+        for event in events:
+            if isinstance(event, k.TrialGraded):
+                key = (event.variant, event.case, event.repeat)
+                assert key in completed and key not in graded  # with its output, exactly once
+                graded[key] = event.passed
+    assert len(graded) == 80
+    assert all(passed == (int(case[1:]) % 2 == 1) for (_, case, _), passed in graded.items())
+
+
+def test_only_in_process_graders_that_call_no_model_run_inline() -> None:
+    assert grades_inline([ContainsGraderSpec(), RegexGraderSpec(pattern="a")])
+    assert grades_inline([])  # the default check: contains
+    assert not grades_inline([ContainsGraderSpec(), JudgeGraderSpec()])
