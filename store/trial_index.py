@@ -1,0 +1,186 @@
+"""The kept trial index of a run: its trials' records in chunks, folded by the same handlers as
+`RunTrials` (store/projections/trials.py), so the index and a fold of the log cannot disagree.
+
+The writer keeps it in its own transaction (`IndexKeeper`, called by the snapshot keeper): rows are
+folded as batches commit, and the chunks that changed are saved every `EVERY` events of the run and
+at the batch that ends it, with a head naming the last event folded. Only a few chunks stay in the
+writer's memory (the newest, where trials start and end; an older one is read back when a late
+event touches it). A reader takes the head and chunks and folds the run's events after the head's
+sequence number (`store.trial_index_read`). Codec and keys: `store.trial_index_codec`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from engine.events import kinds as k
+from engine.events.codec import decode
+from engine.store.projection import UNUSABLE
+from engine.store.projections.trials import TRIALS, Key, TrialRecord
+from engine.store.trial_index_codec import (
+    CHUNK,
+    VERSION,
+    Catalogue,
+    Columns,
+    Head,
+    Texts,
+    columns_of,
+    head_key,
+    pack,
+    part_key,
+    texts_of,
+    unpack,
+)  # fmt: skip
+
+EVERY = 1024  # run events between two saves of its changed chunks
+KEPT_CHUNKS = 2  # chunks a writer keeps in memory per run after a save: the newest ones
+TAGS = TRIALS.tags
+Get = Callable[[bytes], bytes | None]
+Text = Callable[[str], str]  # an output's text by its blob key
+
+
+class _One:
+    """What a RunTrials handler sees: the one record it folds into, and the grading round."""
+
+    __slots__ = ("grading", "rec")
+
+    def __init__(self, rec: TrialRecord, grading: int) -> None:
+        self.rec, self.grading = rec, grading
+
+    def record(self, key: Key) -> TrialRecord:
+        return self.rec
+
+
+class IndexState:
+    """A run's index being folded: the catalogue, where each trial's row is, the chunks in memory."""
+
+    def __init__(self, run_id: str, get: Get, text: Text) -> None:
+        self.run_id, self.get, self.text = run_id, get, text
+        self.seq = 0
+        self.catalogue = Catalogue()
+        self.meta_dirty = True  # a new index saves its catalogue
+        self.variants: dict[str, int] = {}
+        self.cases: dict[str, int] = {}
+        self.pos: dict[Key, int] = {}
+        self.chunks: dict[int, list[TrialRecord]] = {}
+        self.outputs: dict[int, list[str]] = {}
+        self.dirty: set[int] = set()
+        self.stored_rows = 0  # rows the stored chunks hold
+
+    @classmethod
+    def stored(cls, run_id: str, get: Get, text: Text) -> tuple[IndexState, list[Columns]] | None:
+        """The index as saved, with its chunks' columns; None when there is none of this version."""
+        head = unpack(get(head_key(run_id)), Head)
+        if head is None or head.version != VERSION:
+            return None
+        state = cls(run_id, get, text)
+        state.seq, state.stored_rows, state.meta_dirty = head.seq, head.rows, False
+        state.variants = {name: i for i, name in enumerate(head.variants)}
+        state.cases = {name: i for i, name in enumerate(head.cases)}
+        catalogue = unpack(get(part_key(run_id, b"m")), Catalogue)
+        columns = [unpack(get(part_key(run_id, b"c", c)), Columns) for c in range(-(-head.rows // CHUNK))]
+        if catalogue is None or any(c is None for c in columns):
+            return None
+        state.catalogue = catalogue
+        for c, cols in enumerate(columns):
+            for i, key in enumerate(_keys(cols, head.variants, head.cases)):
+                state.pos[key] = c * CHUNK + i
+        return state, columns  # type: ignore[return-value]
+
+    def chunk(self, c: int) -> list[TrialRecord]:
+        found = self.chunks.get(c)
+        if found is None:
+            found, outputs = [], []
+            if c * CHUNK < self.stored_rows:
+                found = unpack(self.get(part_key(self.run_id, b"r", c)), list[TrialRecord])
+                texts = unpack(self.get(part_key(self.run_id, b"t", c)), Texts)
+                if found is None or texts is None:
+                    raise ValueError(f"trial index chunk {c} of run {self.run_id!r} is unreadable")
+                outputs = texts.outputs
+            self.chunks[c], self.outputs[c] = found, outputs
+        return found
+
+    def fold(self, seq: int, data: bytes) -> None:
+        self.fold_event(seq, decode(data))
+
+    def fold_event(self, seq: int, event: k.AnyEvent) -> None:
+        self.seq = seq
+        handler = TRIALS.handlers.get(type(event))
+        if handler is None:
+            return
+        if isinstance(event, (k.ExperimentDefined, k.VariantProposed, k.RegradeStarted)):
+            self._catalogued(event)
+            return
+        key = (event.variant, event.case, event.repeat)  # type: ignore[union-attr]
+        at = self.pos.get(key)
+        if at is None:
+            at = self.pos[key] = len(self.pos)
+            self.variants.setdefault(key[0], len(self.variants))
+            self.cases.setdefault(key[1], len(self.cases))
+            self.chunk(at // CHUNK).append(TrialRecord(*key))
+            self.outputs[at // CHUNK].append("")
+        c = at // CHUNK
+        rec = self.chunk(c)[at % CHUNK]
+        completed = rec.completed
+        try:
+            handler(_One(rec, self.catalogue.grading), event)
+        except UNUSABLE:  # as Projection.evolve: an event that cannot be folded is skipped
+            return
+        if rec.completed and not completed and rec.output_hash:
+            self.outputs[c][at % CHUNK] = self.text(rec.output_hash)
+        self.dirty.add(c)
+
+    def _catalogued(self, event: k.AnyEvent) -> None:
+        cat, self.meta_dirty = self.catalogue, True
+        if isinstance(event, k.ExperimentDefined):
+            cat.experiment, cat.source, cat.seed, cat.spec = (
+                event.spec.name,
+                event.source,
+                event.spec.seed,
+                event.spec,
+            )
+            for variant in event.spec.variants:
+                cat.variants.setdefault(variant.name, variant)
+        elif isinstance(event, k.VariantProposed):
+            cat.variant_order.setdefault(event.variant.name, len(cat.variant_order))
+            cat.proposed[event.variant.name] = event.variant
+            cat.variants.setdefault(event.variant.name, event.variant)
+        elif isinstance(event, k.RegradeStarted):
+            cat.grading = event.grading
+            cat.rounds[event.grading] = event.name or f"round {event.grading}"
+            for c in range(-(-len(self.pos) // CHUNK)):
+                for r in self.chunk(c):
+                    r.graded, r.passed, r.score, r.grades, r.judge_tokens = False, False, None, [], 0
+                self.dirty.add(c)
+
+    def saved(self) -> list[tuple[bytes, bytes]]:
+        """The records to put for what changed since the last save (then it counts as saved)."""
+        items = []
+        for c in sorted(self.dirty):
+            records = self.chunks[c]
+            items.append(
+                (part_key(self.run_id, b"c", c), pack(columns_of(records, self.variants, self.cases)))
+            )
+            items.append((part_key(self.run_id, b"r", c), pack(records)))
+            items.append((part_key(self.run_id, b"t", c), pack(texts_of(records, self.outputs[c]))))
+        if self.meta_dirty:
+            items.append((part_key(self.run_id, b"m"), pack(self.catalogue)))
+        head = Head(VERSION, self.seq, len(self.pos), list(self.variants), list(self.cases))
+        items.append((head_key(self.run_id), pack(head)))
+        self.dirty.clear()
+        self.meta_dirty = False
+        self.stored_rows = len(self.pos)
+        return items
+
+    def evict(self) -> None:
+        """Drop the chunks saved and not among the newest: a late event reads one back."""
+        newest = (len(self.pos) - 1) // CHUNK
+        for c in [c for c in self.chunks if c <= newest - KEPT_CHUNKS and c not in self.dirty]:
+            del self.chunks[c], self.outputs[c]
+
+
+def _keys(cols: Columns, variants: list[str], cases: list[str]) -> Iterable[Key]:
+    from array import array
+
+    vs, cs, rs = array("H", cols.variant), array("I", cols.case), array("I", cols.repeat)
+    return ((variants[v], cases[c], r) for v, c, r in zip(vs, cs, rs, strict=True))

@@ -1,0 +1,138 @@
+"""How the kept trial index is stored: per run a head, a catalogue and chunks of rows, each sealed.
+
+Keys (in the snapshots database, beside the other kept projections):
+- `tix NUL run`             head: [version, seq, rows, variant names, case names]
+- `tix NUL run NUL m`       catalogue: the spec, the variants, the grading rounds (saved when changed)
+- `tix NUL run NUL c` + u32 a chunk's columns: what the matrix and the trials API filter on
+- `tix NUL run NUL r` + u32 a chunk's full trial records: read only for the trials a page describes
+- `tix NUL run NUL t` + u32 a chunk's texts: outputs and grader reasons, read only by a text search
+
+A row's place is the order its trial first appeared in the log, so a chunk fills and then only
+changes when a late event (a grade, a regrade) touches one of its rows: the writer re-encodes the
+chunks that changed, never the whole run. Every record carries the index's version (its own number
+and a fingerprint of the types it holds): another version is rebuilt from the log, never misread.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from engine.events.spec import ExperimentSpec, VariantSpec
+from engine.store.projections.trials import TrialRecord
+from engine.store.records import RESIDUE, TRAILER, crc32c, seal
+from engine.store.snapshot_codec import fingerprint
+
+CHUNK = 1024  # rows per chunk
+NUMBER = 1  # raised by hand when what a row means changes
+_U32 = struct.Struct(">I")
+# flags of a row
+COMPLETED, FAILED, SKIPPED, GRADED, PASSED, SCORED = 1, 2, 4, 8, 16, 32
+
+
+@dataclass(slots=True)
+class Catalogue:
+    """What the run's pages need besides its rows: its spec, variants and grading rounds."""
+
+    experiment: str = ""
+    source: str = ""
+    seed: int = 0
+    grading: int = 0
+    spec: ExperimentSpec | None = None
+    variants: dict[str, VariantSpec] = field(default_factory=dict)  # the spec's, then proposed ones
+    proposed: dict[str, VariantSpec] = field(default_factory=dict)  # RunTrials.variants
+    variant_order: dict[str, int] = field(default_factory=dict)
+    rounds: dict[int, str] = field(default_factory=lambda: {0: "original"})
+
+
+class Head(msgspec.Struct, array_like=True):
+    version: str
+    seq: int
+    rows: int
+    variants: list[str]
+    cases: list[str]
+
+
+class Columns(msgspec.Struct, array_like=True):
+    """A chunk's rows, column by column (numbers as packed arrays: they decode as one copy)."""
+
+    variant: bytes  # u16 index into the head's variant names
+    case: bytes  # u32 index into the head's case names
+    repeat: bytes  # u32
+    flags: bytes  # u8, the bits above
+    score: bytes  # f64 (0 where not SCORED)
+    latency: bytes  # f64
+    cost: bytes  # f64
+    output_hash: list[str]
+    error_class: list[str]
+    error_kind: list[str]
+    grading_error: list[str]  # the first grader's error class ("" when none)
+    message: list[str]
+
+
+class Texts(msgspec.Struct, array_like=True):
+    outputs: list[str]  # "" for a trial with no output
+    reasons: list[list[str]]  # each trial's graders' reasons, the empty ones left out
+
+
+def _version() -> str:
+    return f"{NUMBER}.{fingerprint(TrialRecord):08x}.{fingerprint(Catalogue):08x}.{fingerprint(Columns):08x}"
+
+
+VERSION = _version()
+
+
+def head_key(run_id: str) -> bytes:
+    return b"tix\x00" + run_id.encode()
+
+
+def part_key(run_id: str, part: bytes, chunk: int | None = None) -> bytes:
+    return head_key(run_id) + b"\x00" + part + (b"" if chunk is None else _U32.pack(chunk))
+
+
+def pack(value: Any) -> bytes:
+    return seal(zlib.compress(msgspec.msgpack.encode(value), 1))
+
+
+def unpack(data: bytes | None, kind: Any) -> Any:
+    """The record, or None when absent or damaged (then the index is rebuilt or read from the log)."""
+    if data is None or crc32c(data) != RESIDUE:
+        return None
+    try:
+        return msgspec.msgpack.decode(zlib.decompress(data[:-TRAILER]), type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError, zlib.error):
+        return None
+
+
+def flags_of(rec: TrialRecord) -> int:
+    return (
+        COMPLETED * rec.completed | FAILED * rec.failed | SKIPPED * rec.skipped | GRADED * rec.graded
+        | PASSED * rec.passed | SCORED * (rec.score is not None)
+    )  # fmt: skip
+
+
+def columns_of(records: list[TrialRecord], variants: dict[str, int], cases: dict[str, int]) -> Columns:
+    from array import array
+
+    return Columns(
+        variant=array("H", [variants[r.variant] for r in records]).tobytes(),
+        case=array("I", [cases[r.case] for r in records]).tobytes(),
+        repeat=array("I", [r.repeat for r in records]).tobytes(),
+        flags=bytes(flags_of(r) for r in records),
+        score=array("d", [r.score or 0.0 for r in records]).tobytes(),
+        latency=array("d", [r.latency_ms for r in records]).tobytes(),
+        cost=array("d", [r.cost_usd for r in records]).tobytes(),
+        output_hash=[r.output_hash for r in records],
+        error_class=[r.error_class for r in records],
+        error_kind=[r.error_kind for r in records],
+        grading_error=[next((g.error for g in r.grades if g.error), "") for r in records],
+        message=[r.message for r in records],
+    )
+
+
+def texts_of(records: list[TrialRecord], outputs: list[str]) -> Texts:
+    return Texts(outputs, [[g.reason for g in r.grades if g.reason] for r in records])

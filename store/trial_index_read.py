@@ -1,0 +1,75 @@
+"""Reading a run's trial index: the kept head and chunks' columns, folded forward over the run's
+events after the head (the few a live run logged since its last save). A chunk's full records and
+its texts are read only when asked for: a page describes a few trials, a search reads the texts.
+
+None when the run has no index of this version (an older engine wrote the store, or the writer gave
+up on it): the caller folds the log instead, and `engine rebuild` writes the index again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.store.blobs import read_text
+from engine.store.contract import EventStore
+from engine.store.projections.trials import TrialRecord
+from engine.store.trial_index import TAGS, IndexState
+from engine.store.trial_index_codec import (
+    Catalogue,
+    Columns,
+    Texts,
+    columns_of,
+    head_key,
+    part_key,
+    texts_of,
+    unpack,
+)  # fmt: skip
+
+TRIES = 3  # a save between reading the head and its chunks: read again
+
+
+@dataclass(slots=True)
+class RunIndex:
+    run_id: str
+    catalogue: Catalogue
+    variants: list[str]  # the columns' variant indexes name these
+    cases: list[str]
+    columns: list[Columns]  # per chunk
+    state: IndexState
+    seq: int  # the last event of the run it covers
+
+    def records(self, chunk: int) -> list[TrialRecord]:
+        return self.state.chunk(chunk)
+
+    def texts(self, chunk: int) -> Texts:
+        if chunk in self.state.chunks:
+            return texts_of(self.state.chunks[chunk], self.state.outputs[chunk])
+        found = unpack(self.state.get(part_key(self.run_id, b"t", chunk)), Texts)
+        if found is None:
+            raise ValueError(f"trial index texts {chunk} of run {self.run_id!r} are unreadable")
+        return found
+
+
+def load_index(log: EventStore, run_id: str) -> RunIndex | None:
+    get = getattr(log, "get_snapshot", None)
+    if get is None:
+        return None
+    for _ in range(TRIES):
+        head = get(head_key(run_id))
+        found = IndexState.stored(run_id, get, lambda key: read_text(log, key))
+        if found is not None and get(head_key(run_id)) == head:
+            return _caught_up(log, *found)
+        if found is None and get(head_key(run_id)) == head:
+            return None
+    return None
+
+
+def _caught_up(log: EventStore, state: IndexState, columns: list[Columns]) -> RunIndex:
+    for seq, data in log.read_run(state.run_id, state.seq + 1, tags=set(TAGS)):
+        state.fold(seq, data)
+    for c in sorted(state.dirty):  # chunks the tail changed, and new ones
+        cols = columns_of(state.chunks[c], state.variants, state.cases)
+        columns[c:c + 1] = [cols]  # fmt: skip
+    return RunIndex(
+        state.run_id, state.catalogue, list(state.variants), list(state.cases), columns, state, state.seq
+    )
