@@ -1,8 +1,8 @@
 """The trials API: filter a run's trials, page them, and describe each one in full.
 
-Outputs stay blobs until a trial is shown: only the page's trials are read (and, for a text search,
-only the trials that pass the other filters), so a page of a 50,000-trial run costs the same as a
-page of a small one.
+The trials are the rows of the run's kept trial index (their columns: no output, no grades); only
+the page's trials are described, from their full records and their blobs. A text search finds
+outputs in the index's kept texts (one scan), not a blob per trial.
 """
 
 from __future__ import annotations
@@ -11,10 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.events.graders import GRADERS
+from engine.presentation.matrix_query import Searched
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
 from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
-from engine.web.data import RunView
+from engine.web.data import IndexedView, RunView
+
+View = RunView | IndexedView
 
 MAX_LIMIT = 500
 
@@ -30,11 +33,11 @@ class TrialFilter:
     offset: int = 0
 
 
-def case_tags(view: RunView) -> dict[str, list[str]]:
+def case_tags(view: View) -> dict[str, list[str]]:
     return {c.id: list(c.tags) for c in view.spec.cases} if view.spec else {}
 
 
-def case_prompts(view: RunView) -> dict[str, str]:
+def case_prompts(view: View) -> dict[str, str]:
     return {c.id: c.prompt for c in view.spec.cases} if view.spec else {}
 
 
@@ -47,19 +50,23 @@ def _matches(rec: TrialRecord, f: TrialFilter, tags: dict[str, list[str]]) -> bo
     )
 
 
-def _text_hit(log: EventStore, view: RunView, rec: TrialRecord, needle: str, prompts: dict[str, str]) -> bool:
-    haystacks = (rec.case, prompts.get(rec.case, ""), rec.message, output_of(log, rec) or "")
-    return any(needle in text.lower() for text in haystacks)
+def _text_hit(
+    log: EventStore, rec: TrialRecord, needle: str, prompts: dict[str, str], searched: Searched | None
+) -> bool:
+    if any(needle in text.lower() for text in (rec.case, prompts.get(rec.case, ""), rec.message)):
+        return True
+    return searched(rec) if searched is not None else needle in (output_of(log, rec) or "").lower()
 
 
-def select(log: EventStore, view: RunView, f: TrialFilter) -> Iterator[TrialRecord]:
+def select(log: EventStore, view: View, f: TrialFilter) -> Iterator[TrialRecord]:
     tags, prompts, needle = case_tags(view), case_prompts(view), f.q.lower()
+    searched = view.searched(needle) if needle else None  # outputs found ahead (a kept index)
     for rec in view.trials.finished():
-        if _matches(rec, f, tags) and (not needle or _text_hit(log, view, rec, needle, prompts)):
+        if _matches(rec, f, tags) and (not needle or _text_hit(log, rec, needle, prompts, searched)):
             yield rec
 
 
-def trials_page(log: EventStore, view: RunView, f: TrialFilter) -> dict[str, object]:
+def trials_page(log: EventStore, view: View, f: TrialFilter) -> dict[str, object]:
     """{total, offset, limit, trials}: the filtered trials' page, each described in full."""
     limit = max(0, min(f.limit, MAX_LIMIT))
     total, page = 0, []
@@ -70,8 +77,9 @@ def trials_page(log: EventStore, view: RunView, f: TrialFilter) -> dict[str, obj
     return {"run_id": view.trials.run_id, "total": total, "offset": f.offset, "limit": limit, "trials": page}
 
 
-def describe(log: EventStore, view: RunView, rec: TrialRecord) -> dict[str, object]:
+def describe(log: EventStore, view: View, rec: TrialRecord) -> dict[str, object]:
     """Everything shown of one trial: prompts, output, grades and the judge's rationale, costs."""
+    rec = view.full(rec)
     variant = view.variants.get(rec.variant)
     judges = _judge_names(view)
     return {
@@ -88,12 +96,12 @@ def describe(log: EventStore, view: RunView, rec: TrialRecord) -> dict[str, obje
     }
 
 
-def _expected(view: RunView, case: str) -> str | None:
+def _expected(view: View, case: str) -> str | None:
     found = view.trials.cases.get(case)
     return None if found is None or found.expected is None else str(found.expected)
 
 
-def _judge_names(view: RunView) -> set[str]:
+def _judge_names(view: View) -> set[str]:
     graders = view.spec.graders if view.spec is not None else []
     judges = (g for g in graders if GRADERS.of(g).calls_model and not GRADERS.of(g).pairwise)
     return {g.name or "judge" for g in judges} | {"judge"}
