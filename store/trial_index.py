@@ -15,11 +15,10 @@ from collections.abc import Callable, Iterable
 
 from engine.events import kinds as k
 from engine.events.codec import decode
+from engine.store import trial_index_codec as codec
 from engine.store.projection import UNUSABLE
 from engine.store.projections.trials import TRIALS, Key, TrialRecord
 from engine.store.trial_index_codec import (
-    CHUNK,
-    VERSION,
     Catalogue,
     Columns,
     Head,
@@ -57,11 +56,14 @@ class IndexState:
     def __init__(self, run_id: str, get: Get, text: Text) -> None:
         self.run_id, self.get, self.text = run_id, get, text
         self.seq = 0
+        self.size = codec.CHUNK  # rows per chunk
         self.catalogue = Catalogue()
         self.meta_dirty = True  # a new index saves its catalogue
         self.variants: dict[str, int] = {}
         self.cases: dict[str, int] = {}
-        self.pos: dict[Key, int] = {}
+        self._pos: dict[Key, int] | None = {}
+        self._stored_columns: list[Columns] = []
+        self._names: tuple[list[str], list[str]] = ([], [])
         self.chunks: dict[int, list[TrialRecord]] = {}
         self.outputs: dict[int, list[str]] = {}
         self.dirty: set[int] = set()
@@ -71,27 +73,40 @@ class IndexState:
     def stored(cls, run_id: str, get: Get, text: Text) -> tuple[IndexState, list[Columns]] | None:
         """The index as saved, with its chunks' columns; None when there is none of this version."""
         head = unpack(get(head_key(run_id)), Head)
-        if head is None or head.version != VERSION:
+        if head is None or head.version != codec.VERSION:
             return None
         state = cls(run_id, get, text)
-        state.seq, state.stored_rows, state.meta_dirty = head.seq, head.rows, False
+        state.seq, state.stored_rows, state.meta_dirty, state.size = head.seq, head.rows, False, head.chunk
         state.variants = {name: i for i, name in enumerate(head.variants)}
         state.cases = {name: i for i, name in enumerate(head.cases)}
         catalogue = unpack(get(part_key(run_id, b"m")), Catalogue)
-        columns = [unpack(get(part_key(run_id, b"c", c)), Columns) for c in range(-(-head.rows // CHUNK))]
+        columns = [
+            unpack(get(part_key(run_id, b"c", c)), Columns) for c in range(-(-head.rows // head.chunk))
+        ]
         if catalogue is None or any(c is None for c in columns):
             return None
         state.catalogue = catalogue
-        for c, cols in enumerate(columns):
-            for i, key in enumerate(_keys(cols, head.variants, head.cases)):
-                state.pos[key] = c * CHUNK + i
+        state._pos, state._stored_columns = None, columns  # type: ignore[assignment]
+        state._names = (head.variants, head.cases)
         return state, columns  # type: ignore[return-value]
+
+    @property
+    def pos(self) -> dict[Key, int]:
+        """Each trial's row: made from the stored columns when first needed (a reader whose tail holds
+        no trial's event never needs it)."""
+        if self._pos is None:
+            self._pos = {}
+            for c, cols in enumerate(self._stored_columns):
+                for i, key in enumerate(_keys(cols, *self._names)):
+                    self._pos[key] = c * self.size + i
+            self._stored_columns = []
+        return self._pos
 
     def chunk(self, c: int) -> list[TrialRecord]:
         found = self.chunks.get(c)
         if found is None:
             found, outputs = [], []
-            if c * CHUNK < self.stored_rows:
+            if c * self.size < self.stored_rows:
                 found = unpack(self.get(part_key(self.run_id, b"r", c)), list[TrialRecord])
                 texts = unpack(self.get(part_key(self.run_id, b"t", c)), Texts)
                 if found is None or texts is None:
@@ -112,22 +127,23 @@ class IndexState:
             self._catalogued(event)
             return
         key = (event.variant, event.case, event.repeat)  # type: ignore[union-attr]
-        at = self.pos.get(key)
+        pos = self.pos
+        at = pos.get(key)
         if at is None:
-            at = self.pos[key] = len(self.pos)
+            at = pos[key] = len(pos)
             self.variants.setdefault(key[0], len(self.variants))
             self.cases.setdefault(key[1], len(self.cases))
-            self.chunk(at // CHUNK).append(TrialRecord(*key))
-            self.outputs[at // CHUNK].append("")
-        c = at // CHUNK
-        rec = self.chunk(c)[at % CHUNK]
+            self.chunk(at // self.size).append(TrialRecord(*key))
+            self.outputs[at // self.size].append("")
+        c = at // self.size
+        rec = self.chunk(c)[at % self.size]
         completed = rec.completed
         try:
             handler(_One(rec, self.catalogue.grading), event)
         except UNUSABLE:  # as Projection.evolve: an event that cannot be folded is skipped
             return
         if rec.completed and not completed and rec.output_hash:
-            self.outputs[c][at % CHUNK] = self.text(rec.output_hash)
+            self.outputs[c][at % self.size] = self.text(rec.output_hash)
         self.dirty.add(c)
 
     def _catalogued(self, event: k.AnyEvent) -> None:
@@ -148,7 +164,7 @@ class IndexState:
         elif isinstance(event, k.RegradeStarted):
             cat.grading = event.grading
             cat.rounds[event.grading] = event.name or f"round {event.grading}"
-            for c in range(-(-len(self.pos) // CHUNK)):
+            for c in range(-(-len(self.pos) // self.size)):
                 for r in self.chunk(c):
                     r.graded, r.passed, r.score, r.grades, r.judge_tokens = False, False, None, [], 0
                 self.dirty.add(c)
@@ -165,7 +181,7 @@ class IndexState:
             items.append((part_key(self.run_id, b"t", c), pack(texts_of(records, self.outputs[c]))))
         if self.meta_dirty:
             items.append((part_key(self.run_id, b"m"), pack(self.catalogue)))
-        head = Head(VERSION, self.seq, len(self.pos), list(self.variants), list(self.cases))
+        head = Head(codec.VERSION, self.seq, len(self.pos), self.size, list(self.variants), list(self.cases))
         items.append((head_key(self.run_id), pack(head)))
         self.dirty.clear()
         self.meta_dirty = False
@@ -174,7 +190,7 @@ class IndexState:
 
     def evict(self) -> None:
         """Drop the chunks saved and not among the newest: a late event reads one back."""
-        newest = (len(self.pos) - 1) // CHUNK
+        newest = (len(self.pos) - 1) // self.size
         for c in [c for c in self.chunks if c <= newest - KEPT_CHUNKS and c not in self.dirty]:
             del self.chunks[c], self.outputs[c]
 

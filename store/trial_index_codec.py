@@ -53,6 +53,7 @@ class Head(msgspec.Struct, array_like=True):
     version: str
     seq: int
     rows: int
+    chunk: int  # rows per chunk (CHUNK when it was written)
     variants: list[str]
     cases: list[str]
 

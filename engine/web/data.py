@@ -28,8 +28,9 @@ from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.projections.trials import TRIALS, RunTrials, TrialRecord
 from engine.store.trial_index_codec import CHUNK
 from engine.store.trial_index_read import RunIndex, load_index
-from engine.store.trial_index_rows import IndexRecord, index_records, index_trials
+from engine.store.trial_index_rows import index_trials
 from engine.store.trial_index_search import search_rows
+from engine.store.trial_index_table import Table, table_of
 
 T = TypeVar("T")
 KEPT_RUNS = 4  # runs whose folded trials stay in memory
@@ -78,11 +79,12 @@ class IndexedView:
     """A run as its kept trial index has it, for one request: what the matrix and trials read of a
     RunView (trials, spec, variants, rounds), the full record of a trial read when it is described."""
 
-    trials: RunTrials  # its records are IndexRecords
+    trials: RunTrials  # the catalogue only: no records (the table has them)
     spec: ExperimentSpec | None
     variants: dict[str, VariantSpec]
     rounds: dict[int, str]
     index: RunIndex
+    table: Table
 
     @property
     def baseline(self) -> str | None:
@@ -100,9 +102,9 @@ class IndexedView:
 
 
 def indexed_view(index: RunIndex) -> IndexedView:
-    records: list[IndexRecord] = index_records(index)
     cat = index.catalogue
-    return IndexedView(index_trials(index, records), cat.spec, dict(cat.variants), dict(cat.rounds), index)
+    trials = index_trials(index, [])
+    return IndexedView(trials, cat.spec, dict(cat.variants), dict(cat.rounds), index, table_of(index))
 
 
 def new_view(run_id: str) -> RunView:

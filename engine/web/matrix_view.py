@@ -9,8 +9,10 @@ from collections.abc import Mapping
 
 from engine.events.spec import ReplicaAggregation
 from engine.presentation.matrix import MatrixCell, MatrixRow, build_rows
+from engine.presentation.matrix_columns import select_columns
 from engine.presentation.matrix_query import MatrixQuery, check, select
 from engine.store.contract import EventStore
+from engine.store.trial_index_search import search_rows
 from engine.views.export import output_of
 from engine.web.data import IndexedView, RunView
 from engine.web.query_params import int_param
@@ -37,13 +39,15 @@ def matrix_rows(
 ) -> tuple[list[str], int, list[MatrixRow]]:
     """(variants, rows kept by the filters, the page's rows with their outputs read)."""
     aggregation = view.spec.scoring.replica_aggregation if view.spec else ReplicaAggregation()
-    variants, rows = build_rows(view.trials, aggregation)
-    searched = None
-    if query.q:  # as matcher(query) compares: a pattern ignoring case, or the text lowered
-        pattern = re.compile(query.q, re.IGNORECASE) if query.regex else None
-        searched = view.searched(query.q.lower(), pattern, reasons=True)
     read = lambda rec: output_of(log, rec)  # noqa: E731
-    total, page = select(variants, rows, query, read, view.trials.case_order, searched)
+    if isinstance(view, IndexedView):
+        found = None
+        if query.q:  # as matcher(query) compares: a pattern ignoring case, or the text lowered
+            pattern = re.compile(query.q, re.IGNORECASE) if query.regex else None
+            found = search_rows(view.index, query.q.lower(), pattern, reasons=True)
+        return select_columns(view.table, view.trials, aggregation, query, read, found)
+    variants, rows = build_rows(view.trials, aggregation)
+    total, page = select(variants, rows, query, read, view.trials.case_order)
     return variants, total, page
 
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from engine.events.graders import GRADERS
 from engine.presentation.matrix_query import Searched
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
+from engine.store.trial_index_search import search_rows
+from engine.store.trial_index_table import STATUS, finished_rows
 from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
 from engine.web.data import IndexedView, RunView
 
@@ -66,9 +70,43 @@ def select(log: EventStore, view: View, f: TrialFilter) -> Iterator[TrialRecord]
             yield rec
 
 
+def indexed_rows(view: IndexedView, f: TrialFilter) -> np.ndarray:
+    """select's trials, as rows of the run's kept index, filtered on its columns."""
+    t, ix = view.table, view.index
+    rows = finished_rows(t, view.trials.variant_order, view.trials.case_order)
+    keep = np.ones(len(rows), dtype=bool)
+    if f.variant:
+        keep &= t.variant[rows] == (ix.variants.index(f.variant) if f.variant in ix.variants else -1)
+    if f.case:
+        keep &= t.case[rows] == (ix.cases.index(f.case) if f.case in ix.cases else -1)
+    if f.status:
+        keep &= t.status[rows] == STATUS.get(f.status, -1)
+    if f.tag:
+        tags = case_tags(view)
+        keep &= np.array([f.tag in tags.get(c, ()) for c in ix.cases], dtype=bool)[t.case[rows]]
+    if f.q:
+        keep &= _indexed_hits(view, f.q.lower())[rows]
+    return rows[keep]
+
+
+def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
+    """_text_hit of every row: its case id, prompt, error message, output (found in the kept texts)."""
+    t, prompts = view.table, case_prompts(view)
+    by_case = np.array([needle in c.lower() or needle in prompts.get(c, "").lower() for c in view.index.cases])
+    hit = by_case[t.case] if len(t) else np.zeros(0, dtype=bool)
+    found = [i for i, m in enumerate(t.message) if m and needle in m.lower()]
+    found += search_rows(view.index, needle)
+    hit[np.array(found, dtype=np.int64)] = True
+    return hit
+
+
 def trials_page(log: EventStore, view: View, f: TrialFilter) -> dict[str, object]:
     """{total, offset, limit, trials}: the filtered trials' page, each described in full."""
     limit = max(0, min(f.limit, MAX_LIMIT))
+    if isinstance(view, IndexedView):
+        rows = indexed_rows(view, f)
+        page = [describe(log, view, view.table.record(int(r))) for r in rows[f.offset : f.offset + limit]]
+        return {"run_id": view.trials.run_id, "total": len(rows), "offset": f.offset, "limit": limit, "trials": page}
     total, page = 0, []
     for rec in select(log, view, f):
         if f.offset <= total < f.offset + limit:
