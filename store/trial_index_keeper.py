@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from engine.store import trial_index
 from engine.store.blobs import unpack_blob
 from engine.store.contract import EventStore
-from engine.store.trial_index import EVERY, TAGS, IndexState
+from engine.store.trial_index import TAGS, IndexState
 
 KEPT_RUNS = 16  # runs whose index a writer keeps in memory
 Put = Callable[[bytes, bytes], None]
@@ -33,7 +34,7 @@ class IndexKeeper:
             self._unsaved.pop(oldest, None)
         if state is None or state.seq != prior:
             state = self._caught_up(io, run_id, prior)
-            self._unsaved[run_id] = EVERY  # caught up: worth saving now
+            self._unsaved[run_id] = trial_index.EVERY  # caught up: worth saving now
         state.get, state.text = io.get, _blob_text(io)  # type: ignore[attr-defined]  # this transaction's
         for seq, tag, data in rows:
             if tag in TAGS:
@@ -41,7 +42,7 @@ class IndexKeeper:
         state.seq = rows[-1][0]
         self._cache[run_id] = state
         unsaved = self._unsaved[run_id] = self._unsaved.get(run_id, 0) + len(rows)
-        if ending or unsaved >= EVERY:
+        if ending or unsaved >= trial_index.EVERY:
             for key, value in state.saved():
                 io.put(key, value)  # type: ignore[attr-defined]
             state.evict()
@@ -62,10 +63,10 @@ class IndexKeeper:
 
 
 def _blob_text(io: object) -> Callable[[str], str]:
-    blob = io.blob  # type: ignore[attr-defined]
+    blob = getattr(io, "blob", None)  # a store without blobs in its transaction: no texts
 
     def text(key: str) -> str:
-        stored = blob(key)
+        stored = blob(key) if blob is not None else None
         return "" if stored is None else unpack_blob(stored).decode("utf-8", errors="replace")
 
     return text

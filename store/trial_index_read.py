@@ -38,6 +38,11 @@ class RunIndex:
     state: IndexState
     seq: int  # the last event of the run it covers
 
+    @property
+    def size(self) -> int:
+        """Rows per chunk."""
+        return self.state.size
+
     def records(self, chunk: int) -> list[TrialRecord]:
         return self.state.chunk(chunk)
 

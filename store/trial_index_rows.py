@@ -5,10 +5,8 @@ a page describes). `RunTrials.finished`, the matrix's cells and filters read the
 
 from __future__ import annotations
 
-from array import array
-
 from engine.store.projections.trials import RunTrials
-from engine.store.trial_index_codec import CHUNK, COMPLETED, FAILED, GRADED, PASSED, SCORED, SKIPPED
+from engine.store.trial_index_codec import COMPLETED, FAILED, GRADED, PASSED, SCORED, SKIPPED
 from engine.store.trial_index_read import RunIndex
 
 
@@ -60,21 +58,6 @@ class IndexRecord:
     @property
     def grades(self) -> list[Grade]:
         return [Grade(self.grading_error, "")] if self.grading_error else []
-
-
-def index_records(index: RunIndex) -> list[IndexRecord]:
-    """Every row of the index, in the order trials first appeared in the log."""
-    out: list[IndexRecord] = []
-    variants, cases = index.variants, index.cases
-    for c, cols in enumerate(index.columns):
-        base = c * CHUNK
-        vs, cs = [variants[i] for i in array("H", cols.variant)], [cases[i] for i in array("I", cols.case)]
-        out.extend(map(
-            IndexRecord, range(base, base + len(vs)), vs, cs, array("I", cols.repeat), cols.flags,
-            array("d", cols.score), array("d", cols.latency), array("d", cols.cost), cols.output_hash,
-            cols.error_class, cols.error_kind, cols.grading_error, cols.message,
-        ))  # fmt: skip
-    return out
 
 
 def index_trials(index: RunIndex, records: list[IndexRecord]) -> RunTrials:

@@ -10,7 +10,7 @@ import re
 from bisect import bisect_right
 from itertools import accumulate
 
-from engine.store.trial_index_codec import CHUNK, COMPLETED
+from engine.store.trial_index_codec import COMPLETED
 from engine.store.trial_index_read import RunIndex
 
 SEP = "\x00"
@@ -24,7 +24,7 @@ def search_rows(index: RunIndex, needle: str = "", pattern: re.Pattern[str] | No
     hits: set[int] = set()
     hit = (lambda t: pattern.search(t) is not None) if pattern else (lambda t: needle in t.lower())
     for c, cols in enumerate(index.columns):
-        texts, base, flags = index.texts(c), c * CHUNK, cols.flags
+        texts, base, flags = index.texts(c), c * index.size, cols.flags
         if pattern is None and SEP not in needle:  # the separator is never found inside one text
             found = {i for i in _found(texts.outputs, needle) if flags[i] & COMPLETED}
         else:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.store.trial_index_codec import (
-    CHUNK,
     COMPLETED,
     FAILED,
     GRADED,
@@ -47,8 +46,8 @@ class Table:
         return (self.flags & (COMPLETED | FAILED | SKIPPED)) != 0
 
     def record(self, row: int) -> IndexRecord:
-        cols = self.index.columns[row // CHUNK]
-        i = row % CHUNK
+        cols = self.index.columns[row // self.index.size]
+        i = row % self.index.size
         return IndexRecord(
             row, self.index.variants[int(self.variant[row])], self.index.cases[int(self.case[row])],
             int(self.repeat[row]), int(self.flags[row]), float(self.score[row]), float(self.latency[row]),

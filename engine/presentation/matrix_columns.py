@@ -116,7 +116,9 @@ class Grid:
             cell = out.cells.setdefault(rec.variant, MatrixCell(rec.variant))
             cell.records.append(rec)  # type: ignore[arg-type]
         for cell in out.cells.values():
-            cell.verdict = NAMES[self.verdict[r, self.variant_ids.index(self.t.index.variants.index(cell.variant))]]
+            cell.verdict = NAMES[
+                self.verdict[r, self.variant_ids.index(self.t.index.variants.index(cell.variant))]
+            ]
             first = next((rec for rec in cell.records if rec.completed), None)
             cell.output = read(first) if first is not None else None
         return out
@@ -133,7 +135,9 @@ def select_columns(t: Table, trials: RunTrials, aggregation: ReplicaAggregation,
     keep = np.ones(g.R, dtype=bool)
     cases = [t.index.cases[i] for i in g.case_ids]
     if query.tag:
-        keep &= np.array([query.tag in (s.tags if (s := trials.cases.get(c)) else ()) for c in cases], dtype=bool)
+        keep &= np.array(
+            [query.tag in (s.tags if (s := trials.cases.get(c)) else ()) for c in cases], dtype=bool
+        )
     keep &= _shown(g, query.show)
     if query.q:
         keep &= _searched(g, t, trials, cases, query, searched_rows or set())

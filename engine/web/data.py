@@ -26,7 +26,6 @@ from engine.store.contract import EventStore
 from engine.store.projections.run_state import RUN_STATE, RunState
 from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.projections.trials import TRIALS, RunTrials, TrialRecord
-from engine.store.trial_index_codec import CHUNK
 from engine.store.trial_index_read import RunIndex, load_index
 from engine.store.trial_index_rows import index_trials
 from engine.store.trial_index_search import search_rows
@@ -92,7 +91,7 @@ class IndexedView:
 
     def full(self, rec: TrialRecord) -> TrialRecord:
         row = rec.row  # type: ignore[attr-defined]
-        return self.index.records(row // CHUNK)[row % CHUNK]
+        return self.index.records(row // self.index.size)[row % self.index.size]
 
     def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
                  reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip

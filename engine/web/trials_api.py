@@ -92,7 +92,9 @@ def indexed_rows(view: IndexedView, f: TrialFilter) -> np.ndarray:
 def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
     """_text_hit of every row: its case id, prompt, error message, output (found in the kept texts)."""
     t, prompts = view.table, case_prompts(view)
-    by_case = np.array([needle in c.lower() or needle in prompts.get(c, "").lower() for c in view.index.cases])
+    by_case = np.array(
+        [needle in c.lower() or needle in prompts.get(c, "").lower() for c in view.index.cases]
+    )
     hit = by_case[t.case] if len(t) else np.zeros(0, dtype=bool)
     found = [i for i, m in enumerate(t.message) if m and needle in m.lower()]
     found += search_rows(view.index, needle)
@@ -106,7 +108,13 @@ def trials_page(log: EventStore, view: View, f: TrialFilter) -> dict[str, object
     if isinstance(view, IndexedView):
         rows = indexed_rows(view, f)
         page = [describe(log, view, view.table.record(int(r))) for r in rows[f.offset : f.offset + limit]]
-        return {"run_id": view.trials.run_id, "total": len(rows), "offset": f.offset, "limit": limit, "trials": page}
+        return {
+            "run_id": view.trials.run_id,
+            "total": len(rows),
+            "offset": f.offset,
+            "limit": limit,
+            "trials": page,
+        }
     total, page = 0, []
     for rec in select(log, view, f):
         if f.offset <= total < f.offset + limit:
