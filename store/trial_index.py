@@ -111,7 +111,7 @@ class IndexState:
                 texts = unpack(self.get(part_key(self.run_id, b"t", c)), Texts)
                 if found is None or texts is None:
                     raise ValueError(f"trial index chunk {c} of run {self.run_id!r} is unreadable")
-                outputs = texts.outputs
+                outputs = texts.split()
             self.chunks[c], self.outputs[c] = found, outputs
         return found
 
@@ -175,10 +175,12 @@ class IndexState:
         for c in sorted(self.dirty):
             records = self.chunks[c]
             items.append(
-                (part_key(self.run_id, b"c", c), pack(columns_of(records, self.variants, self.cases)))
+                (part_key(self.run_id, b"c", c), pack(columns_of(records, self.variants, self.cases), False))
             )
             items.append((part_key(self.run_id, b"r", c), pack(records)))
-            items.append((part_key(self.run_id, b"t", c), pack(texts_of(records, self.outputs[c]))))
+            texts, lowered = texts_of(records, self.outputs[c])
+            items.append((part_key(self.run_id, b"t", c), pack(texts)))
+            items.append((part_key(self.run_id, b"l", c), pack(lowered, False)))
         if self.meta_dirty:
             items.append((part_key(self.run_id, b"m"), pack(self.catalogue)))
         head = Head(codec.VERSION, self.seq, len(self.pos), self.size, list(self.variants), list(self.cases))

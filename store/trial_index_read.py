@@ -17,6 +17,7 @@ from engine.store.trial_index import TAGS, IndexState
 from engine.store.trial_index_codec import (
     Catalogue,
     Columns,
+    Lowered,
     Texts,
     columns_of,
     head_key,
@@ -47,12 +48,20 @@ class RunIndex:
         return self.state.chunk(chunk)
 
     def texts(self, chunk: int) -> Texts:
-        if chunk in self.state.chunks:
-            return texts_of(self.state.chunks[chunk], self.state.outputs[chunk])
-        found = unpack(self.state.get(part_key(self.run_id, b"t", chunk)), Texts)
+        """The chunk's outputs and reasons."""
+        return self._text(chunk, b"t", Texts, 0)  # type: ignore[no-any-return]
+
+    def lowered(self, chunk: int) -> Lowered:
+        """The chunk's outputs lowered, joined."""
+        return self._text(chunk, b"l", Lowered, 1)  # type: ignore[no-any-return]
+
+    def _text(self, chunk: int, part: bytes, kind: type, which: int) -> Texts | Lowered:
+        if chunk in self.state.chunks:  # the tail changed it: as the writer will save it
+            return texts_of(self.state.chunks[chunk], self.state.outputs[chunk])[which]
+        found = unpack(self.state.get(part_key(self.run_id, part, chunk)), kind)
         if found is None:
             raise ValueError(f"trial index texts {chunk} of run {self.run_id!r} are unreadable")
-        return found
+        return found  # type: ignore[no-any-return]
 
 
 def load_index(log: EventStore, run_id: str) -> RunIndex | None:

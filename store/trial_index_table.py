@@ -36,8 +36,8 @@ class Table:
     score: np.ndarray
     latency: np.ndarray
     cost: np.ndarray
-    output_hash: list[str]
-    message: list[str]
+    hashes: np.ndarray  # bytes (NUL-padded): each row's output hash
+    message: dict[int, str]  # rows with an error message or skip reason
 
     def __len__(self) -> int:
         return len(self.flags)
@@ -51,8 +51,8 @@ class Table:
         return IndexRecord(
             row, self.index.variants[int(self.variant[row])], self.index.cases[int(self.case[row])],
             int(self.repeat[row]), int(self.flags[row]), float(self.score[row]), float(self.latency[row]),
-            float(self.cost[row]), cols.output_hash[i], cols.error_class[i], cols.error_kind[i],
-            cols.grading_error[i], cols.message[i],
+            float(self.cost[row]), cols.hash(i), cols.error_class.get(i, ""), cols.error_kind.get(i, ""),
+            cols.grading_error.get(i, ""), cols.message.get(i, ""),
         )  # fmt: skip
 
 
@@ -64,11 +64,11 @@ def table_of(index: RunIndex) -> Table:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
     flags = joined("flags", "u1")
-    hashes: list[str] = []
-    messages: list[str] = []
-    for c in cols:
-        hashes += c.output_hash
-        messages += c.message
+    size = index.size
+    messages = {c * size + i: text for c, col in enumerate(cols) for i, text in col.message.items()}
+    parts = [np.frombuffer(c.output_hash, dtype=f"S{c.hash_width}") if c.hash_width
+             else np.zeros(len(c.flags), dtype="S1") for c in cols]  # fmt: skip
+    hashes = np.concatenate(parts) if parts else np.zeros(0, dtype="S1")
     return Table(
         index, joined("variant", "u2"), joined("case", "u4"), joined("repeat", "u4"), flags, status_of(flags),
         joined("score", "f8"), joined("latency", "f8"), joined("cost", "f8"), hashes, messages,

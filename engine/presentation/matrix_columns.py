@@ -79,9 +79,9 @@ class Grid:
         """Rows whose cells' first outputs (by repeat, completed ones) have more than one hash."""
         done = self.order[(self.t.flags[self.order] & COMPLETED) != 0]
         cells, at = np.unique(self.cell[done], return_index=True)
-        ids: dict[str, int] = {}
-        hashes = np.array([ids.setdefault(self.t.output_hash[r], len(ids)) for r in done[at]], dtype=np.int64)
-        keep = np.array([self.t.output_hash[r] != "" for r in done[at]], dtype=bool)
+        firsts = self.t.hashes[done[at]]
+        keep = firsts != b""
+        hashes = np.unique(firsts, return_inverse=True)[1].reshape(-1)
         pairs = np.unique(np.stack([cells[keep] // self.V, hashes[keep]]), axis=1)
         return np.bincount(pairs[0], minlength=self.R) > 1 if pairs.size else np.zeros(self.R, dtype=bool)
 
@@ -178,6 +178,6 @@ def _searched(g: Grid, t: Table, trials: RunTrials, cases: list[str], query: Mat
     for r, case in enumerate(cases):
         spec = trials.cases.get(case)
         found[r] = hit(case) or hit(spec.prompt if spec else "") or hit(_expected(trials, case))
-    rows = [i for i, m in enumerate(t.message) if m and hit(m)] + list(searched_rows)
+    rows = [i for i, m in t.message.items() if hit(m)] + list(searched_rows)
     found[g.row_of[np.array(rows, dtype=np.int64)]] = True
     return found

@@ -96,7 +96,7 @@ def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
         [needle in c.lower() or needle in prompts.get(c, "").lower() for c in view.index.cases]
     )
     hit = by_case[t.case] if len(t) else np.zeros(0, dtype=bool)
-    found = [i for i, m in enumerate(t.message) if m and needle in m.lower()]
+    found = [i for i, m in t.message.items() if needle in m.lower()]
     found += search_rows(view.index, needle)
     hit[np.array(found, dtype=np.int64)] = True
     return hit
