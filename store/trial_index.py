@@ -17,7 +17,7 @@ from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.store import trial_index_codec as codec
 from engine.store.projection import UNUSABLE
-from engine.store.projections.trials import TRIALS, Key, TrialRecord
+from engine.store.projections.trials import ON_RECORD, TRIALS, Key, TrialRecord, regraded
 from engine.store.trial_index_codec import (
     Catalogue,
     Columns,
@@ -31,23 +31,11 @@ from engine.store.trial_index_codec import (
     unpack,
 )  # fmt: skip
 
-EVERY = 1024  # run events between two saves of its changed chunks
-KEPT_CHUNKS = 2  # chunks a writer keeps in memory per run after a save: the newest ones
+EVERY = 4096  # run events between two saves of its changed chunks (a reader folds at most these)
+KEPT_CHUNKS = 4  # chunks a writer keeps in memory per run after a save: the newest ones
 TAGS = TRIALS.tags
 Get = Callable[[bytes], bytes | None]
 Text = Callable[[str], str]  # an output's text by its blob key
-
-
-class _One:
-    """What a RunTrials handler sees: the one record it folds into, and the grading round."""
-
-    __slots__ = ("grading", "rec")
-
-    def __init__(self, rec: TrialRecord, grading: int) -> None:
-        self.rec, self.grading = rec, grading
-
-    def record(self, key: Key) -> TrialRecord:
-        return self.rec
 
 
 class IndexState:
@@ -120,30 +108,30 @@ class IndexState:
 
     def fold_event(self, seq: int, event: k.AnyEvent) -> None:
         self.seq = seq
-        handler = TRIALS.handlers.get(type(event))
+        handler = ON_RECORD.get(type(event))
         if handler is None:
-            return
-        if isinstance(event, (k.ExperimentDefined, k.VariantProposed, k.RegradeStarted)):
-            self._catalogued(event)
+            if isinstance(event, (k.ExperimentDefined, k.VariantProposed, k.RegradeStarted)):
+                self._catalogued(event)
             return
         key = (event.variant, event.case, event.repeat)  # type: ignore[union-attr]
-        pos = self.pos
+        pos = self._pos if self._pos is not None else self.pos
         at = pos.get(key)
+        size = self.size
         if at is None:
             at = pos[key] = len(pos)
             self.variants.setdefault(key[0], len(self.variants))
             self.cases.setdefault(key[1], len(self.cases))
-            self.chunk(at // self.size).append(TrialRecord(*key))
-            self.outputs[at // self.size].append("")
-        c = at // self.size
-        rec = self.chunk(c)[at % self.size]
-        completed = rec.completed
+            self.chunk(at // size).append(TrialRecord(*key))
+            self.outputs[at // size].append("")
+        c = at // size
+        rec = (self.chunks.get(c) or self.chunk(c))[at % size]
+        done = rec.completed
         try:
-            handler(_One(rec, self.catalogue.grading), event)
+            handler(rec, event, self.catalogue.grading)
         except UNUSABLE:  # as Projection.evolve: an event that cannot be folded is skipped
             return
-        if rec.completed and not completed and rec.output_hash:
-            self.outputs[c][at % self.size] = self.text(rec.output_hash)
+        if rec.completed and not done and rec.output_hash:
+            self.outputs[c][at % size] = self.text(rec.output_hash)
         self.dirty.add(c)
 
     def _catalogued(self, event: k.AnyEvent) -> None:
@@ -166,7 +154,7 @@ class IndexState:
             cat.rounds[event.grading] = event.name or f"round {event.grading}"
             for c in range(-(-len(self.pos) // self.size)):
                 for r in self.chunk(c):
-                    r.graded, r.passed, r.score, r.grades, r.judge_tokens = False, False, None, [], 0
+                    regraded(r)
                 self.dirty.add(c)
 
     def saved(self) -> list[tuple[bytes, bytes]]:
@@ -177,7 +165,7 @@ class IndexState:
             items.append(
                 (part_key(self.run_id, b"c", c), pack(columns_of(records, self.variants, self.cases), False))
             )
-            items.append((part_key(self.run_id, b"r", c), pack(records)))
+            items.append((part_key(self.run_id, b"r", c), pack(records, False)))
             texts, lowered = texts_of(records, self.outputs[c])
             items.append((part_key(self.run_id, b"t", c), pack(texts)))
             items.append((part_key(self.run_id, b"l", c), pack(lowered, False)))

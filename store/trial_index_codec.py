@@ -28,7 +28,7 @@ from engine.store.projections.trials import TrialRecord
 from engine.store.records import RESIDUE, TRAILER, crc32c, seal
 from engine.store.snapshot_codec import fingerprint
 
-CHUNK = 1024  # rows per chunk
+CHUNK = 256  # rows per chunk: a save re-encodes the chunks that changed, so small ones cost less
 NUMBER = 1  # raised by hand when what a row means changes
 _U32 = struct.Struct(">I")
 # flags of a row

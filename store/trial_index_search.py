@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_right
 
 from engine.store.trial_index_codec import COMPLETED, Lowered
 from engine.store.trial_index_read import RunIndex
@@ -38,10 +39,18 @@ def search_rows(index: RunIndex, needle: str = "", pattern: re.Pattern[str] | No
 
 
 def _found(lowered: Lowered, needle: bytes) -> list[int]:
-    """The rows whose lowered output holds `needle`: the joined texts split at their NULs (in C), or
-    cut at their starts when an output holds a NUL of its own."""
-    rows = lowered.text.split(b"\0")
-    starts = array("I", lowered.starts)
-    if len(rows) != len(starts) - 1:
-        rows = [lowered.text[starts[i] : starts[i + 1] - 1] for i in range(len(starts) - 1)]
-    return [i for i, text in enumerate(rows) if needle in text]
+    """The rows whose lowered output holds `needle`. Few: found by scanning the joined texts (in C) and
+    mapped to their rows; many: each row tested (its texts split at their NULs, in C)."""
+    text, starts = lowered.text, array("I", lowered.starts)
+    rows = len(starts) - 1
+    if text.count(needle) <= rows // 8:
+        out, pos = [], text.find(needle)
+        while pos != -1:
+            i = bisect_right(starts, pos) - 1
+            out.append(i)
+            pos = text.find(needle, starts[i + 1])
+        return out
+    parts = text.split(b"\0")
+    if len(parts) != rows:  # an output holds a NUL of its own: cut at the starts
+        parts = [text[starts[i] : starts[i + 1] - 1] for i in range(rows)]
+    return [i for i, part in enumerate(parts) if needle in part]

@@ -174,10 +174,13 @@ def _searched(g: Grid, t: Table, trials: RunTrials, cases: list[str], query: Mat
               searched_rows: set[int]) -> np.ndarray:  # fmt: skip
     """text_hit of every row: its case, prompt, expected; its trials' errors; reasons and outputs found ahead."""
     hit = matcher(query)
-    found = np.zeros(g.R, dtype=bool)
-    for r, case in enumerate(cases):
-        spec = trials.cases.get(case)
-        found[r] = hit(case) or hit(spec.prompt if spec else "") or hit(_expected(trials, case))
+    specs = [trials.cases.get(case) for case in cases]
+    texts = [(case, spec.prompt if spec else "", _expected(trials, case)) for case, spec in zip(cases, specs)]
+    if query.regex or "\0" in query.q:
+        found = np.array([any(map(hit, three)) for three in texts], dtype=bool)
+    else:  # each text lowered on its own, joined by a NUL the needle does not hold
+        needle = query.q.lower()
+        found = np.array([needle in "\0".join([a.lower(), b.lower(), c.lower()]) for a, b, c in texts], dtype=bool)
     rows = [i for i, m in t.message.items() if hit(m)] + list(searched_rows)
     found[g.row_of[np.array(rows, dtype=np.int64)]] = True
     return found
