@@ -65,15 +65,15 @@ def event_runs(draw: st.DrawFn) -> list[k.Event]:
     events = header(variants, cases)
     grading = 0
     for _ in range(draw(st.integers(0, 40))):
-        ident = {"run_id": RUN, "variant": "abcd"[draw(st.integers(0, variants))], "case": f"c{draw(st.integers(0, cases))}",
-                 "repeat": draw(st.integers(0, 2))}  # fmt: skip
+        variant, case = "abcd"[draw(st.integers(0, variants))], f"c{draw(st.integers(0, cases))}"
+        ident = {"run_id": RUN, "variant": variant, "case": case, "repeat": draw(st.integers(0, 2))}
         kind = draw(st.integers(0, 9))
         score = draw(st.sampled_from([None, 0.0, 0.5, 1.0]))
         if kind <= 1:
             events.append(k.TrialStarted(**ident, ts=1.0))
         elif kind <= 4:
-            events.append(k.TrialCompleted(**ident, output_hash=draw(st.sampled_from(BLOBS))[0],
-                                           latency_ms=draw(st.sampled_from([1.0, 2.5, 0.1])), cost_usd=0.1))  # fmt: skip
+            latency, blob = draw(st.sampled_from([1.0, 2.5, 0.1])), draw(st.sampled_from(BLOBS))[0]
+            events.append(k.TrialCompleted(**ident, output_hash=blob, latency_ms=latency, cost_usd=0.1))
         elif kind == 5:
             events.append(
                 k.TrialFailed(**ident, error_kind="timeout", error_class="timeout", message="no answer")
@@ -166,8 +166,8 @@ def _index_records(log: EventLog) -> dict[bytes, bytes]:
 
 
 def test_an_index_of_another_version_is_rebuilt_never_read(tmp_path: Path, small: None) -> None:
-    events = header(2, 3) + [k.TrialCompleted(run_id=RUN, variant="a", case="c0", repeat=r, output_hash=BLOBS[1][0],
-                                              latency_ms=1.0) for r in range(5)]  # fmt: skip
+    done = [{"variant": "a", "case": "c0", "repeat": r, "output_hash": BLOBS[1][0]} for r in range(5)]
+    events = header(2, 3) + [k.TrialCompleted(run_id=RUN, latency_ms=1.0, **d) for d in done]  # type: ignore[arg-type]
     with EventLog(tmp_path) as log:
         append(log, events, [2, 4])
         assert load_index(log, RUN) is not None
@@ -196,8 +196,10 @@ with EventLog(sys.argv[1], map_size=1 << 22) as log:
     n = log.last_seq()
     while True:
         ident = {"run_id": "w", "variant": f"v{n % 2}", "case": f"c{n % 7}", "repeat": n // 14}
-        late = {"run_id": "w", "variant": f"v{(n - 9) % 2}", "case": f"c{(n - 9) % 7}", "repeat": (n - 9) // 14}
-        events = [k.TrialStarted(**ident), k.TrialCompleted(**ident, output_hash=blobs[n % 5][0], latency_ms=n % 50)]
+        m = n - 9
+        late = {"run_id": "w", "variant": f"v{m % 2}", "case": f"c{m % 7}", "repeat": m // 14}
+        done = k.TrialCompleted(**ident, output_hash=blobs[n % 5][0], latency_ms=n % 50)
+        events = [k.TrialStarted(**ident), done]
         if n >= 9:  # a grade arriving batches later, for a trial in an older chunk
             events.append(k.TrialGraded(**late, score=(n % 3) / 2, passed=n % 3 == 2))
         if n % 37 == 36:
@@ -237,8 +239,11 @@ def test_kill_9_of_a_writing_process_leaves_an_index_that_folds_to_the_full_fold
 
 def test_a_page_reads_the_index_not_a_fold(tmp_path: Path, small: None) -> None:
     """The matrix and the trials API of a run with an index never fold its trials (RunViews.use)."""
-    events = header(2, 3) + [k.TrialCompleted(run_id=RUN, variant="ab"[r % 2], case=f"c{r % 3}", repeat=r,
-                                              output_hash=BLOBS[r % 9][0], latency_ms=1.0) for r in range(12)]  # fmt: skip
+    done = [
+        {"variant": "ab"[r % 2], "case": f"c{r % 3}", "repeat": r, "output_hash": BLOBS[r % 9][0]}
+        for r in range(12)
+    ]
+    events = header(2, 3) + [k.TrialCompleted(run_id=RUN, latency_ms=1.0, **d) for d in done]  # type: ignore[arg-type]
     with EventLog(tmp_path) as log:
         append(log, events, [3, 7])
         views = RunViews(log)

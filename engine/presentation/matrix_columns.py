@@ -127,8 +127,14 @@ class Grid:
 Searched = Callable[[int], bool]
 
 
-def select_columns(t: Table, trials: RunTrials, aggregation: ReplicaAggregation, query: MatrixQuery,
-                   read: ReadOutput, searched_rows: set[int] | None) -> tuple[list[str], int, list[MatrixRow]]:  # fmt: skip
+def select_columns(
+    t: Table,
+    trials: RunTrials,
+    aggregation: ReplicaAggregation,
+    query: MatrixQuery,
+    read: ReadOutput,
+    searched_rows: set[int] | None,
+) -> tuple[list[str], int, list[MatrixRow]]:
     """(variants, rows kept, the page's rows with their cells' outputs read)."""
     g = Grid(t, trials, aggregation)
     variants = [t.index.variants[i] for i in g.variant_ids]
@@ -172,15 +178,20 @@ def _shown(g: Grid, show: str) -> np.ndarray:
 
 def _searched(g: Grid, t: Table, trials: RunTrials, cases: list[str], query: MatrixQuery,
               searched_rows: set[int]) -> np.ndarray:  # fmt: skip
-    """text_hit of every row: its case, prompt, expected; its trials' errors; reasons and outputs found ahead."""
+    """text_hit of every row: its case, prompt, expected; its trials' errors; their reasons and outputs
+    (found ahead)."""
     hit = matcher(query)
     specs = [trials.cases.get(case) for case in cases]
-    texts = [(case, spec.prompt if spec else "", _expected(trials, case)) for case, spec in zip(cases, specs)]
+    texts = [
+        (case, s.prompt if s else "", _expected(trials, case)) for case, s in zip(cases, specs, strict=True)
+    ]
     if query.regex or "\0" in query.q:
         found = np.array([any(map(hit, three)) for three in texts], dtype=bool)
     else:  # each text lowered on its own, joined by a NUL the needle does not hold
         needle = query.q.lower()
-        found = np.array([needle in "\0".join([a.lower(), b.lower(), c.lower()]) for a, b, c in texts], dtype=bool)
+        found = np.array(
+            [needle in "\0".join([a.lower(), b.lower(), c.lower()]) for a, b, c in texts], dtype=bool
+        )
     rows = [i for i, m in t.message.items() if hit(m)] + list(searched_rows)
     found[g.row_of[np.array(rows, dtype=np.int64)]] = True
     return found
