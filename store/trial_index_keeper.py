@@ -63,10 +63,12 @@ class IndexKeeper:
 
 
 def _blob_text(io: object) -> Callable[[str], str]:
-    blob = getattr(io, "blob", None)  # a store without blobs in its transaction: no texts
+    blob = getattr(io, "blob", None)
+    if blob is None:  # a store that cannot read blobs in its transaction: no index (readers fold the log)
+        raise NotImplementedError("the trial index reads outputs in the write transaction")
 
     def text(key: str) -> str:
-        stored = blob(key) if blob is not None else None
+        stored = blob(key)
         return "" if stored is None else unpack_blob(stored).decode("utf-8", errors="replace")
 
     return text
