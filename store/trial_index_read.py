@@ -68,13 +68,12 @@ def load_index(log: EventStore, run_id: str) -> RunIndex | None:
     get = getattr(log, "get_snapshot", None)
     if get is None:
         return None
-    for _ in range(TRIES):
+    for _ in range(TRIES):  # the head unchanged after the chunks (and the tail's) were read: one save's
         head = get(head_key(run_id))
         found = IndexState.stored(run_id, get, lambda key: read_text(log, key))
-        if found is not None and get(head_key(run_id)) == head:
-            return _caught_up(log, *found)
-        if found is None and get(head_key(run_id)) == head:
-            return None
+        index = _caught_up(log, *found) if found is not None else None
+        if get(head_key(run_id)) == head:
+            return index
     return None
 
 
