@@ -10,8 +10,8 @@ memory that does not grow with the run; the writer's extra CPU under 0.02 ms per
 
 The run is made by the engine itself (python target, 2 variants x 10,000 cases x 5 repeats, outputs
 of ten words drawn from unicode ones, a `contains` grader). `--store DIR` measures a store made before
-(its run `big`; a store made by an older engine needs `engine rebuild` first). Server CPU is the
-`engine serve` process's user+sys time across the request, read from /proc.
+(its run `--run`, default `big`; a store made by an older engine needs `engine rebuild` first).
+Server CPU is the `engine serve` process's user+sys time across the request, read from /proc.
 """
 
 from __future__ import annotations
@@ -108,10 +108,23 @@ class Server:
         self.proc.wait()
 
 
-def serve_figures(store: Path, warm: int) -> None:
+def requests_of(store: Path, run: str) -> list[str]:
+    """REQUESTS for `run`, naming two of its cases (the first and the 4,243rd, or its last)."""
+    from engine.store.trial_index_read import load_index
+
+    with EventLog(store) as log:
+        index = load_index(log, run)
+        spec = index.catalogue.spec if index is not None else None
+        cases = [c.id for c in spec.cases] if spec is not None else ["c00042", "c04242"]
+    first, other = cases[min(42, len(cases) - 1)], cases[min(4242, len(cases) - 1)]
+    return [p.replace("big", run).replace("c00042", first).replace("c04242", other) for p in REQUESTS]
+
+
+def serve_figures(store: Path, warm: int, run: str) -> None:
     print(f"{'request':62} {'first cpu/wall ms':>18} {'warm cpu/wall ms':>17}")
     rss = []
-    for path in REQUESTS:
+    requests = requests_of(store, run)
+    for path in requests:
         server = Server(store)  # a fresh server: nothing of the run is in memory
         try:
             server.get("/api/runs")  # the server up and its imports done; not this run's data
@@ -126,7 +139,7 @@ def serve_figures(store: Path, warm: int) -> None:
     server = Server(store)
     try:
         for _ in range(3):
-            for path in REQUESTS:
+            for path in requests:
                 server.get(path)
             print(f"  one server, every request again: RSS {rss_mib(server.proc.pid):.0f} MiB")
     finally:
@@ -177,6 +190,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=100_000)
     parser.add_argument("--store", type=Path)
     parser.add_argument("--warm", type=int, default=3)
+    parser.add_argument("--run", default="big", help="the run of --store to read")
     parser.add_argument("--skip-writer", action="store_true")
     parser.add_argument("--dir", default="/dev/shm" if Path("/dev/shm").is_dir() else None)
     args = parser.parse_args()
@@ -191,7 +205,7 @@ def main() -> None:
                 [sys.executable, "-c", MAKE_RUN, str(args.trials), str(store), "big"], cwd=ROOT, check=True
             )
             print(f"made a {args.trials:,}-trial run in {time.perf_counter() - start:.0f} s")
-        serve_figures(store, args.warm)
+        serve_figures(store, args.warm, args.run)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
