@@ -78,11 +78,17 @@ def load_index(log: EventStore, run_id: str) -> RunIndex | None:
 
 
 def _caught_up(log: EventStore, state: IndexState, columns: list[Columns]) -> RunIndex:
+    known = getattr(log, "last_of", None)
+    last = known(state.run_id) if known is not None else None
+    if last is None or last > state.seq:  # the run logged events after the index's save: fold them
+        _fold_tail(log, state, columns)
+    variants, cases = list(state.variants), list(state.cases)
+    return RunIndex(state.run_id, state.catalogue, variants, cases, columns, state, state.seq)
+
+
+def _fold_tail(log: EventStore, state: IndexState, columns: list[Columns]) -> None:
     for seq, data in log.read_run(state.run_id, state.seq + 1, tags=set(TAGS)):
         state.fold(seq, data)
     for c in sorted(state.dirty):  # chunks the tail changed, and new ones
         cols = columns_of(state.chunks[c], state.variants, state.cases)
-        columns[c:c + 1] = [cols]  # fmt: skip
-    return RunIndex(
-        state.run_id, state.catalogue, list(state.variants), list(state.cases), columns, state, state.seq
-    )
+        columns[c : c + 1] = [cols]

@@ -30,6 +30,7 @@ from engine.store.trial_index_read import RunIndex, load_index
 from engine.store.trial_index_rows import index_trials
 from engine.store.trial_index_search import search_rows
 from engine.store.trial_index_table import Table, table_of
+from engine.views.export import output_of
 
 T = TypeVar("T")
 KEPT_RUNS = 4  # runs whose folded trials stay in memory
@@ -54,6 +55,9 @@ class RunView:
 
     def full(self, rec: TrialRecord) -> TrialRecord:
         return rec
+
+    def output(self, log: EventStore, rec: TrialRecord) -> str | None:
+        return output_of(log, rec)
 
     def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
                  reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip
@@ -84,6 +88,7 @@ class IndexedView:
     rounds: dict[int, str]
     index: RunIndex
     table: Table
+    texts: dict[int, list[str]] = field(default_factory=dict)  # chunks' outputs read for this request
 
     @property
     def baseline(self) -> str | None:
@@ -92,6 +97,15 @@ class IndexedView:
     def full(self, rec: TrialRecord) -> TrialRecord:
         row = rec.row  # type: ignore[attr-defined]
         return self.index.records(row // self.index.size)[row % self.index.size]
+
+    def output(self, log: EventStore, rec: TrialRecord) -> str | None:
+        """output_of(log, rec), from the index's kept texts (no walk of the store's blobs)."""
+        if not (rec.completed and rec.output_hash):
+            return None
+        c, i = divmod(rec.row, self.index.size)  # type: ignore[attr-defined]
+        if c not in self.texts:
+            self.texts[c] = self.index.texts(c).split()
+        return self.texts[c][i]
 
     def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
                  reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip

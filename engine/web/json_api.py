@@ -91,7 +91,7 @@ async def run_progress(request: Request) -> Response:
 
 
 def _known(ctx: WebContext, run_id: str) -> str:
-    if run_id not in ctx.log.run_ids():
+    if run_id not in run_ids(ctx.log):  # from the snapshots when they list every run: no walk of the log
         raise NotFoundError(f"no run {run_id!r} in this store")
     return run_id
 

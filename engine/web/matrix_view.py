@@ -13,7 +13,6 @@ from engine.presentation.matrix_columns import select_columns
 from engine.presentation.matrix_query import MatrixQuery, check, select
 from engine.store.contract import EventStore
 from engine.store.trial_index_search import search_rows
-from engine.views.export import output_of
 from engine.web.data import IndexedView, RunView
 from engine.web.query_params import int_param
 
@@ -39,7 +38,7 @@ def matrix_rows(
 ) -> tuple[list[str], int, list[MatrixRow]]:
     """(variants, rows kept by the filters, the page's rows with their outputs read)."""
     aggregation = view.spec.scoring.replica_aggregation if view.spec else ReplicaAggregation()
-    read = lambda rec: output_of(log, rec)  # noqa: E731
+    read = lambda rec: view.output(log, rec)  # noqa: E731
     if isinstance(view, IndexedView):
         found = None
         if query.q:  # as matcher(query) compares: a pattern ignoring case, or the text lowered

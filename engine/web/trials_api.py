@@ -125,16 +125,16 @@ def trials_page(log: EventStore, view: View, f: TrialFilter) -> dict[str, object
 
 def describe(log: EventStore, view: View, rec: TrialRecord) -> dict[str, object]:
     """Everything shown of one trial: prompts, output, grades and the judge's rationale, costs."""
-    rec = view.full(rec)
+    output, rec = view.output(log, rec), view.full(rec)
     variant = view.variants.get(rec.variant)
     judges = _judge_names(view)
     return {
         **trial_fields(rec),
-        "prompt": case_prompts(view).get(rec.case, ""),
+        "prompt": case.prompt if (case := view.trials.cases.get(rec.case)) else "",
         "expected": _expected(view, rec.case),
         "reference": case.reference if (case := view.trials.cases.get(rec.case)) else None,
         "system": variant.system if variant is not None else None,
-        "output": output_of(log, rec),
+        "output": output,
         "stderr": stderr_of(log, rec),
         "transcript": transcript_of(log, rec),
         "retries": max(rec.attempts - 1, 0),
