@@ -167,7 +167,7 @@ class IndexState:
             )
             items.append((part_key(self.run_id, b"r", c), pack(records, False)))
             texts, lowered = texts_of(records, self.outputs[c])
-            items.append((part_key(self.run_id, b"t", c), pack(texts)))
+            items.append((part_key(self.run_id, b"t", c), pack(texts, False)))
             items.append((part_key(self.run_id, b"l", c), pack(lowered, False)))
         if self.meta_dirty:
             items.append((part_key(self.run_id, b"m"), pack(self.catalogue)))

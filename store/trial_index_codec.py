@@ -122,7 +122,7 @@ def part_key(run_id: str, part: bytes, chunk: int | None = None) -> bytes:
     return head_key(run_id) + b"\x00" + part + (b"" if chunk is None else _U32.pack(chunk))
 
 
-RAW, ZLIB = b"r", b"z"  # what every page reads is left uncompressed: it decodes as a copy
+RAW, ZLIB = b"r", b"z"  # what pages and searches read is left uncompressed: it decodes as a copy
 
 
 def pack(value: Any, compress: bool = True) -> bytes:
