@@ -111,8 +111,8 @@ class Keeper:
         if b"tix\x00" + run_id.encode() not in self._given_up:
             try:
                 self._index.advance(io, run_id, prior, rows, ending)
-            except KEEPING_FAILED:  # readers fold the log
-                self._index.forget()
+            except (*KEEPING_FAILED, KeyError, IndexError, AttributeError):  # a cache: never fails an append
+                self._index.forget()  # readers fold the log after the index's last save
                 self._given_up.add(b"tix\x00" + run_id.encode())
 
     def _advance_one(

@@ -255,3 +255,20 @@ def test_a_page_reads_the_index_not_a_fold(tmp_path: Path, small: None) -> None:
         assert views.indexed(RUN, lambda v: matrix(log, v, query_of({"q": "paris"})))["total"] == 2
         assert views.indexed(RUN, lambda v: trials_page(log, v, TrialFilter(variant="a")))["total"] == 6
         assert new_view(RUN).trials.run_id == RUN
+
+
+def test_an_index_the_writer_cannot_keep_never_fails_an_append(tmp_path: Path, small: None) -> None:
+    done = [{"variant": "a", "case": f"c{r % 3}", "repeat": r, "output_hash": BLOBS[0][0]} for r in range(6)]
+    events = header(2, 3) + [k.TrialCompleted(run_id=RUN, latency_ms=1.0, **d) for d in done]  # type: ignore[arg-type]
+    with EventLog(tmp_path) as log:
+        append(log, events[:4], [])
+        with pytest.MonkeyPatch.context() as patch:
+
+            def broken(self: object, seq: int, data: bytes) -> None:
+                raise KeyError("a bug in the index")
+
+            patch.setattr(trial_index.IndexState, "fold", broken)
+            append(log, events[4:], [])  # appended all the same; the index stays at its last save
+        assert len(load_trials(log, RUN).records) == 6
+        assert_index_is_the_fold(log)  # its last save, folded forward over the log's tail
+        assert_pages_are_the_fold(log)
