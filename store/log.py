@@ -198,7 +198,7 @@ class EventLog:
             raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
 
     def _txn_snapshots(self, txn: lmdb.Transaction) -> TxnSnapshots:
-        return TxnSnapshots(txn, (self._events, self._runs, self._snaps), self.checked_from)
+        return TxnSnapshots(txn, (self._events, self._runs, self._snaps), self.checked_from, self.blobs_db)
 
     def get_snapshot(self, key: bytes) -> bytes | None:
         with self._reading() as txn:

@@ -120,6 +120,9 @@ class _MemorySnapshots:
     def put(self, key: bytes, value: bytes) -> None:
         self.store._snapshots[key] = value
 
+    def blob(self, key: str) -> bytes | None:
+        return self.store._blobs.get(key)  # the trial index keeps outputs' text for searches
+
     def note_run(self, run_id: str, first: int, last: int) -> None:
         return None  # the run index is in memory: nothing to note for readers
 

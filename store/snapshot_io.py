@@ -21,11 +21,17 @@ class TxnSnapshots:
     """What the snapshot keeper reads and writes, inside the log's write transaction."""
 
     def __init__(
-        self, txn: lmdb.Transaction, dbs: tuple[object, object, object], checked_from: int | None
-    ) -> None:
+        self, txn: lmdb.Transaction, dbs: tuple[object, object, object], checked_from: int | None,
+        blobs_db: object | None = None,
+    ) -> None:  # fmt: skip
         self.txn = txn
         self.events_db, self.runs_db, self.snaps_db = dbs
         self.checked_from = checked_from
+        self.blobs_db = blobs_db
+
+    def blob(self, key: str) -> bytes | None:
+        """A blob as stored (the trial index keeps outputs' text for searches)."""
+        return None if self.blobs_db is None else self.txn.get(key.encode(), db=self.blobs_db)
 
     def get(self, key: bytes) -> bytes | None:
         return self.txn.get(key, db=self.snaps_db)

@@ -25,6 +25,7 @@ from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.records import RecordDamaged, pack_seq
 from engine.store.snapshot_codec import Snapshotted, Stored
 from engine.store.snapshot_io import COMPLETE, LAST, LISTED
+from engine.store.trial_index_keeper import IndexKeeper, rebuild_index
 
 S = TypeVar("S")
 STATE_EVERY = 5000  # run events between two saves of a run's report state
@@ -78,11 +79,13 @@ class Keeper:
         self._cache: dict[bytes, Stored[Any]] = {}
         self._unsaved: dict[bytes, int] = {}
         self._given_up: set[bytes] = set()
+        self._index = IndexKeeper()  # the trial index (store.trial_index): chunks, not one state
 
     def forget(self) -> None:
         """The transaction was abandoned: what was folded into the cache in it never happened."""
         self._cache.clear()
         self._unsaved.clear()
+        self._index.forget()
 
     def advance(self, io: SnapshotIO, batch: list[tuple[str, str, bytes]], first: int) -> None:
         by_run: dict[str, list[tuple[int, str, bytes]]] = {}
@@ -92,6 +95,7 @@ class Keeper:
             prior = io.last_before(run_id, first)
             io.note_run(run_id, 0 if prior else rows[0][0], rows[-1][0])
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
+            self._keep_index(io, run_id, prior, rows, ending)
             for snap in ALL:
                 if snap.key(run_id) in self._given_up:
                     continue
@@ -100,6 +104,16 @@ class Keeper:
                 except KEEPING_FAILED:  # damage, or a state it cannot store: readers fold the log
                     self._cache.pop(snap.key(run_id), None)
                     self._given_up.add(snap.key(run_id))  # for this process: never a cost per batch
+
+    def _keep_index(
+        self, io: SnapshotIO, run_id: str, prior: int, rows: list[tuple[int, str, bytes]], ending: bool
+    ) -> None:
+        if b"tix\x00" + run_id.encode() not in self._given_up:
+            try:
+                self._index.advance(io, run_id, prior, rows, ending)
+            except (*KEEPING_FAILED, KeyError, IndexError, AttributeError):  # a cache: never fails an append
+                self._index.forget()  # readers fold the log after the index's last save
+                self._given_up.add(b"tix\x00" + run_id.encode())
 
     def _advance_one(
         self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,
@@ -174,6 +188,7 @@ def rebuild(log: EventStore) -> int:
             state = snap.new(run_id)
             last = fold_tail(log, snap.projection, state, run_id, 1)
             items.append((snap.key(run_id), snap.encode(last, state)))
+        items.extend(rebuild_index(log, run_id, last))
         items.append((LAST + run_id.encode(), pack_seq(last)))
         log.put_snapshots(items)  # type: ignore[attr-defined]
         written += len(ALL)

@@ -16,6 +16,7 @@ from engine.store.projections.trials import TrialRecord
 SHOWS = ("all", "failing", "errors", "grading_errors", "differs", "flaky", "regressed")
 SORTS = ("case", "score", "-score", "latency", "-latency", "cost", "-cost")
 ReadOutput = Callable[[TrialRecord], str | None]
+Searched = Callable[[TrialRecord], bool]  # a trial's output or grader reasons hold the text (found ahead)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +88,16 @@ def matcher(query: MatrixQuery) -> Callable[[str], bool]:
     return lambda text: needle in text.lower()
 
 
-def text_hit(row: MatrixRow, hit: Callable[[str], bool], read: ReadOutput) -> bool:
+def text_hit(
+    row: MatrixRow, hit: Callable[[str], bool], read: ReadOutput, searched: Searched | None = None
+) -> bool:
     """The case id, prompt, expected answer, then each trial's grader reasons and error, then outputs
-    (blob reads last: most searches end before them)."""
+    (blob reads last: most searches end before them); `searched`: reasons and outputs found ahead."""
     if any(hit(text) for text in (row.case, row.prompt, row.expected)):
         return True
     records = [r for c in row.cells.values() for r in c.records]
+    if searched is not None:
+        return any(hit(r.message) for r in records if r.message) or any(map(searched, records))
     if any(hit(g.reason) for r in records for g in r.grades if g.reason):
         return True
     if any(hit(r.message) for r in records if r.message):
@@ -116,12 +121,13 @@ def sort_key(query: MatrixQuery, order: dict[str, int]) -> Callable[[MatrixRow],
 
 
 def select(variants: list[str], rows: list[MatrixRow], query: MatrixQuery, read: ReadOutput,
-           order: dict[str, int]) -> tuple[int, list[MatrixRow]]:  # fmt: skip
+           order: dict[str, int], searched: Searched | None = None,
+           ) -> tuple[int, list[MatrixRow]]:  # fmt: skip
     """(rows kept, the page's rows with their cells' outputs read)."""
     kept = [r for r in rows if keep(r, variants, query)]
     if query.q:
         hit = matcher(query)
-        kept = [r for r in kept if text_hit(r, hit, read)]
+        kept = [r for r in kept if text_hit(r, hit, read, searched)]
     if query.sort != "case":
         kept.sort(key=sort_key(query, order))
     page = kept[query.offset : query.offset + query.per_page]

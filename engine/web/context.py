@@ -47,9 +47,11 @@ class WebContext:
 
     def at_round(self, run_id: str, grading: int | None, read: Callable[[RunView], T]) -> T:
         """read(view) of the run as grading round `grading` left it (None or the latest: the kept view)."""
-        latest = self.views.use(run_id, lambda v: v.trials.grading)
-        if grading is None or grading >= latest:
-            return self.views.use(run_id, read)
+        if grading is None:
+            return self.views.indexed(run_id, read)
+        latest = self.views.indexed(run_id, lambda v: v.trials.grading)
+        if grading >= latest:
+            return self.views.indexed(run_id, read)
         return read(self.memo(("round", run_id, grading), lambda: round_view(self.log, run_id, grading)))
 
     def report(self, run_id: str, grading: int | None = None) -> bytes:

@@ -4,10 +4,15 @@ A page or an API call on a live run must not replay the whole run each time: eac
 projection is kept with the last sequence number it has seen, and a request folds only the events
 appended since. Only the few most recently viewed runs are kept, so the server's memory stays flat
 however many runs the store holds.
+
+The matrix, the trial page, the trials API and the matrix's downloads read the run's kept trial
+index instead (`RunViews.indexed`: its rows' columns and the events after its last save, read per
+request and let go after it), and fold the log only for a run that has no index of this version.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,7 +25,12 @@ from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RUN_STATE, RunState
 from engine.store.projections.summary import SUMMARY, RunSummary
-from engine.store.projections.trials import TRIALS, RunTrials
+from engine.store.projections.trials import TRIALS, RunTrials, TrialRecord
+from engine.store.trial_index_read import RunIndex, load_index
+from engine.store.trial_index_rows import index_trials
+from engine.store.trial_index_search import search_rows
+from engine.store.trial_index_table import Table, table_of
+from engine.views.export import output_of
 
 T = TypeVar("T")
 KEPT_RUNS = 4  # runs whose folded trials stay in memory
@@ -39,6 +49,20 @@ class RunView:
     seen_seq: int = 0
     rounds: dict[int, str] = field(default_factory=lambda: {0: "original"})  # grading rounds: their names
 
+    @property
+    def baseline(self) -> str | None:
+        return next(iter(self.state.variants), None)
+
+    def full(self, rec: TrialRecord) -> TrialRecord:
+        return rec
+
+    def output(self, log: EventStore, rec: TrialRecord) -> str | None:
+        return output_of(log, rec)
+
+    def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
+                 reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip
+        return None  # each trial's output is read from its blob
+
     def evolve(self, event: k.AnyEvent) -> None:
         if isinstance(event, k.ExperimentDefined):
             self.spec = event.spec
@@ -51,6 +75,49 @@ class RunView:
         TRIALS.evolve(self.trials, event)
         SUMMARY.evolve(self.summary, event)
         RUN_STATE.evolve(self.state, event)
+
+
+@dataclass(slots=True)
+class IndexedView:
+    """A run as its kept trial index has it, for one request: what the matrix and trials read of a
+    RunView (trials, spec, variants, rounds), the full record of a trial read when it is described."""
+
+    trials: RunTrials  # the catalogue only: no records (the table has them)
+    spec: ExperimentSpec | None
+    variants: dict[str, VariantSpec]
+    rounds: dict[int, str]
+    index: RunIndex
+    table: Table
+    texts: dict[int, list[str]] = field(default_factory=dict)  # chunks' outputs read for this request
+
+    @property
+    def baseline(self) -> str | None:
+        return next(iter(self.index.catalogue.proposed), None)
+
+    def full(self, rec: TrialRecord) -> TrialRecord:
+        row = rec.row  # type: ignore[attr-defined]
+        return self.index.records(row // self.index.size)[row % self.index.size]
+
+    def output(self, log: EventStore, rec: TrialRecord) -> str | None:
+        """output_of(log, rec), from the index's kept texts (no walk of the store's blobs)."""
+        if not (rec.completed and rec.output_hash):
+            return None
+        c, i = divmod(rec.row, self.index.size)  # type: ignore[attr-defined]
+        if c not in self.texts:
+            self.texts[c] = self.index.texts(c).split()
+        return self.texts[c][i]
+
+    def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
+                 reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip
+        """Whether a trial's output (or a grader's reason) holds the text: one scan of the kept texts."""
+        hits = search_rows(self.index, needle, pattern, reasons)
+        return lambda rec: rec.row in hits  # type: ignore[attr-defined]
+
+
+def indexed_view(index: RunIndex) -> IndexedView:
+    cat = index.catalogue
+    trials = index_trials(index, [])
+    return IndexedView(trials, cat.spec, dict(cat.variants), dict(cat.rounds), index, table_of(index))
 
 
 def new_view(run_id: str) -> RunView:
@@ -77,6 +144,14 @@ class RunViews:
                 self._views.popitem(last=False)
             self._catch_up(view)
             return read(view)
+
+    def indexed(self, run_id: str, read: Callable[[RunView | IndexedView], T]) -> T:
+        """read(view) of the run from its kept trial index (read for this call only: memory does not
+        grow with the run); from the folded view when the run has no index of this version."""
+        index = load_index(self.log, run_id)
+        if index is None:
+            return self.use(run_id, read)
+        return read(indexed_view(index))
 
     def _catch_up(self, view: RunView) -> None:
         for seq, data in self.log.read_run(view.trials.run_id, from_seq=view.seen_seq + 1, tags=VIEW_TAGS):

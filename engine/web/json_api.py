@@ -40,6 +40,13 @@ async def in_view(request: Request, run_id: str, read: Callable[[WebContext, Run
     return await in_thread(request, lambda ctx: ctx.views.use(_known(ctx, run_id), lambda v: read(ctx, v)))
 
 
+async def in_index(request: Request, run_id: str, read: Callable[[WebContext, Any], Any]) -> Any:
+    """read(ctx, view) of a known run from its kept trial index (RunViews.indexed), in a worker thread."""
+    return await in_thread(
+        request, lambda ctx: ctx.views.indexed(_known(ctx, run_id), lambda v: read(ctx, v))
+    )
+
+
 def error_response(exc: Exception) -> JSONResponse:
     status = 404 if isinstance(exc, NotFoundError) else 400
     return JSONResponse({"error": str(exc)}, status_code=status)
@@ -94,7 +101,7 @@ def trial_filter(request: Request) -> TrialFilter:
 
 async def run_trials(request: Request) -> Response:
     run_id, f = request.path_params["run_id"], trial_filter(request)
-    data = await in_view(request, run_id, lambda ctx, v: trials_page(ctx.log, v, f))
+    data = await in_index(request, run_id, lambda ctx, v: trials_page(ctx.log, v, f))
     return json_response(data)
 
 

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from engine.web.json_api import in_view
+from engine.web.json_api import in_index
 from engine.web.matrix_view import cell_json, matrix_rows, query_of
 
 COLUMNS = ["case", "tags", "variant", "verdict", "label", "passes", "scored", "repeats", "errors",
@@ -32,7 +32,7 @@ async def _records(request: Request) -> tuple[str, list[dict[str, object]]]:
             if (c := r.cells.get(v)) is not None
         ]
 
-    return run_id, await in_view(request, run_id, read)
+    return run_id, await in_index(request, run_id, read)
 
 
 async def matrix_csv(request: Request) -> Response:

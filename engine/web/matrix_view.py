@@ -1,16 +1,19 @@
 """The matrix's data for the page and the API: cases x variants with verdicts and outputs, from the
-run's kept trials projection (engine.presentation.matrix builds it; this reads the request)."""
+run's kept trial index (engine.presentation.matrix builds it; this reads the request). A text search
+finds outputs and grader reasons in the index's kept texts, one scan per search, not a blob per trial."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from engine.events.spec import ReplicaAggregation
 from engine.presentation.matrix import MatrixCell, MatrixRow, build_rows
+from engine.presentation.matrix_columns import select_columns
 from engine.presentation.matrix_query import MatrixQuery, check, select
 from engine.store.contract import EventStore
-from engine.views.export import output_of
-from engine.web.data import RunView
+from engine.store.trial_index_search import search_rows
+from engine.web.data import IndexedView, RunView
 from engine.web.query_params import int_param
 
 OUTPUT_CHARS = 2000  # an output in the JSON matrix is cut here; the trials API has it whole
@@ -30,11 +33,20 @@ def query_of(params: Mapping[str, str], per_page: int = 50) -> MatrixQuery:
     ))  # fmt: skip
 
 
-def matrix_rows(log: EventStore, view: RunView, query: MatrixQuery) -> tuple[list[str], int, list[MatrixRow]]:
+def matrix_rows(
+    log: EventStore, view: RunView | IndexedView, query: MatrixQuery
+) -> tuple[list[str], int, list[MatrixRow]]:
     """(variants, rows kept by the filters, the page's rows with their outputs read)."""
     aggregation = view.spec.scoring.replica_aggregation if view.spec else ReplicaAggregation()
+    read = lambda rec: view.output(log, rec)  # noqa: E731
+    if isinstance(view, IndexedView):
+        found = None
+        if query.q:  # as matcher(query) compares: a pattern ignoring case, or the text lowered
+            pattern = re.compile(query.q, re.IGNORECASE) if query.regex else None
+            found = search_rows(view.index, query.q.lower(), pattern, reasons=True)
+        return select_columns(view.table, view.trials, aggregation, query, read, found)
     variants, rows = build_rows(view.trials, aggregation)
-    total, page = select(variants, rows, query, lambda rec: output_of(log, rec), view.trials.case_order)
+    total, page = select(variants, rows, query, read, view.trials.case_order)
     return variants, total, page
 
 
@@ -48,7 +60,7 @@ def cell_json(c: MatrixCell) -> dict[str, object]:
     }  # fmt: skip
 
 
-def matrix(log: EventStore, view: RunView, query: MatrixQuery) -> dict[str, object]:
+def matrix(log: EventStore, view: RunView | IndexedView, query: MatrixQuery) -> dict[str, object]:
     variants, total, page = matrix_rows(log, view, query)
     return {
         "run_id": view.trials.run_id, "variants": variants, "total": total, "offset": query.offset,

@@ -7,6 +7,7 @@ so a link can be shared.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -14,7 +15,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from engine.errors import NotFoundError
-from engine.presentation.matrix import LEGEND
+from engine.presentation.matrix import LEGEND, MatrixRow
 from engine.presentation.matrix_query import SHOWS, pages
 from engine.presentation.templates import render
 from engine.web.context import WebContext
@@ -100,11 +101,12 @@ async def matrix_page(request: Request) -> HTMLResponse:
         return f"{root}/api/runs/{q(run_id)}/matrix.{kind}?" + urlencode(query.params(page=1))
 
     def body(ctx: WebContext) -> tuple[str, str]:
-        variants, total, rows = ctx.at_round(
-            _known(ctx, run_id), query.grading, lambda v: matrix_rows(ctx.log, v, query)
-        )
-        rounds = ctx.views.use(run_id, lambda v: sorted(v.rounds.items()))
-        grading = ctx.at_round(run_id, query.grading, lambda v: v.trials.grading)
+        def read(v: Any) -> tuple[tuple[list[str], int, list[MatrixRow]], int, list[tuple[int, str]]]:
+            return matrix_rows(ctx.log, v, query), v.trials.grading, sorted(v.rounds.items())
+
+        (variants, total, rows), grading, rounds = ctx.at_round(_known(ctx, run_id), query.grading, read)
+        if query.grading is not None:  # an earlier round's view: the rounds are the latest view's
+            rounds = ctx.views.indexed(run_id, lambda v: sorted(v.rounds.items()))
         html = render(
             "matrix_page.html", run_id=run_id, run_url=base, query=query, shows=SHOWS, sorts=SORTS,
             total=total, pages=pages(total, query.per_page), legend_items=LEGEND, variants=variants,

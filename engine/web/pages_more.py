@@ -29,7 +29,9 @@ from engine.web.trials_api import TrialFilter, trials_page
 
 def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str) -> tuple[str, str]:
     f = TrialFilter(case=case, variant=variant, limit=500)
-    found = ctx.views.use(run_id, lambda v: _known_case(v, case) and trials_page(ctx.log, v, f))
+    found, baseline = ctx.views.indexed(
+        run_id, lambda v: (_known_case(v, case) and trials_page(ctx.log, v, f), v.baseline)
+    )
     by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
     pairwise = case_pairwise(ctx.log, run_id, case)
     for t in found["trials"]:  # type: ignore[attr-defined]
@@ -39,7 +41,6 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
         t["criteria"] = {g["name"]: criterion_scores(g.get("raw", "")) for g in t["grades"]}
         by_variant[t["variant"]].append(t)
     shown = [t for trials in by_variant.values() for t in trials]
-    baseline = ctx.views.use(run_id, lambda v: next(iter(v.state.variants), None))
     first = shown[0] if shown else {}
     expected = "\n".join(x for x in (first.get("expected"), first.get("reference")) if x)
     body = render(

@@ -1,8 +1,8 @@
 """The trials API: filter a run's trials, page them, and describe each one in full.
 
-Outputs stay blobs until a trial is shown: only the page's trials are read (and, for a text search,
-only the trials that pass the other filters), so a page of a 50,000-trial run costs the same as a
-page of a small one.
+The trials are the rows of the run's kept trial index (their columns: no output, no grades); only
+the page's trials are described, from their full records and their blobs. A text search finds
+outputs in the index's kept texts (one scan), not a blob per trial.
 """
 
 from __future__ import annotations
@@ -10,11 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from engine.events.graders import GRADERS
+from engine.presentation.matrix_query import Searched
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
+from engine.store.trial_index_search import search_rows
+from engine.store.trial_index_table import STATUS, finished_rows
 from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
-from engine.web.data import RunView
+from engine.web.data import IndexedView, RunView
+
+View = RunView | IndexedView
 
 MAX_LIMIT = 500
 
@@ -30,11 +37,11 @@ class TrialFilter:
     offset: int = 0
 
 
-def case_tags(view: RunView) -> dict[str, list[str]]:
+def case_tags(view: View) -> dict[str, list[str]]:
     return {c.id: list(c.tags) for c in view.spec.cases} if view.spec else {}
 
 
-def case_prompts(view: RunView) -> dict[str, str]:
+def case_prompts(view: View) -> dict[str, str]:
     return {c.id: c.prompt for c in view.spec.cases} if view.spec else {}
 
 
@@ -47,21 +54,67 @@ def _matches(rec: TrialRecord, f: TrialFilter, tags: dict[str, list[str]]) -> bo
     )
 
 
-def _text_hit(log: EventStore, view: RunView, rec: TrialRecord, needle: str, prompts: dict[str, str]) -> bool:
-    haystacks = (rec.case, prompts.get(rec.case, ""), rec.message, output_of(log, rec) or "")
-    return any(needle in text.lower() for text in haystacks)
+def _text_hit(
+    log: EventStore, rec: TrialRecord, needle: str, prompts: dict[str, str], searched: Searched | None
+) -> bool:
+    if any(needle in text.lower() for text in (rec.case, prompts.get(rec.case, ""), rec.message)):
+        return True
+    return searched(rec) if searched is not None else needle in (output_of(log, rec) or "").lower()
 
 
-def select(log: EventStore, view: RunView, f: TrialFilter) -> Iterator[TrialRecord]:
+def select(log: EventStore, view: View, f: TrialFilter) -> Iterator[TrialRecord]:
     tags, prompts, needle = case_tags(view), case_prompts(view), f.q.lower()
+    searched = view.searched(needle) if needle else None  # outputs found ahead (a kept index)
     for rec in view.trials.finished():
-        if _matches(rec, f, tags) and (not needle or _text_hit(log, view, rec, needle, prompts)):
+        if _matches(rec, f, tags) and (not needle or _text_hit(log, rec, needle, prompts, searched)):
             yield rec
 
 
-def trials_page(log: EventStore, view: RunView, f: TrialFilter) -> dict[str, object]:
+def indexed_rows(view: IndexedView, f: TrialFilter) -> np.ndarray:
+    """select's trials, as rows of the run's kept index, filtered on its columns."""
+    t, ix = view.table, view.index
+    rows = finished_rows(t, view.trials.variant_order, view.trials.case_order)
+    keep = np.ones(len(rows), dtype=bool)
+    if f.variant:
+        keep &= t.variant[rows] == (ix.variants.index(f.variant) if f.variant in ix.variants else -1)
+    if f.case:
+        keep &= t.case[rows] == (ix.cases.index(f.case) if f.case in ix.cases else -1)
+    if f.status:
+        keep &= t.status[rows] == STATUS.get(f.status, -1)
+    if f.tag:
+        tags = case_tags(view)
+        keep &= np.array([f.tag in tags.get(c, ()) for c in ix.cases], dtype=bool)[t.case[rows]]
+    if f.q:
+        keep &= _indexed_hits(view, f.q.lower())[rows]
+    return rows[keep]
+
+
+def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
+    """_text_hit of every row: its case id, prompt, error message, output (found in the kept texts)."""
+    t, prompts = view.table, case_prompts(view)
+    by_case = np.array(
+        [needle in c.lower() or needle in prompts.get(c, "").lower() for c in view.index.cases]
+    )
+    hit = by_case[t.case] if len(t) else np.zeros(0, dtype=bool)
+    found = [i for i, m in t.message.items() if needle in m.lower()]
+    found += search_rows(view.index, needle)
+    hit[np.array(found, dtype=np.int64)] = True
+    return hit
+
+
+def trials_page(log: EventStore, view: View, f: TrialFilter) -> dict[str, object]:
     """{total, offset, limit, trials}: the filtered trials' page, each described in full."""
     limit = max(0, min(f.limit, MAX_LIMIT))
+    if isinstance(view, IndexedView):
+        rows = indexed_rows(view, f)
+        page = [describe(log, view, view.table.record(int(r))) for r in rows[f.offset : f.offset + limit]]
+        return {
+            "run_id": view.trials.run_id,
+            "total": len(rows),
+            "offset": f.offset,
+            "limit": limit,
+            "trials": page,
+        }
     total, page = 0, []
     for rec in select(log, view, f):
         if f.offset <= total < f.offset + limit:
@@ -70,17 +123,18 @@ def trials_page(log: EventStore, view: RunView, f: TrialFilter) -> dict[str, obj
     return {"run_id": view.trials.run_id, "total": total, "offset": f.offset, "limit": limit, "trials": page}
 
 
-def describe(log: EventStore, view: RunView, rec: TrialRecord) -> dict[str, object]:
+def describe(log: EventStore, view: View, rec: TrialRecord) -> dict[str, object]:
     """Everything shown of one trial: prompts, output, grades and the judge's rationale, costs."""
+    output, rec = view.output(log, rec), view.full(rec)
     variant = view.variants.get(rec.variant)
     judges = _judge_names(view)
     return {
         **trial_fields(rec),
-        "prompt": case_prompts(view).get(rec.case, ""),
+        "prompt": case.prompt if (case := view.trials.cases.get(rec.case)) else "",
         "expected": _expected(view, rec.case),
         "reference": case.reference if (case := view.trials.cases.get(rec.case)) else None,
         "system": variant.system if variant is not None else None,
-        "output": output_of(log, rec),
+        "output": output,
         "stderr": stderr_of(log, rec),
         "transcript": transcript_of(log, rec),
         "retries": max(rec.attempts - 1, 0),
@@ -88,12 +142,12 @@ def describe(log: EventStore, view: RunView, rec: TrialRecord) -> dict[str, obje
     }
 
 
-def _expected(view: RunView, case: str) -> str | None:
+def _expected(view: View, case: str) -> str | None:
     found = view.trials.cases.get(case)
     return None if found is None or found.expected is None else str(found.expected)
 
 
-def _judge_names(view: RunView) -> set[str]:
+def _judge_names(view: View) -> set[str]:
     graders = view.spec.graders if view.spec is not None else []
     judges = (g for g in graders if GRADERS.of(g).calls_model and not GRADERS.of(g).pairwise)
     return {g.name or "judge" for g in judges} | {"judge"}

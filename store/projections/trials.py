@@ -9,7 +9,9 @@ is read without a hand-kept list to update.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.events import kinds as k
 from engine.events.spec import CaseSpec, VariantSpec
@@ -108,17 +110,16 @@ def _proposed(run: RunTrials, e: k.VariantProposed) -> None:
 def _regrade(run: RunTrials, e: k.RegradeStarted) -> None:
     run.grading = e.grading
     for r in run.records.values():
-        r.graded, r.passed, r.score, r.grades, r.judge_tokens = False, False, None, [], 0
+        regraded(r)
 
 
-def _started(run: RunTrials, e: k.TrialStarted) -> None:
-    rec = run.record((e.variant, e.case, e.repeat))
+# what each trial event does to its record (the kept trial index folds with these same functions)
+def started(rec: TrialRecord, e: k.TrialStarted, grading: int) -> None:
     if not (rec.completed or rec.failed):
         rec.started_ts = e.ts
 
 
-def _completed(run: RunTrials, e: k.TrialCompleted) -> None:
-    rec = run.record((e.variant, e.case, e.repeat))
+def completed(rec: TrialRecord, e: k.TrialCompleted, grading: int) -> None:
     if rec.completed:
         return
     rec.completed, rec.output_hash, rec.finished_ts = True, e.output_hash, e.ts
@@ -130,8 +131,7 @@ def _completed(run: RunTrials, e: k.TrialCompleted) -> None:
         rec.transcript_hash = e.agent.transcript_hash
 
 
-def _failed(run: RunTrials, e: k.TrialFailed) -> None:
-    rec = run.record((e.variant, e.case, e.repeat))
+def failed(rec: TrialRecord, e: k.TrialFailed, grading: int) -> None:
     if rec.completed or rec.failed:
         return
     rec.failed, rec.error_kind, rec.message, rec.finished_ts = True, e.error_kind, e.message, e.ts
@@ -140,16 +140,33 @@ def _failed(run: RunTrials, e: k.TrialFailed) -> None:
     rec.tokens_in, rec.tokens_out, rec.cost_usd = e.tokens_in, e.tokens_out, e.cost_usd
 
 
-def _graded(run: RunTrials, e: k.TrialGraded) -> None:
-    rec = run.record((e.variant, e.case, e.repeat))
-    if e.grading == run.grading and not rec.graded:
+def graded(rec: TrialRecord, e: k.TrialGraded, grading: int) -> None:
+    """Only the current grading round's grades count."""
+    if e.grading == grading and not rec.graded:
         rec.graded, rec.passed, rec.score, rec.grades = True, e.passed, e.score, list(e.grades)
         rec.judge_tokens = e.judge_tokens
 
 
-def _skipped(run: RunTrials, e: k.TrialSkipped) -> None:
-    rec = run.record((e.variant, e.case, e.repeat))
+def skipped(rec: TrialRecord, e: k.TrialSkipped, grading: int) -> None:
     rec.skipped, rec.message = True, rec.message or e.reason
+
+
+def regraded(rec: TrialRecord) -> None:
+    """A new grading round: the earlier rounds' grades no longer count."""
+    rec.graded, rec.passed, rec.score, rec.grades, rec.judge_tokens = False, False, None, [], 0
+
+
+ON_RECORD: dict[type, Callable[[TrialRecord, Any, int], None]] = {
+    k.TrialStarted: started, k.TrialCompleted: completed, k.TrialFailed: failed, k.TrialGraded: graded,
+    k.TrialSkipped: skipped,
+}  # fmt: skip
+
+
+def _on_record(handler: Callable[[TrialRecord, Any, int], None]) -> Callable[[RunTrials, Any], None]:
+    def fold(run: RunTrials, e: Any) -> None:
+        handler(run.record((e.variant, e.case, e.repeat)), e, run.grading)
+
+    return fold
 
 
 TRIALS = Projection[RunTrials](
@@ -157,11 +174,7 @@ TRIALS = Projection[RunTrials](
         k.ExperimentDefined: _defined,
         k.VariantProposed: _proposed,
         k.RegradeStarted: _regrade,
-        k.TrialStarted: _started,
-        k.TrialCompleted: _completed,
-        k.TrialFailed: _failed,
-        k.TrialGraded: _graded,
-        k.TrialSkipped: _skipped,
+        **{kind: _on_record(handler) for kind, handler in ON_RECORD.items()},
     }
 )
 
