@@ -22,8 +22,9 @@ from engine.runtime.bundle_import import import_bundle
 from engine.runtime.regrade import regrade_run
 from engine.store.bundle_format import MAGIC
 from engine.store.log import EventLog
+from engine.views.current_report import current_report_json as report_json
 from engine.views.export import bundle as bundle_export
-from engine.views.queries import replay_json, report_json
+from engine.views.queries import replay_json
 from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.test_pairwise import prefers_good

@@ -14,8 +14,8 @@ from engine.input.bundle_files import bundle_headers, load_bundle
 from engine.store.log import EventLog
 from engine.views.bundle_sources import last_green_anywhere
 from engine.views.compare import compare_runs
+from engine.views.current_report import current_report_json as report_json
 from engine.views.export import bundle as bundle_export
-from engine.views.queries import report_json
 from tests.conftest import run_engine
 from tests.test_bundles import answer, small_spec
 

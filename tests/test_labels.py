@@ -163,7 +163,7 @@ async def test_labels_survive_a_regrade_and_make_a_ground_truth_round(tmp_path: 
     from engine.input.labels_file import LabelRow
     from engine.runtime.label_record import record_labels
     from engine.runtime.regrade import regrade_run
-    from engine.views.queries import report_json
+    from engine.views.current_report import current_report_json
     from tests.fakes.openai_server import open_fake_openai
     from tests.label_runs import judge_by_case, judged_spec
 
@@ -176,7 +176,7 @@ async def test_labels_survive_a_regrade_and_make_a_ground_truth_round(tmp_path: 
             ]
             record_labels(eng.log, "lab", rows)
             await regrade_run(eng.log, "lab", [JudgeGraderSpec(name="judge")], name="again")
-            again = json.loads(report_json(eng.log, "lab"))
+            again = json.loads(current_report_json(eng.log, "lab"))
     assert again["grading"] == 1 and again["label_agreement"]["judges"][0]["labelled"] == 2
     done = run_engine("regrade", "lab", "--labels", "--json", "--store", "st", cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()

@@ -39,21 +39,3 @@ def stored_report(log: EventStore, run_id: str, grading: int | None = None) -> b
     """The report written at the end of the run or of a regrade (default: the latest grading's)."""
     found = load(log, RUN_HEADS, run_id).report_hash(grading)
     return read_blob(log, found) if found else None
-
-
-def report_json(log: EventStore, run_id: str, grading: int | None = None) -> bytes:
-    """`engine report --json` and the web view's run API: the stored report, or one rebuilt from the
-    log when the run never wrote one (it is live, or was killed); with people's labels when it has any."""
-    from engine.views.report_labels import with_labels
-
-    stored, labelled = stored_report_and_labels(log, run_id, grading)
-    if stored is None:
-        return replay_json(log, run_id, grading, replay=False)
-    return with_labels(log, run_id, stored, labelled)
-
-
-def stored_report_and_labels(log: EventStore, run_id: str, grading: int | None) -> tuple[bytes | None, bool]:
-    """stored_report's answer, and whether the run has labels, from the run's heads snapshot."""
-    heads = load(log, RUN_HEADS, run_id)
-    found = heads.report_hash(grading)
-    return (read_blob(log, found) if found else None), heads.labelled
