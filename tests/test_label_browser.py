@@ -48,6 +48,9 @@ async def test_three_trials_labelled_with_the_keyboard_change_the_agreement(
                 page.wait_for_url(lambda now, here=here: now != here)
             page.wait_for_selector(READY, state="attached")
             screenshot(page, "labelled")
+            here = page.url
+            page.keyboard.press("n")  # the next unlabelled, without labelling this one
+            page.wait_for_url(lambda now, here=here: now != here and "/trial?" in now)
             page.goto(f"{url}/runs/lab/labels")
             count = page.locator("[data-field=label-count]").inner_text()
             return before, page.locator(AGREEMENT).inner_text(), count

@@ -65,3 +65,17 @@ async def test_the_token_guards_the_label_route_and_a_label_lands_in_the_log(tmp
     assert "c0 #1" in rows[0] and "judges split" in rows[0] and "c1 #1" in rows[1]
     assert "c3 #1" in rows[-2] and 'class="badge fail"' in rows[-2]
     assert 'class="label-pass"' in trial and "/static/labels.js" in trial
+
+
+async def test_the_trial_page_reads_the_queue_only_when_n_asks_for_the_next(tmp_path: Path) -> None:
+    """The trial page's panel names a route, not a trial: the queue (every trial's verdicts) is read
+    when `n` follows it, and it leads past the page's own case to the queue's first unlabelled trial."""
+    await judged_run(tmp_path / "st")
+    with serving(tmp_path / "st") as url:
+        page = httpx.get(f"{url}/runs/lab/trial", params={"case": "c0", "variant": "baseline"}).text
+        from_c0 = httpx.get(f"{url}/runs/lab/labels/next", params={"case": "c0", "variant": "baseline"})
+        from_c1 = httpx.get(f"{url}/runs/lab/labels/next", params={"case": "c1", "variant": ""})
+    assert 'data-next="/runs/lab/labels/next?case=c0&amp;variant=baseline"' in page
+    # the judges split on c0 and c1 (the queue's first two); from c0's page `n` goes to c1, from c1's to c0
+    assert from_c0.status_code == 303 and from_c0.headers["location"].startswith("/runs/lab/trial?case=c1&")
+    assert from_c1.status_code == 303 and from_c1.headers["location"].startswith("/runs/lab/trial?case=c0&")

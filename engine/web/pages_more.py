@@ -9,6 +9,7 @@ from typing import Any
 from markupsafe import Markup
 
 from engine.errors import NotFoundError
+from engine.events.graders import GRADERS
 from engine.presentation.judge_view import criterion_scores
 from engine.presentation.templates import render
 from engine.presentation.transcript import conversation
@@ -29,11 +30,12 @@ from engine.web.trials_api import TrialFilter, trials_page
 
 def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str) -> tuple[str, str]:
     f = TrialFilter(case=case, variant=variant, limit=500)
-    found, baseline = ctx.views.indexed(
-        run_id, lambda v: (_known_case(v, case) and trials_page(ctx.log, v, f), v.baseline)
+    found, baseline, judged_in_pairs = ctx.views.indexed(
+        run_id, lambda v: (_known_case(v, case) and trials_page(ctx.log, v, f), v.baseline, _pairwise(v))
     )
     by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    pairwise = case_pairwise(ctx.log, run_id, case)
+    # the verdicts are read from the run's log: only when a grader judges in pairs (or did, in a regrade)
+    pairwise = case_pairwise(ctx.log, run_id, case) if judged_in_pairs else {}
     for t in found["trials"]:  # type: ignore[attr-defined]
         t["pairwise"] = pairwise.get((t["variant"], t["repeat"] - 1), [])  # the API numbers repeats from 1
         t["facts"] = _facts(t)
@@ -47,7 +49,7 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
         "trial_page.html", case=case, run_id=run_id, run_link=run_url(root, run_id),
         matrix_link=run_url(root, run_id, "/matrix"), by_variant=by_variant, prompt=first.get("prompt", ""),
         expected=expected, baseline=baseline, baseline_diffs=baseline_diffs(by_variant, baseline),
-        labels=Markup(label_panel(ctx, run_id, case, shown, root) if shown else ""),
+        labels=Markup(label_panel(ctx, run_id, case, variant, shown, root) if shown else ""),
     )  # fmt: skip
     return f"{case} {run_id}", body
 
@@ -58,6 +60,12 @@ def _known_case(view: Any, case: str) -> bool:
     if case not in cases and case not in view.trials.case_order:
         raise NotFoundError(f"no case {case!r} in run {view.trials.run_id!r}")
     return True
+
+
+def _pairwise(view: Any) -> bool:
+    """Whether the run may hold pairwise verdicts: a pairwise grader in its spec or a regrade's."""
+    graders = view.spec.graders if view.spec is not None else []
+    return any(GRADERS.of(g).pairwise for g in graders) or len(view.rounds) > 1
 
 
 def _facts(t: dict[str, Any]) -> str:
