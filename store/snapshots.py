@@ -2,15 +2,21 @@
 web view ask for, read as a snapshot plus the few events logged after it, not as a replay.
 
 The store's writer keeps them (`Keeper`), in the same transaction as the events: a run's summary and
-heads after every batch, its report state every `STATE_EVERY` events and at the batch that ends the
-run, so a kill -9 leaves snapshots and events that agree. Readers never trust a snapshot further
+heads after every batch (a few fields each), its report state at the batch that ends the run and
+whenever the run's events since its last save reach max(`STATE_EVERY`, the state's cells): the state
+is O(variants x cases), so saving it every fixed number of events would cost a run of 100k cases a
+multi-MB encode every few thousand events (work quadratic in the run, trials/s falling as it goes);
+in proportion to its size, encoding costs at most about one cell per event, whatever the run's size.
+The bound for readers: a snapshot is never more than max(STATE_EVERY, cells) of the run's events
+behind the log, so the tail a reader folds costs no more than a few times the snapshot's own decode.
+A kill -9 leaves snapshots and events that agree. Readers never trust a snapshot further
 than its sequence number: each one is folded forward over the run's later events (`load`). The log
 stays the source of truth: `rebuild` folds every snapshot again from it, to the same bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -40,6 +46,9 @@ RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
 STATES = Snapshotted("state", 1, RUN_STATE, RunState, RunState)
 ALL: tuple[Snapshotted[Any], ...] = (SUMMARIES, RUN_HEADS, STATES)
 EVERY = {SUMMARIES.name: 1, RUN_HEADS.name: 1, STATES.name: STATE_EVERY}
+# a state whose encoding grows with the run: saved no more often than every `size(state)` events
+SIZED: dict[str, Callable[[Any], int]] = {STATES.name: lambda state: len(state.cells)}
+SAVE_NOW = 1 << 62  # unsaved events of a state just caught up from the log: worth saving at once
 
 
 class SnapshotIO(Protocol):
@@ -112,12 +121,12 @@ class Keeper:
             del self._cache[next(iter(self._cache))]
         if cached is None or cached.seq != prior:
             cached = self._caught_up(io, snap, run_id, prior)
-            self._unsaved[key] = EVERY[snap.name]  # caught up: worth saving now
+            self._unsaved[key] = SAVE_NOW
         tags = snap.projection.tags
         fold_rows(snap.projection, cached.state, ((s, d) for s, tag, d in rows if tag in tags))
         cached = self._cache[key] = Stored(rows[-1][0], cached.state)
         unsaved = self._unsaved[key] = self._unsaved.get(key, 0) + len(rows)
-        if ending or unsaved >= EVERY[snap.name]:
+        if ending or unsaved >= save_every(snap, cached.state):
             io.put(key, snap.encode(cached.seq, cached.state))
             self._unsaved[key] = 0
 
@@ -128,6 +137,12 @@ class Keeper:
         if stored.seq < prior:
             fold_rows(snap.projection, stored.state, io.events(run_id, stored.seq + 1, snap.projection.tags))
         return Stored(prior, stored.state)
+
+
+def save_every(snap: Snapshotted[S], state: S) -> int:
+    """Events between two saves of the state: a fixed number, or its size when that is more."""
+    sized = SIZED.get(snap.name)
+    return max(EVERY[snap.name], sized(state) if sized is not None else 0)
 
 
 def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
