@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
+import functools
+
 import msgspec
 
 from engine.events.codec import decode
@@ -27,9 +29,10 @@ from engine.store.guard import DECODE_DAMAGE, decode_of_run
 from engine.store.projection import Projection
 from engine.store.projections.heads import HEADS, RunHeads
 from engine.store.projections.run_state import RUN_STATE, RunState
+from engine.store.projections.status import StatusCounts, counts_of
 from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.records import RecordDamaged, pack_seq
-from engine.store.snapshot_codec import Snapshotted, Stored
+from engine.store.snapshot_codec import Snapshotted, Stored, fingerprint
 from engine.store.snapshot_io import COMPLETE, LAST, LISTED
 
 S = TypeVar("S")
@@ -45,6 +48,25 @@ SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
 RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
 STATES = Snapshotted("state", 1, RUN_STATE, RunState, RunState)
 ALL: tuple[Snapshotted[Any], ...] = (SUMMARIES, RUN_HEADS, STATES)
+
+
+class Derived(Snapshotted[S]):
+    """A record computed from another kept state whenever that one is saved, at the same sequence
+    number (not a fold of its own): a few figures of a big state, read without decoding it. Its
+    version includes its source's, so a change of the source's meaning rebuilds it too."""
+
+    def __init__(self, name: str, version: int, source: Snapshotted[Any], kind: type[S],
+                 derive: Callable[[Any], S]) -> None:  # fmt: skip
+        super().__init__(name, version, source.projection, kind, lambda run_id: kind())
+        self.source, self.derive = source, derive
+
+    @functools.cached_property
+    def version(self) -> str:
+        return f"{self._number}.{fingerprint(self.kind):08x}+{self.source.version}"
+
+
+STATUS = Derived("status", 1, STATES, StatusCounts, counts_of)
+DERIVED: dict[str, tuple[Derived[Any], ...]] = {STATES.name: (STATUS,)}
 EVERY = {SUMMARIES.name: 1, RUN_HEADS.name: 1, STATES.name: STATE_EVERY}
 # a state whose encoding grows with the run: saved no more often than every `size(state)` events
 SIZED: dict[str, Callable[[Any], int]] = {STATES.name: lambda state: len(state.cells)}
@@ -128,6 +150,8 @@ class Keeper:
         unsaved = self._unsaved[key] = self._unsaved.get(key, 0) + len(rows)
         if ending or unsaved >= save_every(snap, cached.state):
             io.put(key, snap.encode(cached.seq, cached.state))
+            for derived in DERIVED.get(snap.name, ()):
+                io.put(derived.key(run_id), derived.encode(cached.seq, derived.derive(cached.state)))
             self._unsaved[key] = 0
 
     def _caught_up(self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int) -> Stored[Any]:
@@ -155,6 +179,22 @@ def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
     if last is None or last > seq:  # without the run's last event known, its index says
         fold_tail(log, snap.projection, state, run_id, seq + 1)
     return state
+
+
+def kept(log: EventStore, derived: Derived[S], run_id: str) -> S | None:
+    """The derived record of the run, when it is as current as its source's fold would be (no event
+    of the source's tags after it); else None: the caller folds the source instead."""
+    get = getattr(log, "get_snapshot", None)
+    stored = derived.decode(get(derived.key(run_id))) if get is not None else None
+    if stored is None:
+        return None
+    known = getattr(log, "last_of", None)
+    if known is not None and known(run_id) == stored.seq:
+        return stored.state
+    tail = log.run_index(run_id, stored.seq + 1, limit=INDEX_CHUNK)
+    if len(tail) == INDEX_CHUNK or any(tag in derived.source.projection.tags for _, tag in tail):
+        return None
+    return stored.state
 
 
 def run_ids(log: EventStore) -> list[str]:
@@ -189,6 +229,7 @@ def rebuild(log: EventStore) -> int:
             state = snap.new(run_id)
             last = fold_tail(log, snap.projection, state, run_id, 1)
             items.append((snap.key(run_id), snap.encode(last, state)))
+            items += [(d.key(run_id), d.encode(last, d.derive(state))) for d in DERIVED.get(snap.name, ())]
         items.append((LAST + run_id.encode(), pack_seq(last)))
         log.put_snapshots(items)  # type: ignore[attr-defined]
         written += len(ALL)
