@@ -8,9 +8,10 @@ level from the first segment to the last.
     .venv/bin/python benchmarks/bench_million.py [--trials 1000000] [--quick] [--store PATH]
 
 The run is made by the engine itself, in a process of its own (`open_engine(...).run`), with the
-`openai` target against the fake OpenAI server in another process: trials / 10 cases, each run 10
-times over `--variants` variants (default 1: 100,000 cases x 10 repeats at a million trials, a report
-state of 100,000 cells; `--variants 2` gives 200,000 cells of 5 repeats). This process only watches,
+`openai` target against the fake OpenAI server in another process: `--cases` cases (default trials /
+10) x `--variants` variants (default 1) x as many repeats as make the trials. The default is 100,000
+cases x 10 repeats at a million trials (a report state of 100,000 cells); `--cases 10000 --variants
+2` is 10,000 cases x 2 variants x 50 repeats (20,000 cells). This process only watches,
 from outside: every few seconds it reads the engine process's /proc/PID/status (VmRSS, RssAnon,
 RssFile) and CPU time, and the trials done from the store (the run's index of trial events since
 the last look, tags only: nothing is decoded). The fake server's CPU is printed too, to tell
@@ -40,8 +41,7 @@ DONE_TAGS = frozenset({"trial.completed", "trial.failed"})
 CHILD = r"""
 import sys, time, trio
 from engine.api import open_engine, spec_from_dict
-store, base_url, trials, variants = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-cases = max(1, trials // 10)
+store, base_url, trials, cases, variants = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
 spec = spec_from_dict({
     "name": "million", "target": {"kind": "openai", "base_url": base_url, "model": "fake", "max_retries": 0},
     "variants": [{"name": f"v{i}", "params": {"temperature": i / 10}} for i in range(variants)],
@@ -138,17 +138,20 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100,000 trials")
     parser.add_argument("--store", type=Path, help="make the store here (default: a temporary folder)")
-    parser.add_argument("--variants", type=int, default=1, choices=(1, 2, 5, 10))
+    parser.add_argument("--cases", type=int, help="default: trials / 10 (each case run 10 times)")
+    parser.add_argument("--variants", type=int, default=1, help="the repeats are trials / (cases x variants)")
     parser.add_argument("--every", type=float, default=3.0, help="seconds between samples")
     args = parser.parse_args()
     trials = 100_000 if args.quick else args.trials
-    print(f"one run of {trials:,} trials ({trials // 10:,} cases, {args.variants} variant(s)); load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}",
+    cases = args.cases or trials // 10
+    print(f"one run of {trials:,} trials ({cases:,} cases x {args.variants} variant(s) x "
+          f"{trials // (cases * args.variants)} repeats); load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}",
           flush=True)  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         store = args.store or Path(tmp) / "st"
         server, base_url = start_server(0)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        argv = [sys.executable, "-c", CHILD, str(store), base_url, str(trials), str(args.variants)]
+        argv = [sys.executable, "-c", CHILD, str(store), base_url, str(trials), str(cases), str(args.variants)]
         child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
         try:
             samples = watch(child, server.pid, store, args.every)

@@ -69,6 +69,9 @@ def work(log):
         from engine.store.projections.summary import load_summary
         return [load_summary(log, r) for r in log.run_ids()]
     if what == "status (snapshots)":
+        from engine.runtime.run_status import run_status
+        return run_status(log, run, time.time())
+    if what == "status (whole state)":
         from engine.store.projections.status import status_view
         from engine.runtime.run_status import run_state, summarize
         return status_view(summarize(log, run), run_state(log, run), time.time())
@@ -99,7 +102,7 @@ print(f"{elapsed * 1000:.0f} {int(status['VmHWM'].split()[0]) // 1024}")
 """
 
 QUERIES = [
-    "list (snapshots)", "list (replay)", "status (snapshots)", "status (replay)", "history (snapshots)",
+    "list (snapshots)", "list (replay)", "status (snapshots)", "status (whole state)", "status (replay)", "history (snapshots)",
     "report --json (stored)", "report (kept state)", "report (replay)",
 ]  # fmt: skip
 COMMANDS = {
