@@ -109,13 +109,24 @@ class Keeper:
         self._cache: dict[bytes, Stored[Any]] = {}
         self._unsaved: dict[bytes, int] = {}
         self._given_up: set[bytes] = set()
+        self._last: tuple[object, int] | None = None  # the batch last folded, and its first seq
+        self._abandoned: tuple[dict[bytes, Stored[Any]], dict[bytes, int]] | None = None
 
     def forget(self) -> None:
-        """The transaction was abandoned: what was folded into the cache in it never happened."""
+        """The transaction was abandoned: what was folded into the cache in it never happened. The
+        cache is kept aside for the same batch appended again at the same place (a full map grows,
+        then the batch is retried): it holds exactly the log plus that batch, where catching up from
+        the store would decode a big state and fold its tail (seconds at 100k cells, and its memory
+        again)."""
+        self._abandoned = (self._cache.copy(), self._unsaved.copy())
         self._cache.clear()
         self._unsaved.clear()
 
     def advance(self, io: SnapshotIO, batch: list[tuple[str, str, bytes]], first: int) -> None:
+        again = self._last is not None and self._last[0] is batch and self._last[1] == first
+        if again and self._abandoned is not None:
+            self._cache, self._unsaved = self._abandoned
+        self._abandoned, self._last = None, (batch, first)
         by_run: dict[str, list[tuple[int, str, bytes]]] = {}
         for i, (run_id, tag, data) in enumerate(batch):
             by_run.setdefault(run_id, []).append((first + i, tag, data))
@@ -127,25 +138,28 @@ class Keeper:
                 if snap.key(run_id) in self._given_up:
                     continue
                 try:
-                    self._advance_one(io, snap, run_id, prior, rows, ending)
+                    self._advance_one(io, snap, run_id, prior, rows, ending, again)
                 except KEEPING_FAILED:  # damage, or a state it cannot store: readers fold the log
                     self._cache.pop(snap.key(run_id), None)
                     self._given_up.add(snap.key(run_id))  # for this process: never a cost per batch
 
     def _advance_one(
         self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,
-        rows: list[tuple[int, str, bytes]], ending: bool,
+        rows: list[tuple[int, str, bytes]], ending: bool, again: bool,
     ) -> None:  # fmt: skip
         key = snap.key(run_id)
         cached = self._cache.pop(key, None)
         if len(self._cache) >= CACHED * len(ALL):  # runs this process no longer writes to
             self._unsaved.pop(next(iter(self._cache)), None)
             del self._cache[next(iter(self._cache))]
-        if cached is None or cached.seq != prior:
+        folded = again and cached is not None and cached.seq == rows[-1][0]  # in the abandoned try
+        if not folded and (cached is None or cached.seq != prior):
             cached = self._caught_up(io, snap, run_id, prior)
             self._unsaved[key] = SAVE_NOW
+        assert cached is not None
         tags = snap.projection.tags
-        fold_rows(snap.projection, cached.state, ((s, d) for s, tag, d in rows if tag in tags))
+        if not folded:
+            fold_rows(snap.projection, cached.state, ((s, d) for s, tag, d in rows if tag in tags))
         cached = self._cache[key] = Stored(rows[-1][0], cached.state)
         unsaved = self._unsaved[key] = self._unsaved.get(key, 0) + len(rows)
         if ending or unsaved >= save_every(snap, cached.state):

@@ -401,3 +401,26 @@ def test_the_kept_status_figures_are_the_state_s_own_and_only_read_while_current
         store.append(rows([k.TrialSkipped(run_id="r", variant="v", case=case, repeat=0, reason="x")]))
     assert kept(store, STATUS, "r") is None
     assert counts_of(load(store, STATES, "r")).trials_done == 9
+
+
+def test_a_batch_retried_after_the_map_grows_is_not_caught_up_from_the_store(tmp_path: Path) -> None:
+    """A full map abandons the transaction, grows, and appends the same batch again: the writer's
+    cached states already hold it (decoding a big state and folding its tail instead cost seconds
+    and its memory again, at each growth of the map)."""
+    decoded: list[str] = []
+    real = Snapshotted.decode
+
+    def counting(self: Any, data: bytes | None) -> Any:
+        decoded.append(self.name)
+        return real(self, data)
+
+    with pytest.MonkeyPatch.context() as patch, EventLog(tmp_path / "st", map_size=64 << 10) as log:
+        patch.setattr(Snapshotted, "decode", counting)
+        log.append(rows(started_run("r")))
+        start = log.map_size()
+        for n in range(60):
+            log.append(rows([k.TrialSkipped(run_id="r", variant="v", case=f"c{n}-{i}", repeat=0,
+                                            reason="x" * 200) for i in range(40)]))  # fmt: skip
+        assert log.map_size() >= 4 * start  # it grew, more than once
+        assert decoded == []
+        assert_snapshots_equal_replay(log, "r")
