@@ -127,7 +127,8 @@ def segments(samples: list[tuple], total: int) -> None:
         rss = max((s[4] for s in inside if s[4]), default=0) // 1024
         anon = max((s[5] for s in inside if s[5]), default=0) // 1024
         count = last[1] - prev[1]
-        print(f"  {start:>8,}-{end:<8,} {wall:7.0f} {count / max(wall, 1e-9):9.0f} {count / max(cpu, 1e-9):10.0f}"
+        rate, per_cpu = count / max(wall, 1e-9), count / max(cpu, 1e-9)
+        print(f"  {start:>8,}-{end:<8,} {wall:7.0f} {rate:9.0f} {per_cpu:10.0f}"
               f" {server:9.0f}s {rss:>5} MiB {anon:>6} MiB")  # fmt: skip
         prev = last
 
@@ -144,14 +145,23 @@ def main() -> None:
     args = parser.parse_args()
     trials = 100_000 if args.quick else args.trials
     cases = args.cases or trials // 10
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"one run of {trials:,} trials ({cases:,} cases x {args.variants} variant(s) x "
-          f"{trials // (cases * args.variants)} repeats); load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}",
-          flush=True)  # fmt: skip
+          f"{trials // (cases * args.variants)} repeats); load average {load}", flush=True)  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         store = args.store or Path(tmp) / "st"
         server, base_url = start_server(0)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        argv = [sys.executable, "-c", CHILD, str(store), base_url, str(trials), str(cases), str(args.variants)]
+        argv = [
+            sys.executable,
+            "-c",
+            CHILD,
+            str(store),
+            base_url,
+            str(trials),
+            str(cases),
+            str(args.variants),
+        ]
         child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
         try:
             samples = watch(child, server.pid, store, args.every)

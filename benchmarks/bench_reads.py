@@ -102,7 +102,8 @@ print(f"{elapsed * 1000:.0f} {int(status['VmHWM'].split()[0]) // 1024}")
 """
 
 QUERIES = [
-    "list (snapshots)", "list (replay)", "status (snapshots)", "status (whole state)", "status (replay)", "history (snapshots)",
+    "list (snapshots)", "list (replay)", "status (snapshots)", "status (whole state)", "status (replay)",
+    "history (snapshots)",
     "report --json (stored)", "report (kept state)", "report (replay)",
 ]  # fmt: skip
 COMMANDS = {

@@ -16,10 +16,9 @@ stays the source of truth: `rebuild` folds every snapshot again from it, to the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
-
-import functools
 
 import msgspec
 

@@ -366,8 +366,9 @@ def test_a_big_state_is_saved_in_proportion_to_its_cells_and_never_further_behin
         patch.setitem(snapshots.EVERY, STATES.name, 5)  # smaller than the cells: their count decides
         store.append(rows(started_run("r")))
         for n in range(batches):
-            store.append(rows([k.TrialSkipped(run_id="r", variant="v", case=f"c{n % cells}", repeat=n // cells,
-                                              reason="x")]))  # fmt: skip
+            case, repeat = f"c{n % cells}", n // cells
+            skip = k.TrialSkipped(run_id="r", variant="v", case=case, repeat=repeat, reason="x")
+            store.append(rows([skip]))
             stored = STATES.decode(store.get_snapshot(STATES.key("r")))
             assert stored is not None
             behind = store.last_seq() - stored.seq
@@ -385,8 +386,9 @@ def test_the_kept_status_figures_are_the_state_s_own_and_only_read_while_current
     from engine.store.snapshots import STATUS, kept
 
     store = MemoryStore()
-    events = [*started_run("r", 6), k.TrialFailed(run_id="r", variant="v", case="c0", repeat=1,
-                                                    error_kind="infra", error_class="timeout", message="m")]  # fmt: skip
+    failed = k.TrialFailed(run_id="r", variant="v", case="c0", repeat=1, error_kind="infra",
+                           error_class="timeout", message="m")  # fmt: skip
+    events = [*started_run("r", 6), failed]
     store.append(rows(events))
     store.append(rows([k.RunCompleted(run_id="r", status="completed")]))  # the end: the state is saved
     store.append(rows([k.RunMarked(run_id="r", mark="green")]))  # none of the state's business
