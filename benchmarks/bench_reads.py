@@ -10,7 +10,10 @@ RSS; report --json of a 100,000-trial run under 200 ms; the run page under 300 m
 The store is made by the engine itself, `openai` target against the fake OpenAI server in its own
 process (2 variants x 5 repeats per case, a contains grader), all runs of one experiment; `--store`
 keeps it there (and reuses it when it already holds runs). Each query runs in a fresh process: "ms"
-is the query alone (imports excluded), "cli ms" the whole command as a person runs it.
+is the query alone (imports excluded), "cli ms" the whole command as a person runs it. "status
+(snapshots)" reads the figures kept beside the run's state (`engine status`); "status (whole
+state)" decodes the kept state itself, as `engine status` did before (and still does on a store
+written before those figures were kept, until `engine rebuild`).
 """
 
 from __future__ import annotations
