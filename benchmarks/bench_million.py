@@ -76,22 +76,30 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Progress:
-    """Trials done in the run, counted from the store's run index a chunk at a time (tags only)."""
+    """Trials done in the run, counted from the store's run index a chunk at a time (tags only). One
+    handle for the whole run: opening one walks the index's pages (~1 s of CPU at a million trials,
+    taken from the engine on a loaded machine)."""
 
     def __init__(self, store: Path) -> None:
         self.store, self.done, self._next = store, 0, 1
+        self._log: EventLog | None = None
 
     def poll(self) -> int:
-        if not (self.store / "data.mdb").exists():
-            return 0
-        with EventLog(self.store, readonly=True) as log:
-            while True:
-                rows = log.run_index(RUN, self._next, limit=65536)
-                self.done += sum(1 for _, tag in rows if tag in DONE_TAGS)
-                if rows:
-                    self._next = rows[-1][0] + 1
-                if len(rows) < 65536:
-                    return self.done
+        if self._log is None:
+            if not (self.store / "data.mdb").exists():
+                return 0
+            self._log = EventLog(self.store, readonly=True)
+        while True:
+            rows = self._log.run_index(RUN, self._next, limit=65536)
+            self.done += sum(1 for _, tag in rows if tag in DONE_TAGS)
+            if rows:
+                self._next = rows[-1][0] + 1
+            if len(rows) < 65536:
+                return self.done
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
 
 
 def watch(child: subprocess.Popen[str], server_pid: int, store: Path, every: float) -> list[tuple]:
@@ -111,6 +119,7 @@ def watch(child: subprocess.Popen[str], server_pid: int, store: Path, every: flo
         time.sleep(every)
     samples.append((time.perf_counter() - start, progress.poll(), samples[-1][2] if samples else 0.0,
                     cpu_seconds(server_pid), 0, 0))  # fmt: skip
+    progress.close()
     return samples
 
 
