@@ -33,6 +33,7 @@ from engine.events.spec import ExperimentSpec, fingerprint
 from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.flags import check_definition, check_run_id
 from engine.input.preflight import check_environment
+from engine.runtime.allocator import tune_allocator
 from engine.runtime.pairwise_round import pairwise_unless_stopped
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
@@ -113,6 +114,7 @@ async def execute_run(log: EventStore, request: RunRequest) -> RunReport:
         spec = request.spec.spec if isinstance(request.spec, ExperimentPlan) else request.spec
         if spec is not None:
             check_definition(spec, request.source or spec.name)
+    tune_allocator()  # before the writer's thread allocates: a long run's memory stays level
     # the lease first: the state read below is then final (no other process can still add to it)
     async with run_lease(log, request.run_id):
         return await _execute_leased(log, request)
