@@ -10,7 +10,10 @@ RSS; report --json of a 100,000-trial run under 200 ms; the run page under 300 m
 The store is made by the engine itself, `openai` target against the fake OpenAI server in its own
 process (2 variants x 5 repeats per case, a contains grader), all runs of one experiment; `--store`
 keeps it there (and reuses it when it already holds runs). Each query runs in a fresh process: "ms"
-is the query alone (imports excluded), "cli ms" the whole command as a person runs it.
+is the query alone (imports excluded), "cli ms" the whole command as a person runs it. "status
+(snapshots)" reads the figures kept beside the run's state (`engine status`); "status (whole
+state)" decodes the kept state itself, as `engine status` did before (and still does on a store
+written before those figures were kept, until `engine rebuild`).
 """
 
 from __future__ import annotations
@@ -69,6 +72,9 @@ def work(log):
         from engine.store.projections.summary import load_summary
         return [load_summary(log, r) for r in log.run_ids()]
     if what == "status (snapshots)":
+        from engine.runtime.run_status import run_status
+        return run_status(log, run, time.time())
+    if what == "status (whole state)":
         from engine.store.projections.status import status_view
         from engine.runtime.run_status import run_state, summarize
         return status_view(summarize(log, run), run_state(log, run), time.time())
@@ -110,7 +116,8 @@ print(f"{elapsed * 1000:.0f} {int(status['VmHWM'].split()[0]) // 1024} {cpu_ms:.
 """
 
 QUERIES = [
-    "list (snapshots)", "list (replay)", "status (snapshots)", "status (replay)", "history (snapshots)",
+    "list (snapshots)", "list (replay)", "status (snapshots)", "status (whole state)", "status (replay)",
+    "history (snapshots)",
     "report --json (stored)", "report (kept state)", "report (replay)",
 ]  # fmt: skip
 COMMANDS = {

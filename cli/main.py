@@ -208,13 +208,12 @@ def status(
     import time
 
     from engine.cli.render import print_status
-    from engine.runtime.run_status import run_state, summarize
-    from engine.store.projections.status import status_view
+    from engine.runtime.run_status import run_status
     from engine.views.queries import resolve_run
 
     with open_log(store) as log:
         rid = resolve_run(log, run_id)
-        print_status(status_view(summarize(log, rid), run_state(log, rid), time.time()), as_json)
+        print_status(run_status(log, rid, time.time()), as_json)
 
 
 @app.command()

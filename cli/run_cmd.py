@@ -77,6 +77,10 @@ def run_command(
     elif narrowing is not None and narrowing != Narrowing():
         raise InputError("engine run", "--resume", "a resumed run keeps its cases, variants and seed")
     source = str(file.resolve()) if file is not None else ""
+    from engine.runtime.allocator import tune_allocator
+
+    # the process is engine's own here: a host application embedding engine keeps its allocator as it is
+    tune_allocator()  # before the writer's thread allocates: a long run's memory stays level
     return trio.run(_run, plan, store, resume or run_id, resume is not None, as_json, quiet, source, notes)
 
 
@@ -240,6 +244,9 @@ def schedule_command(
     cron = cron or (spec.schedule.cron if spec.schedule else None)
     if cron is None:
         raise InputError(str(file), "schedule.cron", "expected a cron expression")
+    from engine.runtime.allocator import tune_allocator
+
+    tune_allocator()  # a scheduler runs for months: its memory stays level run after run
     return trio.run(_scheduled, spec, store, cron, str(file))
 
 

@@ -43,21 +43,26 @@ def read_blob(log: EventStore, key: str) -> bytes:
     if stored is None:
         where = getattr(log, "path", "the store")
         raise StoreDamagedError(where, f"blob {key[:16]} is missing (an event refers to it)")
-    problem = blob_problem(key, stored)
+    data, problem = _checked(key, stored)
     if problem is not None:
         raise StoreDamagedError(getattr(log, "path", "the store"), problem)
-    return unpack_blob(stored)
+    return data
 
 
 def blob_problem(key: str, stored: bytes) -> str | None:
     """What is wrong with a stored blob (None: it unpacks and matches its key)."""
+    return _checked(key, stored)[1]
+
+
+def _checked(key: str, stored: bytes) -> tuple[bytes, str | None]:
+    """The blob's bytes and what is wrong with them: unpacked once (a report of a big run is MBs)."""
     try:
         data = unpack_blob(stored)
     except zlib.error as exc:
-        return f"blob {key[:16]} does not decompress ({exc})"
+        return b"", f"blob {key[:16]} does not decompress ({exc})"
     if stored[:1] not in (_RAW, _ZLIB) or blob_key(data) != key:
-        return f"blob {key[:16]} does not match its content hash"
-    return None
+        return b"", f"blob {key[:16]} does not match its content hash"
+    return data, None
 
 
 def read_text(log: EventStore, key: str) -> str:

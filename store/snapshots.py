@@ -2,15 +2,22 @@
 web view ask for, read as a snapshot plus the few events logged after it, not as a replay.
 
 The store's writer keeps them (`Keeper`), in the same transaction as the events: a run's summary and
-heads after every batch, its report state every `STATE_EVERY` events and at the batch that ends the
-run, so a kill -9 leaves snapshots and events that agree. Readers never trust a snapshot further
+heads after every batch (a few fields each), its report state at the batch that ends the run and
+whenever the run's events since its last save reach max(`STATE_EVERY`, the state's cells): the state
+is O(variants x cases), so saving it every fixed number of events would cost a run of 100k cases a
+multi-MB encode every few thousand events (work quadratic in the run, trials/s falling as it goes);
+in proportion to its size, encoding costs at most about one cell per event, whatever the run's size.
+The bound for readers: a snapshot is never more than max(STATE_EVERY, cells) of the run's events
+behind the log, so the tail a reader folds costs no more than a few times the snapshot's own decode.
+A kill -9 leaves snapshots and events that agree. Readers never trust a snapshot further
 than its sequence number: each one is folded forward over the run's later events (`load`). The log
 stays the source of truth: `rebuild` folds every snapshot again from it, to the same bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -21,9 +28,10 @@ from engine.store.guard import DECODE_DAMAGE, decode_of_run
 from engine.store.projection import Projection
 from engine.store.projections.heads import HEADS, RunHeads
 from engine.store.projections.run_state import RUN_STATE, RunState
+from engine.store.projections.status import StatusCounts, counts_of
 from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.records import RecordDamaged, pack_seq
-from engine.store.snapshot_codec import Snapshotted, Stored
+from engine.store.snapshot_codec import Snapshotted, Stored, fingerprint
 from engine.store.snapshot_io import COMPLETE, LAST, LISTED
 from engine.store.trial_index_keeper import IndexKeeper, rebuild_index
 
@@ -40,7 +48,29 @@ SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
 RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
 STATES = Snapshotted("state", 1, RUN_STATE, RunState, RunState)
 ALL: tuple[Snapshotted[Any], ...] = (SUMMARIES, RUN_HEADS, STATES)
+
+
+class Derived(Snapshotted[S]):
+    """A record computed from another kept state whenever that one is saved, at the same sequence
+    number (not a fold of its own): a few figures of a big state, read without decoding it. Its
+    version includes its source's, so a change of the source's meaning rebuilds it too."""
+
+    def __init__(self, name: str, version: int, source: Snapshotted[Any], kind: type[S],
+                 derive: Callable[[Any], S]) -> None:  # fmt: skip
+        super().__init__(name, version, source.projection, kind, lambda run_id: kind())
+        self.source, self.derive = source, derive
+
+    @functools.cached_property
+    def version(self) -> str:
+        return f"{self._number}.{fingerprint(self.kind):08x}+{self.source.version}"
+
+
+STATUS = Derived("status", 1, STATES, StatusCounts, counts_of)
+DERIVED: dict[str, tuple[Derived[Any], ...]] = {STATES.name: (STATUS,)}
 EVERY = {SUMMARIES.name: 1, RUN_HEADS.name: 1, STATES.name: STATE_EVERY}
+# a state whose encoding grows with the run: saved no more often than every `size(state)` events
+SIZED: dict[str, Callable[[Any], int]] = {STATES.name: lambda state: len(state.cells)}
+SAVE_NOW = 1 << 62  # unsaved events of a state just caught up from the log: worth saving at once
 
 
 class SnapshotIO(Protocol):
@@ -80,14 +110,25 @@ class Keeper:
         self._unsaved: dict[bytes, int] = {}
         self._given_up: set[bytes] = set()
         self._index = IndexKeeper()  # the trial index (store.trial_index): chunks, not one state
+        self._last: tuple[object, int] | None = None  # the batch last folded, and its first seq
+        self._abandoned: tuple[dict[bytes, Stored[Any]], dict[bytes, int]] | None = None
 
     def forget(self) -> None:
-        """The transaction was abandoned: what was folded into the cache in it never happened."""
+        """The transaction was abandoned: what was folded into the cache in it never happened. The
+        cache is kept aside for the same batch appended again at the same place (a full map grows,
+        then the batch is retried): it holds exactly the log plus that batch, where catching up from
+        the store would decode a big state and fold its tail (seconds at 100k cells, and its memory
+        again)."""
+        self._abandoned = (self._cache.copy(), self._unsaved.copy())
         self._cache.clear()
         self._unsaved.clear()
         self._index.forget()
 
     def advance(self, io: SnapshotIO, batch: list[tuple[str, str, bytes]], first: int) -> None:
+        again = self._last is not None and self._last[0] is batch and self._last[1] == first
+        if again and self._abandoned is not None:
+            self._cache, self._unsaved = self._abandoned
+        self._abandoned, self._last = None, (batch, first)
         by_run: dict[str, list[tuple[int, str, bytes]]] = {}
         for i, (run_id, tag, data) in enumerate(batch):
             by_run.setdefault(run_id, []).append((first + i, tag, data))
@@ -100,7 +141,7 @@ class Keeper:
                 if snap.key(run_id) in self._given_up:
                     continue
                 try:
-                    self._advance_one(io, snap, run_id, prior, rows, ending)
+                    self._advance_one(io, snap, run_id, prior, rows, ending, again)
                 except KEEPING_FAILED:  # damage, or a state it cannot store: readers fold the log
                     self._cache.pop(snap.key(run_id), None)
                     self._given_up.add(snap.key(run_id))  # for this process: never a cost per batch
@@ -117,22 +158,27 @@ class Keeper:
 
     def _advance_one(
         self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,
-        rows: list[tuple[int, str, bytes]], ending: bool,
+        rows: list[tuple[int, str, bytes]], ending: bool, again: bool,
     ) -> None:  # fmt: skip
         key = snap.key(run_id)
         cached = self._cache.pop(key, None)
         if len(self._cache) >= CACHED * len(ALL):  # runs this process no longer writes to
             self._unsaved.pop(next(iter(self._cache)), None)
             del self._cache[next(iter(self._cache))]
-        if cached is None or cached.seq != prior:
+        folded = again and cached is not None and cached.seq == rows[-1][0]  # in the abandoned try
+        if not folded and (cached is None or cached.seq != prior):
             cached = self._caught_up(io, snap, run_id, prior)
-            self._unsaved[key] = EVERY[snap.name]  # caught up: worth saving now
+            self._unsaved[key] = SAVE_NOW
+        assert cached is not None
         tags = snap.projection.tags
-        fold_rows(snap.projection, cached.state, ((s, d) for s, tag, d in rows if tag in tags))
+        if not folded:
+            fold_rows(snap.projection, cached.state, ((s, d) for s, tag, d in rows if tag in tags))
         cached = self._cache[key] = Stored(rows[-1][0], cached.state)
         unsaved = self._unsaved[key] = self._unsaved.get(key, 0) + len(rows)
-        if ending or unsaved >= EVERY[snap.name]:
+        if ending or unsaved >= save_every(snap, cached.state):
             io.put(key, snap.encode(cached.seq, cached.state))
+            for derived in DERIVED.get(snap.name, ()):
+                io.put(derived.key(run_id), derived.encode(cached.seq, derived.derive(cached.state)))
             self._unsaved[key] = 0
 
     def _caught_up(self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int) -> Stored[Any]:
@@ -142,6 +188,12 @@ class Keeper:
         if stored.seq < prior:
             fold_rows(snap.projection, stored.state, io.events(run_id, stored.seq + 1, snap.projection.tags))
         return Stored(prior, stored.state)
+
+
+def save_every(snap: Snapshotted[S], state: S) -> int:
+    """Events between two saves of the state: a fixed number, or its size when that is more."""
+    sized = SIZED.get(snap.name)
+    return max(EVERY[snap.name], sized(state) if sized is not None else 0)
 
 
 def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
@@ -154,6 +206,22 @@ def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
     if last is None or last > seq:  # without the run's last event known, its index says
         fold_tail(log, snap.projection, state, run_id, seq + 1)
     return state
+
+
+def kept(log: EventStore, derived: Derived[S], run_id: str) -> S | None:
+    """The derived record of the run, when it is as current as its source's fold would be (no event
+    of the source's tags after it); else None: the caller folds the source instead."""
+    get = getattr(log, "get_snapshot", None)
+    stored = derived.decode(get(derived.key(run_id))) if get is not None else None
+    if stored is None:
+        return None
+    known = getattr(log, "last_of", None)
+    if known is not None and known(run_id) == stored.seq:
+        return stored.state
+    tail = log.run_index(run_id, stored.seq + 1, limit=INDEX_CHUNK)
+    if len(tail) == INDEX_CHUNK or any(tag in derived.source.projection.tags for _, tag in tail):
+        return None
+    return stored.state
 
 
 def run_ids(log: EventStore) -> list[str]:
@@ -188,6 +256,7 @@ def rebuild(log: EventStore) -> int:
             state = snap.new(run_id)
             last = fold_tail(log, snap.projection, state, run_id, 1)
             items.append((snap.key(run_id), snap.encode(last, state)))
+            items += [(d.key(run_id), d.encode(last, d.derive(state))) for d in DERIVED.get(snap.name, ())]
         items.extend(rebuild_index(log, run_id, last))
         items.append((LAST + run_id.encode(), pack_seq(last)))
         log.put_snapshots(items)  # type: ignore[attr-defined]

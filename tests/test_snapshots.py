@@ -355,3 +355,74 @@ def test_a_state_the_keeper_cannot_store_never_fails_an_append(tmp_path: Path) -
         assert log.last_seq() == 4 and len(calls) == len(ALL)  # one try per snapshot, then none
         assert all(log.get_snapshot(snap.key("r")) is None for snap in ALL)
         assert load(log, SUMMARIES, "r").status == "partial"
+
+
+def test_a_big_state_is_saved_in_proportion_to_its_cells_and_never_further_behind() -> None:
+    """The report state's encode is O(cells): saved every max(STATE_EVERY, cells) events, its cost per
+    event stays bounded as a run grows, and a reader's tail is never longer than that either."""
+    cells, batches = 40, 200
+    store, saved_at = MemoryStore(), []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(snapshots.EVERY, STATES.name, 5)  # smaller than the cells: their count decides
+        store.append(rows(started_run("r")))
+        for n in range(batches):
+            case, repeat = f"c{n % cells}", n // cells
+            skip = k.TrialSkipped(run_id="r", variant="v", case=case, repeat=repeat, reason="x")
+            store.append(rows([skip]))
+            stored = STATES.decode(store.get_snapshot(STATES.key("r")))
+            assert stored is not None
+            behind = store.last_seq() - stored.seq
+            assert behind < max(5, len(load(store, STATES, "r").cells)), n
+            if not saved_at or saved_at[-1] != stored.seq:
+                saved_at.append(stored.seq)
+    # the first cells-many events: saved every 5 as the state grows; then every `cells` events only
+    later = [b - a for a, b in zip(saved_at, saved_at[1:], strict=False) if a > cells + 1]
+    assert later and all(gap == cells for gap in later), saved_at
+    assert_snapshots_equal_replay(store, "r")
+
+
+def test_the_kept_status_figures_are_the_state_s_own_and_only_read_while_current() -> None:
+    from engine.store.projections.status import counts_of
+    from engine.store.snapshots import STATUS, kept
+
+    store = MemoryStore()
+    failed = k.TrialFailed(run_id="r", variant="v", case="c0", repeat=1, error_kind="infra",
+                           error_class="timeout", message="m")  # fmt: skip
+    events = [*started_run("r", 6), failed]
+    store.append(rows(events))
+    store.append(rows([k.RunCompleted(run_id="r", status="completed")]))  # the end: the state is saved
+    store.append(rows([k.RunMarked(run_id="r", mark="green")]))  # none of the state's business
+    assert kept(store, STATUS, "r") == counts_of(load(store, STATES, "r"))
+    assert kept(store, STATUS, "r").errors == 1 and kept(store, STATUS, "r").trials_done == 7
+    rebuilt = store.get_snapshot(STATUS.key("r"))
+    rebuild(store)
+    assert STATUS.decode(store.get_snapshot(STATUS.key("r"))).state == STATUS.decode(rebuilt).state
+    # a trial logged after the last save of the state: the kept figures are behind, not read (the
+    # first batch after a rebuild catches the writer's cache up from the log, and saves it)
+    for case in ("c8", "c9"):
+        store.append(rows([k.TrialSkipped(run_id="r", variant="v", case=case, repeat=0, reason="x")]))
+    assert kept(store, STATUS, "r") is None
+    assert counts_of(load(store, STATES, "r")).trials_done == 9
+
+
+def test_a_batch_retried_after_the_map_grows_is_not_caught_up_from_the_store(tmp_path: Path) -> None:
+    """A full map abandons the transaction, grows, and appends the same batch again: the writer's
+    cached states already hold it (decoding a big state and folding its tail instead cost seconds
+    and its memory again, at each growth of the map)."""
+    decoded: list[str] = []
+    real = Snapshotted.decode
+
+    def counting(self: Any, data: bytes | None) -> Any:
+        decoded.append(self.name)
+        return real(self, data)
+
+    with pytest.MonkeyPatch.context() as patch, EventLog(tmp_path / "st", map_size=64 << 10) as log:
+        patch.setattr(Snapshotted, "decode", counting)
+        log.append(rows(started_run("r")))
+        start = log.map_size()
+        for n in range(60):
+            log.append(rows([k.TrialSkipped(run_id="r", variant="v", case=f"c{n}-{i}", repeat=0,
+                                            reason="x" * 200) for i in range(40)]))  # fmt: skip
+        assert log.map_size() >= 4 * start  # it grew, more than once
+        assert decoded == []
+        assert_snapshots_equal_replay(log, "r")

@@ -17,8 +17,9 @@ from engine.input.experiment_plan import resolve
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
 from engine.store.projections.run_state import RunState, load_run_state
+from engine.store.projections.status import StatusView, counts_of, status_of
 from engine.store.projections.summary import RunSummary
-from engine.store.snapshots import STATES, SUMMARIES, load, run_ids
+from engine.store.snapshots import STATES, STATUS, SUMMARIES, kept, load, run_ids
 
 
 def list_runs(log: EventStore) -> list[RunSummary]:
@@ -63,6 +64,17 @@ def process_alive(pid: int, host: str) -> bool:
     except PermissionError:
         return True
     return pid > 0
+
+
+def run_status(log: EventStore, run_id: str, now: float) -> StatusView:
+    """`engine status`: the run's summary and the figures kept beside its state (the state itself is
+    folded only while those are behind the log: a live run between two saves of its state)."""
+    counts = kept(log, STATUS, run_id)
+    if counts is None:
+        counts = counts_of(run_state(log, run_id))
+    elif not counts.defined:
+        raise NotFoundError(f"run {run_id!r} has no experiment definition")
+    return status_of(summarize(log, run_id), counts, now)
 
 
 def run_state(log: EventStore, run_id: str, grading: int | None = None, replay: bool = False) -> RunState:
