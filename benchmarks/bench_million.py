@@ -50,6 +50,8 @@ spec = spec_from_dict({
     "repeat": {"count": max(1, trials // (cases * variants))},
     "execution": {"concurrency": 64, "judge_concurrency": 4},
 })
+from engine.runtime.allocator import tune_allocator
+tune_allocator()  # as `engine run` does: the process is the engine's own
 async def main():
     async with open_engine(store) as eng:
         start = time.perf_counter()
