@@ -33,6 +33,7 @@ from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.records import RecordDamaged, pack_seq
 from engine.store.snapshot_codec import Snapshotted, Stored, fingerprint
 from engine.store.snapshot_io import COMPLETE, LAST, LISTED
+from engine.store.trial_index import TAGS as INDEX_TAGS
 from engine.store.trial_index_keeper import IndexKeeper, rebuild_index
 
 S = TypeVar("S")
@@ -67,6 +68,7 @@ class Derived(Snapshotted[S]):
 
 STATUS = Derived("status", 1, STATES, StatusCounts, counts_of)
 DERIVED: dict[str, tuple[Derived[Any], ...]] = {STATES.name: (STATUS,)}
+KEPT_TAGS = frozenset().union(*(snap.projection.tags for snap in ALL), INDEX_TAGS)
 EVERY = {SUMMARIES.name: 1, RUN_HEADS.name: 1, STATES.name: STATE_EVERY}
 # a state whose encoding grows with the run: saved no more often than every `size(state)` events
 SIZED: dict[str, Callable[[Any], int]] = {STATES.name: lambda state: len(state.cells)}
@@ -91,6 +93,16 @@ class SnapshotIO(Protocol):
     def events(self, run_id: str, from_seq: int, tags: frozenset[str]) -> Iterator[tuple[int, bytes]]:
         """The run's events of those tags from `from_seq` on, as committed so far."""
         ...
+
+
+def decoded_once(rows: list[tuple[int, str, bytes]]) -> dict[int, Any] | None:
+    """The batch's events that a kept projection folds, decoded once for all of them (events are
+    frozen: they can be shared); None when one cannot be decoded: each projection then meets the
+    damage on its own and gives up alone, as it would have."""
+    try:
+        return {seq: decode(data) for seq, tag, data in rows if tag in KEPT_TAGS}
+    except KEEPING_FAILED:
+        return None
 
 
 def fold_rows(projection: Projection[S], state: S, rows: Iterator[tuple[int, bytes]]) -> None:
@@ -136,29 +148,31 @@ class Keeper:
             prior = io.last_before(run_id, first)
             io.note_run(run_id, 0 if prior else rows[0][0], rows[-1][0])
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
-            self._keep_index(io, run_id, prior, rows, ending)
+            events = decoded_once(rows)
+            self._keep_index(io, run_id, prior, rows, ending, events)
             for snap in ALL:
                 if snap.key(run_id) in self._given_up:
                     continue
                 try:
-                    self._advance_one(io, snap, run_id, prior, rows, ending, again)
+                    self._advance_one(io, snap, run_id, prior, rows, ending, again, events)
                 except KEEPING_FAILED:  # damage, or a state it cannot store: readers fold the log
                     self._cache.pop(snap.key(run_id), None)
                     self._given_up.add(snap.key(run_id))  # for this process: never a cost per batch
 
     def _keep_index(
-        self, io: SnapshotIO, run_id: str, prior: int, rows: list[tuple[int, str, bytes]], ending: bool
-    ) -> None:
+        self, io: SnapshotIO, run_id: str, prior: int, rows: list[tuple[int, str, bytes]], ending: bool,
+        events: dict[int, Any] | None,
+    ) -> None:  # fmt: skip
         if b"tix\x00" + run_id.encode() not in self._given_up:
             try:
-                self._index.advance(io, run_id, prior, rows, ending)
+                self._index.advance(io, run_id, prior, rows, ending, events)
             except (*KEEPING_FAILED, KeyError, IndexError, AttributeError):  # a cache: never fails an append
                 self._index.forget()  # readers fold the log after the index's last save
                 self._given_up.add(b"tix\x00" + run_id.encode())
 
     def _advance_one(
         self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,
-        rows: list[tuple[int, str, bytes]], ending: bool, again: bool,
+        rows: list[tuple[int, str, bytes]], ending: bool, again: bool, events: dict[int, Any] | None,
     ) -> None:  # fmt: skip
         key = snap.key(run_id)
         cached = self._cache.pop(key, None)
@@ -171,8 +185,13 @@ class Keeper:
             self._unsaved[key] = SAVE_NOW
         assert cached is not None
         tags = snap.projection.tags
-        if not folded:
+        if not folded and events is None:
             fold_rows(snap.projection, cached.state, ((s, d) for s, tag, d in rows if tag in tags))
+        elif not folded:
+            evolve, state = snap.projection.evolve, cached.state
+            for seq, tag, _ in rows:
+                if tag in tags:
+                    evolve(state, events[seq], seq)
         cached = self._cache[key] = Stored(rows[-1][0], cached.state)
         unsaved = self._unsaved[key] = self._unsaved.get(key, 0) + len(rows)
         if ending or unsaved >= save_every(snap, cached.state):

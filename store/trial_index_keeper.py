@@ -5,6 +5,7 @@ the batch that ends it. `rebuild_index` folds it again from the log, to the same
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from engine.store import trial_index
 from engine.store.blobs import unpack_blob
@@ -25,8 +26,10 @@ class IndexKeeper:
         self._unsaved.clear()
 
     def advance(
-        self, io: object, run_id: str, prior: int, rows: list[tuple[int, str, bytes]], ending: bool
-    ) -> None:
+        self, io: object, run_id: str, prior: int, rows: list[tuple[int, str, bytes]], ending: bool,
+        events: dict[int, Any] | None = None,
+    ) -> None:  # fmt: skip
+        """`events`: the rows' events decoded already (by seq), shared with the other kept projections."""
         state = self._cache.pop(run_id, None)
         if len(self._cache) >= KEPT_RUNS:  # runs this process no longer writes to
             oldest = next(iter(self._cache))
@@ -37,7 +40,9 @@ class IndexKeeper:
             self._unsaved[run_id] = trial_index.EVERY  # caught up: worth saving now
         state.get, state.text = io.get, _blob_text(io)  # type: ignore[attr-defined]  # this transaction's
         for seq, tag, data in rows:
-            if tag in TAGS:
+            if tag in TAGS and events is not None:
+                state.fold_event(seq, events[seq])
+            elif tag in TAGS:
                 state.fold(seq, data)
         state.seq = rows[-1][0]
         self._cache[run_id] = state
