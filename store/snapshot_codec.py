@@ -28,6 +28,7 @@ from engine.store.projection import Projection
 from engine.store.records import RESIDUE, TRAILER, crc32c, seal
 
 S = TypeVar("S")
+T = TypeVar("T")
 
 
 class Stored(NamedTuple, Generic[S]):
@@ -161,7 +162,21 @@ class Snapshotted(Generic[S]):
     def decode(self, data: bytes | None) -> Stored[S] | None:
         """The stored state, or None when there is none, or it is of another version (or unreadable:
         a snapshot is only ever a shortcut, the log says the same)."""
+        return self.decode_as(data, None)
+
+    def decode_as(self, data: bytes | None, kind: type[T] | None) -> Stored[Any] | None:
+        """As decode; with `kind`, the state read as that type instead (a few of its fields, say:
+        a Struct ignores the fields it does not name), without decoding the rest."""
         if data is None or crc32c(data) != RESIDUE:  # bytes changed on disk: fold from the log instead
+            return None
+        try:
+            packed = zlib.decompress(data[:-TRAILER])
+            version, seq, raw = msgspec.msgpack.decode(packed, type=tuple[str, int, msgspec.Raw])
+            if version != self.version:
+                return None
+            state = self._decode_state(raw) if kind is None else msgspec.msgpack.decode(raw, type=kind)
+            return Stored(seq, state)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, zlib.error):
             return None
         try:
             packed = zlib.decompress(data[:-TRAILER])

@@ -4,10 +4,6 @@ of another projection version is rebuilt from the log, never read."""
 
 from __future__ import annotations
 
-import random
-import signal
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,7 +22,7 @@ from engine.store.log import EventLog
 from engine.store.memory import MemoryStore
 from engine.store.snapshot_codec import Snapshotted
 from engine.store.snapshots import ALL, RUN_HEADS, STATES, SUMMARIES, load, rebuild
-from tests.test_log import subprocess_env
+from tests.killed_writers import killed_writers
 from tests.test_replay_equivalence import RUN, runs
 
 
@@ -165,24 +161,8 @@ with EventLog(sys.argv[1], map_size=1 << 20) as log:
 
 
 def test_kill_9_of_a_writing_process_leaves_snapshots_that_fold_to_the_replay(tmp_path: Path) -> None:
-    rng = random.Random()
-    seed = rng.randrange(1 << 30)
-    rng.seed(seed)
-    for kill in range(4):
-        every = rng.randrange(1, 40)
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path), str(every)],
-            env=subprocess_env(),
-            stdout=subprocess.PIPE,
-        )
-        assert proc.stdout is not None
-        for _ in range(rng.randrange(1, 120)):  # a seeded kill point, read from the writer's own reports
-            assert proc.stdout.readline(), "the writer stopped early"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        proc.stdout.close()
+    for context in killed_writers(tmp_path, WRITER, max_every=40, max_batches=120):
         with EventLog(tmp_path) as log:
-            context = f"seed {seed}, kill {kill}, every {every}"
             assert_snapshots_equal_replay(log, "w", context)
             summary = SUMMARIES.decode(log.get_snapshot(SUMMARIES.key("w")))
             assert summary is not None and summary.seq == log.last_seq(), context  # kept with every batch

@@ -5,10 +5,6 @@ and the matrix, its search and the trials API read from it answer exactly as fro
 
 from __future__ import annotations
 
-import random
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,7 +25,7 @@ from engine.store.trial_index_read import load_index
 from engine.web.data import RunViews, indexed_view, new_view
 from engine.web.matrix_view import matrix, query_of
 from engine.web.trials_api import TrialFilter, trials_page
-from tests.test_log import subprocess_env
+from tests.killed_writers import killed_writers
 
 RUN = "r"
 OUTPUTS = ["Paris is the capital.", "Straße in München", "İstanbul", "ΣΟΦΙΑΣ ΟΔΟΣ", "naïve café",
@@ -211,24 +207,8 @@ with EventLog(sys.argv[1], map_size=1 << 22) as log:
 
 
 def test_kill_9_of_a_writing_process_leaves_an_index_that_folds_to_the_full_fold(tmp_path: Path) -> None:
-    rng = random.Random()
-    seed = rng.randrange(1 << 30)
-    rng.seed(seed)
-    for kill in range(4):
-        every = rng.randrange(1, 30)
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path), str(every)],
-            env=subprocess_env(),
-            stdout=subprocess.PIPE,
-        )
-        assert proc.stdout is not None
-        for _ in range(rng.randrange(1, 100)):  # a seeded kill point, read from the writer's own reports
-            assert proc.stdout.readline(), "the writer stopped early"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        proc.stdout.close()
+    for context in killed_writers(tmp_path, WRITER, max_every=30, max_batches=100):
         with EventLog(tmp_path) as log:
-            context = f"seed {seed}, kill {kill}, every {every}"
             index = load_index(log, "w")
             assert index is not None, context
             kept = [r for c in range(len(index.columns)) for r in index.records(c)]

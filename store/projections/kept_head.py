@@ -8,12 +8,9 @@ of the record without building it.
 
 from __future__ import annotations
 
-import zlib
-
 import msgspec
 
 from engine.store.contract import EventStore
-from engine.store.records import RESIDUE, TRAILER, crc32c
 from engine.store.snapshots import STATES
 
 
@@ -29,14 +26,5 @@ def kept_state_head(log: EventStore, run_id: str) -> tuple[int, StateHead] | Non
     """(the snapshot's sequence number, its head), or None when there is no readable snapshot of
     this version (callers then ask the log)."""
     get = getattr(log, "get_snapshot", None)
-    data = get(STATES.key(run_id)) if get is not None else None
-    if data is None or crc32c(data) != RESIDUE:
-        return None
-    try:
-        packed = zlib.decompress(data[:-TRAILER])
-        version, seq, raw = msgspec.msgpack.decode(packed, type=tuple[str, int, msgspec.Raw])
-        if version != STATES.version:
-            return None
-        return seq, msgspec.msgpack.decode(raw, type=StateHead)
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, zlib.error):
-        return None
+    stored = STATES.decode_as(get(STATES.key(run_id)) if get is not None else None, StateHead)
+    return None if stored is None else (stored.seq, stored.state)
