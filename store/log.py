@@ -43,7 +43,7 @@ from engine.store.opening import (
     size_limit,
 )
 from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal_many, unseal_run
-from engine.store.snapshot_io import TxnSnapshots, clear, last_of, listed_runs, mark_written
+from engine.store.snapshot_io import INDEX_PREFIX, TxnSnapshots, clear, last_of, listed_runs, mark_written
 from engine.store.snapshots import Keeper
 from engine.store.verify import CheckReport, check_snapshot
 
@@ -52,7 +52,7 @@ LAYOUT_VERSION = b"2"  # "1": records without checksums (still read; upgraded wh
 DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 READ_CHUNK = 16384
-ALL_TREES = frozenset({"events", "runs", "blobs", "meta", "snapshots"})
+ALL_TREES = frozenset({"events", "runs", "blobs", "meta", "snapshots", "index"})
 SMALL_TREES = frozenset({"meta", "snapshots"})  # walked at every open: what every command reads
 
 
@@ -124,6 +124,7 @@ class EventLog:
         self._dbs: list[object] | None = None
         self.checked_from: int | None = None
         self._snaps: object | None = None
+        self._index_db: object | None = None
         self._keeper = Keeper()
         # a writer walks every database's pages at open; a reader those it reads, when first read
         self._walked = set(SMALL_TREES) if self.readonly else set(ALL_TREES)
@@ -147,7 +148,7 @@ class EventLog:
         if self._dbs is None:
             self._dbs, self.checked_from = open_databases(self._env, self.readonly, LAYOUT_VERSION)
             if self._dbs is not None:
-                self._events, self._runs, self.blobs_db, self._meta, self._snaps = self._dbs
+                self._events, self._runs, self.blobs_db, self._meta, self._snaps, self._index_db = self._dbs
         return self._dbs is not None
 
     def close(self) -> None:
@@ -198,9 +199,13 @@ class EventLog:
             raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
 
     def _txn_snapshots(self, txn: lmdb.Transaction) -> TxnSnapshots:
-        return TxnSnapshots(txn, (self._events, self._runs, self._snaps), self.checked_from, self.blobs_db)
+        dbs = (self._events, self._runs, self._snaps, self._index_db)
+        return TxnSnapshots(txn, dbs, self.checked_from, self.blobs_db)
 
     def get_snapshot(self, key: bytes) -> bytes | None:
+        if key.startswith(INDEX_PREFIX):  # the trial index: its database's pages walked when first read
+            with self._reading("index") as txn:
+                return None if txn is None or self._index_db is None else txn.get(key, db=self._index_db)
         with self._reading() as txn:
             return None if txn is None or self._snaps is None else txn.get(key, db=self._snaps)
 
@@ -222,14 +227,18 @@ class EventLog:
     def put_snapshots(self, items: list[tuple[bytes, bytes]]) -> None:
         def put_all(txn: lmdb.Transaction) -> None:
             for key, value in items:
-                txn.put(key, value, db=self._snaps)
+                txn.put(key, value, db=self._index_db if key.startswith(INDEX_PREFIX) else self._snaps)
 
         self._write(put_all)
 
     def clear_snapshots(self) -> None:
         """Drop every snapshot (`engine rebuild` writes them again from the log)."""
         self._keeper.forget()
-        self._write(lambda txn: clear(txn, self._snaps))
+        def clear_both(txn: lmdb.Transaction) -> None:
+            clear(txn, self._snaps)
+            clear(txn, self._index_db)
+
+        self._write(clear_both)
 
     def _write(self, work: Callable[[lmdb.Transaction], T]) -> T:
         if self.readonly:

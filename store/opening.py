@@ -68,6 +68,7 @@ def disk_nearly_full(path: Path) -> bool:
 
 DATABASES = (b"events", b"runs", b"blobs", b"meta")
 SNAPSHOTS = b"snapshots"  # projection snapshots (see `store.snapshots`): absent from older stores
+INDEX = b"index"  # the trial index (see `store.trial_index`): absent from older stores
 
 
 def open_databases(
@@ -87,14 +88,15 @@ def open_databases(
             dbs = [env.open_db(name, create=False) for name in DATABASES]
         except lmdb.NotFoundError as exc:  # some named databases and not others: not a store we made
             raise StoreDamagedError(path, f"a database is missing ({exc})") from None
-        try:
-            dbs.append(env.open_db(SNAPSHOTS, create=False))
-        except lmdb.NotFoundError:  # a store written before snapshots: every read folds the log
-            dbs.append(None)
+        for optional in (SNAPSHOTS, INDEX):
+            try:
+                dbs.append(env.open_db(optional, create=False))
+            except lmdb.NotFoundError:  # a store written before them: every read folds the log
+                dbs.append(None)
         with env.begin() as txn:
             return dbs, check_layout(txn, dbs[3], dbs[0], True, version, path)
     with env.begin(write=True) as txn:
-        dbs = [env.open_db(name, txn=txn, create=True) for name in (*DATABASES, SNAPSHOTS)]
+        dbs = [env.open_db(name, txn=txn, create=True) for name in (*DATABASES, SNAPSHOTS, INDEX)]
         if txn.stat(dbs[0])["entries"] == 0 and txn.stat(dbs[4])["entries"] == 0:
             txn.put(COMPLETE, b"1", db=dbs[4])  # a new store: the snapshots will list every run
         return dbs, check_layout(txn, dbs[3], dbs[0], False, version, path)

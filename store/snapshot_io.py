@@ -15,17 +15,20 @@ UPTO = b"upto"  # the id of the last transaction a writer that keeps snapshots c
 COMPLETE = b"complete"  # present when every run of the store is listed (a new store, or a rebuild)
 LISTED = b"runs\x00"  # + the run's first sequence number (u64) -> run id: runs, oldest first
 LAST = b"last\x00"  # + run id -> the run's last sequence number (u64)
+# the trial index's records (store.trial_index_codec) live in a database of their own ("index"): the
+# commands that read only the snapshots (list, status) never walk its pages, a few hundred bytes a trial
+INDEX_PREFIX = b"tix\x00"
 
 
 class TxnSnapshots:
     """What the snapshot keeper reads and writes, inside the log's write transaction."""
 
     def __init__(
-        self, txn: lmdb.Transaction, dbs: tuple[object, object, object], checked_from: int | None,
+        self, txn: lmdb.Transaction, dbs: tuple[object, object, object, object], checked_from: int | None,
         blobs_db: object | None = None,
     ) -> None:  # fmt: skip
         self.txn = txn
-        self.events_db, self.runs_db, self.snaps_db = dbs
+        self.events_db, self.runs_db, self.snaps_db, self.index_db = dbs
         self.checked_from = checked_from
         self.blobs_db = blobs_db
 
@@ -34,10 +37,13 @@ class TxnSnapshots:
         return None if self.blobs_db is None else self.txn.get(key.encode(), db=self.blobs_db)
 
     def get(self, key: bytes) -> bytes | None:
-        return self.txn.get(key, db=self.snaps_db)
+        return self.txn.get(key, db=self._db_of(key))
 
     def put(self, key: bytes, value: bytes) -> None:
-        self.txn.put(key, value, db=self.snaps_db)
+        self.txn.put(key, value, db=self._db_of(key))
+
+    def _db_of(self, key: bytes) -> object:
+        return self.index_db if key.startswith(INDEX_PREFIX) else self.snaps_db
 
     def note_run(self, run_id: str, first: int, last: int) -> None:
         """The run's last event is `last`; `first` (when not 0) is its first: a new run, listed."""

@@ -27,6 +27,7 @@ from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.projections.trials import TrialRecord
 from engine.store.records import RESIDUE, TRAILER, crc32c, seal
 from engine.store.snapshot_codec import fingerprint
+from engine.store.snapshot_io import INDEX_PREFIX
 
 CHUNK = 256  # rows per chunk: a save re-encodes the chunks that changed, so small ones cost less
 NUMBER = 1  # raised by hand when what a row means changes
@@ -115,7 +116,7 @@ VERSION = _version()
 
 
 def head_key(run_id: str) -> bytes:
-    return b"tix\x00" + run_id.encode()
+    return INDEX_PREFIX + run_id.encode()
 
 
 def part_key(run_id: str, part: bytes, chunk: int | None = None) -> bytes:

@@ -237,6 +237,21 @@ def test_a_page_reads_the_index_not_a_fold(tmp_path: Path, small: None) -> None:
         assert new_view(RUN).trials.run_id == RUN
 
 
+def test_the_index_has_a_database_of_its_own_that_list_never_walks(tmp_path: Path, small: None) -> None:
+    """A few hundred bytes a trial: kept beside the snapshots, `list` and `status` would walk them all."""
+    from engine.runtime.run_status import list_runs
+
+    done = [k.TrialCompleted(run_id=RUN, latency_ms=1.0, variant="a", case=f"c{r % 3}", repeat=r,
+                             output_hash=BLOBS[r % 9][0]) for r in range(6)]  # fmt: skip
+    with EventLog(tmp_path) as log:
+        append(log, header(1, 3) + done, [4])
+    with EventLog(tmp_path, readonly=True) as log:
+        assert [s.run_id for s in list_runs(log)] == [RUN]
+        assert "index" not in log._walked and load_index(log, RUN) is not None
+        assert "index" in log._walked  # walked when first read
+        assert log.get_snapshot(b"tix\x00" + RUN.encode()) is not None
+
+
 def test_an_index_the_writer_cannot_keep_never_fails_an_append(tmp_path: Path, small: None) -> None:
     done = [{"variant": "a", "case": f"c{r % 3}", "repeat": r, "output_hash": BLOBS[0][0]} for r in range(6)]
     events = header(2, 3) + [k.TrialCompleted(run_id=RUN, latency_ms=1.0, **d) for d in done]  # type: ignore[arg-type]
