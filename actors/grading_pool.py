@@ -78,14 +78,16 @@ async def grade_all(job: GradeJob, graders: list[Grader]) -> list[GraderResult]:
     if job.precomputed is not None and len(job.precomputed) == len(graders):
         cheap = {id(g): found for g, found in zip(graders, job.precomputed, strict=True) if found is not None}
     else:
-        cheap = {id(g): await g.grade(submission) for g in graders if not GRADERS.of(g.spec).calls_model}
+        cheap = {
+            id(g): await grade_safely(g, submission) for g in graders if not GRADERS.of(g.spec).calls_model
+        }
     failed_gate = next((r.name for r in cheap.values() if r.gate and not r.passed), None)
     results = []
     for grader in graders:
         found = cheap.get(id(grader))
         if found is None:
             found = (
-                await grader.grade(submission)
+                await grade_safely(grader, submission)
                 if failed_gate is None
                 else result(grader.spec, 0.0, False, f"not judged: gate {failed_gate!r} failed")
             )
@@ -101,7 +103,16 @@ async def grade_cheap(job: GradeJob, graders: list[Grader], pass_threshold: floa
     """grade_one for graders that are all cheap (none calls a model): each runs, in order, with no
     gate to consult first (the executor's inline grading)."""
     submission = submission_of(job)
-    return graded_event(job, [await g.grade(submission) for g in graders], pass_threshold)
+    return graded_event(job, [await grade_safely(g, submission) for g in graders], pass_threshold)
+
+
+async def grade_safely(grader: Grader, submission: Submission) -> GraderResult:
+    """The grader's result; a grader that raises (a bug, an output it cannot take) is a grading error
+    of this trial, recorded, not the end of the run: inline grading would lose the trial's output."""
+    try:
+        return await grader.grade(submission)
+    except Exception as exc:  # noqa: BLE001  # trio's Cancelled is a BaseException: it still cancels
+        return result(grader.spec, None, False, error=f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
 def graded_event(job: GradeJob, results: list[GraderResult], pass_threshold: float) -> k.TrialGraded:

@@ -178,11 +178,3 @@ class Snapshotted(Generic[S]):
             return Stored(seq, state)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, zlib.error):
             return None
-        try:
-            packed = zlib.decompress(data[:-TRAILER])
-            version, seq, raw = msgspec.msgpack.decode(packed, type=tuple[str, int, msgspec.Raw])
-            if version != self.version:
-                return None
-            return Stored(seq, self._decode_state(raw))
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, zlib.error):
-            return None

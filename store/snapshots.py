@@ -17,6 +17,7 @@ stays the source of truth: `rebuild` folds every snapshot again from it, to the 
 from __future__ import annotations
 
 import functools
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
@@ -42,12 +43,14 @@ INDEX_CHUNK = 16384
 CACHED = 16  # kept projections' states cached by the writer (per projection and run)
 ENDING_TAGS = frozenset({"run.completed", "run.cancelled", "report.written"})
 # what keeping a snapshot may raise without the batch failing (a full map still fails it: it grows)
+# (zlib.error: an output blob the trial index reads is damaged: that run's index is given up, not the append)
 KEEPING_FAILED = (*DECODE_DAMAGE, RecordDamaged, TypeError, ValueError, NotImplementedError, OverflowError,
-                  msgspec.EncodeError)  # fmt: skip
+                  msgspec.EncodeError, zlib.error)  # fmt: skip
 
 SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
 RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
-STATES = Snapshotted("state", 1, RUN_STATE, RunState, RunState)
+# version 2: a cell's first output is its lowest repeat's (it was the first to finish)
+STATES = Snapshotted("state", 2, RUN_STATE, RunState, RunState)
 ALL: tuple[Snapshotted[Any], ...] = (SUMMARIES, RUN_HEADS, STATES)
 
 
@@ -121,6 +124,7 @@ class Keeper:
         self._cache: dict[bytes, Stored[Any]] = {}
         self._unsaved: dict[bytes, int] = {}
         self._given_up: set[bytes] = set()
+        self._saved: set[bytes] = set()  # the states saved while folding the current batch
         self._index = IndexKeeper()  # the trial index (store.trial_index): chunks, not one state
         self._last: tuple[object, int] | None = None  # the batch last folded, and its first seq
         self._abandoned: tuple[dict[bytes, Stored[Any]], dict[bytes, int]] | None = None
@@ -131,7 +135,10 @@ class Keeper:
         then the batch is retried): it holds exactly the log plus that batch, where catching up from
         the store would decode a big state and fold its tail (seconds at 100k cells, and its memory
         again)."""
-        self._abandoned = (self._cache.copy(), self._unsaved.copy())
+        unsaved = self._unsaved.copy()
+        for key in self._saved:  # saved in the abandoned transaction: that write never happened
+            unsaved[key] = SAVE_NOW
+        self._abandoned = (self._cache.copy(), unsaved)
         self._cache.clear()
         self._unsaved.clear()
         self._index.forget()
@@ -140,7 +147,7 @@ class Keeper:
         again = self._last is not None and self._last[0] is batch and self._last[1] == first
         if again and self._abandoned is not None:
             self._cache, self._unsaved = self._abandoned
-        self._abandoned, self._last = None, (batch, first)
+        self._abandoned, self._last, self._saved = None, (batch, first), set()
         by_run: dict[str, list[tuple[int, str, bytes]]] = {}
         for i, (run_id, tag, data) in enumerate(batch):
             by_run.setdefault(run_id, []).append((first + i, tag, data))
@@ -196,6 +203,7 @@ class Keeper:
         unsaved = self._unsaved[key] = self._unsaved.get(key, 0) + len(rows)
         if ending or unsaved >= save_every(snap, cached.state):
             io.put(key, snap.encode(cached.seq, cached.state))
+            self._saved.add(key)
             for derived in DERIVED.get(snap.name, ()):
                 io.put(derived.key(run_id), derived.encode(cached.seq, derived.derive(cached.state)))
             self._unsaved[key] = 0
@@ -276,7 +284,10 @@ def rebuild(log: EventStore) -> int:
             last = fold_tail(log, snap.projection, state, run_id, 1)
             items.append((snap.key(run_id), snap.encode(last, state)))
             items += [(d.key(run_id), d.encode(last, d.derive(state))) for d in DERIVED.get(snap.name, ())]
-        items.extend(rebuild_index(log, run_id, last))
+        try:
+            items.extend(rebuild_index(log, run_id, last))
+        except KEEPING_FAILED:  # a damaged output blob: no index for this run (its pages fold the log)
+            pass
         items.append((LAST + run_id.encode(), pack_seq(last)))
         log.put_snapshots(items)  # type: ignore[attr-defined]
         written += len(ALL)

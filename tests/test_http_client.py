@@ -202,3 +202,37 @@ async def test_https_keeps_one_verified_connection(tmp_path: Path) -> None:
             await strict.post(b"{}", 5.0)
         nursery.cancel_scope.cancel()
     assert bodies == [b'{"a": "ok"}'] * 2 and server.connections == 2  # the refused one counts too
+
+
+async def test_a_connection_that_never_completes_is_one_timeout_not_retried(
+    autojump_clock: trio.abc.Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attempt's one deadline runs out in the TLS handshake (the server accepts, then says
+    nothing): a timeout, as a silent answer is, not a connect failure retried max_retries times."""
+    from engine.actors.targets.openai import OpenAITarget
+    from engine.actors.targets.retry import call_with_retries
+    from engine.actors.targets.target_protocol import TargetRequest
+    from engine.events.spec import CaseSpec, VariantSpec
+
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    accepted: list[trio.SocketStream] = []
+
+    async def silent(stream: trio.SocketStream) -> None:
+        accepted.append(stream)
+        await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        (listener,) = await nursery.start(partial(trio.serve_tcp, silent, 0, host="127.0.0.1"))
+        port = listener.socket.getsockname()[1]
+        target = OpenAITarget(target_spec(kind="openai", base_url=f"https://127.0.0.1:{port}/v1", model="m"))
+        request = TargetRequest(
+            run_id="r", variant=VariantSpec(name="v"), case=CaseSpec(id="c", prompt="q"), repeat=0,
+            prompt="q", timeout_s=30.0,
+        )  # fmt: skip
+        with pytest.raises(TargetError) as caught:
+            await call_with_retries(target, request, max_retries=3, rng=1)
+        await target.aclose()
+        nursery.cancel_scope.cancel()
+    assert caught.value.kind == "timeout" and "no answer within 30 s" in caught.value.message
+    assert len(accepted) == 1  # one attempt: a timeout is not retried

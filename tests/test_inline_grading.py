@@ -57,3 +57,36 @@ def test_only_in_process_graders_that_call_no_model_run_inline() -> None:
     assert grades_inline([ContainsGraderSpec(), RegexGraderSpec(pattern="a")])
     assert grades_inline([])  # the default check: contains
     assert not grades_inline([ContainsGraderSpec(), JudgeGraderSpec()])
+
+
+async def huge(request: TargetRequest) -> str:
+    """Outputs Python's json will not build: an integer past its digit limit, nesting past recursion."""
+    return "1" * 5000 if request.case.id == "c0" else "[" * 3000
+
+
+async def test_an_output_a_grader_cannot_take_is_graded_not_lost() -> None:
+    """A json grader meeting an output Python refuses to build says it found no JSON; a grader that
+    raises (a bug, a plugin's) makes a grading error of that trial: the output is kept, the run goes on."""
+    from engine.actors.graders.grader_protocol import Submission
+    from engine.actors.grading_pool import grade_safely
+    from engine.events.spec import CaseSpec
+
+    store = CommitsKept()
+    spec = spec_from_dict({
+        "name": "huge", "target": {"kind": "python", "callable": "huge"},
+        "cases": [{"id": "c0", "prompt": "p"}, {"id": "c1", "prompt": "p"}], "graders": [{"kind": "json"}],
+    })  # fmt: skip
+    async with open_engine(store, callables={"huge": huge}) as eng:
+        report = await eng.run(spec)
+    assert report.status == "completed" and report.trials_done == 2
+    graded = [e for events in store.commits for e in events if isinstance(e, k.TrialGraded)]
+    assert len(graded) == 2 and not any(e.passed for e in graded)
+
+    class Broken:
+        spec = ContainsGraderSpec(name="broken")
+
+        async def grade(self, submission: Submission) -> k.GraderResult:
+            raise RuntimeError("a bug")
+
+    found = await grade_safely(Broken(), Submission(case=CaseSpec(id="c", prompt="p"), output="x"))  # type: ignore[arg-type]
+    assert found.error == "RuntimeError: a bug" and found.score is None and not found.passed

@@ -130,7 +130,7 @@ def test_a_version_counts_the_fields_of_the_state_and_of_what_it_holds() -> None
 
     assert fingerprint(outer("a")) == fingerprint(outer("a"))
     assert fingerprint(outer("a", "b")) != fingerprint(outer("a"))
-    assert STATES.version != SUMMARIES.version and STATES.version.startswith("1.")
+    assert STATES.version != SUMMARIES.version and STATES.version.startswith("2.")
 
 
 WRITER = """
@@ -406,3 +406,40 @@ def test_a_batch_retried_after_the_map_grows_is_not_caught_up_from_the_store(tmp
         assert log.map_size() >= 4 * start  # it grew, more than once
         assert decoded == []
         assert_snapshots_equal_replay(log, "r")
+
+
+class PutsKept:
+    """The keeper's side of a write transaction, kept in a dict: what a batch put, and nothing of the
+    run before it (a new run)."""
+
+    def __init__(self) -> None:
+        self.puts: dict[bytes, bytes] = {}
+
+    def get(self, key: bytes) -> bytes | None:
+        return self.puts.get(key)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.puts[key] = value
+
+    def last_before(self, run_id: str, seq: int) -> int:
+        return 0
+
+    def note_run(self, run_id: str, first: int, last: int) -> None:
+        pass
+
+    def events(self, run_id: str, from_seq: int, tags: frozenset[str]) -> Any:
+        return iter(())
+
+
+def test_a_state_saved_in_an_abandoned_transaction_is_saved_again_when_the_batch_is_retried() -> None:
+    """The save went with the transaction: the retried batch (a full map grew) must save it again,
+    not count it as saved and leave readers a longer tail until the next save."""
+    keeper = snapshots.Keeper()
+    batch = rows(started_run("r", events=3))
+    first = PutsKept()
+    keeper.advance(first, batch, 1)  # a new run: its state is saved at once
+    assert STATES.key("r") in first.puts
+    keeper.forget()  # the transaction is abandoned
+    again = PutsKept()
+    keeper.advance(again, batch, 1)
+    assert again.puts.get(STATES.key("r")) == first.puts[STATES.key("r")]

@@ -127,16 +127,18 @@ _MISSING = object()
 
 
 def extract_json(text: str) -> Any:
+    """The output's JSON value, or the first one inside it; _MISSING when there is none. A value
+    Python will not build (an integer past its digit limit, nesting past the recursion limit) is none."""
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, ValueError, RecursionError):
         pass
     decoder = json.JSONDecoder()
     for start, char in enumerate(text):
         if char in "{[":
             try:
                 return decoder.raw_decode(text[start:])[0]
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, ValueError, RecursionError):
                 continue
     return _MISSING
 

@@ -146,10 +146,14 @@ async def post_json(client: JsonClient, url: str, body: dict[str, Any], timeout_
     """POST and decode, mapping every failure to a TargetError of the right kind and class."""
     try:
         status, headers, content = await client.post(body, timeout_s)
-    except (http.ConnectError, http.ConnectTimeout) as exc:
+    except http.ConnectTimeout as exc:
+        if client.times_itself:  # the attempt's one deadline ran out while connecting: a timeout
+            raise TargetError("timeout", f"no answer within {timeout_s:g} s (connecting)") from None
+        raise _connect_error(exc, url) from None  # httpx's own connect timeout, through a proxy
+    except http.ConnectError as exc:
         raise _connect_error(exc, url) from None
-    except http.TimeoutException as exc:
-        raise TargetError("timeout", f"{type(exc).__name__} after {timeout_s:g} s") from None
+    except http.TimeoutException as exc:  # the attempt's deadline, as the retry loop words its own
+        raise TargetError("timeout", f"no answer within {timeout_s:g} s ({type(exc).__name__})") from None
     except _NETWORK_ERRORS as exc:
         message = f"network: {type(exc).__name__}: {exc} ({_where(url)})"[:500]
         raise TargetError("infra", message, retryable=True, error_class="network") from None

@@ -47,7 +47,7 @@ class Cell:
     first_repeat: int = -1
     first_score: int = 0
     cost: int = 0  # fixed point dollars spent on this case's trials (the cost gate resamples cases)
-    # the first repeat's output hash; repeats that never vary hint at caching or temperature 0
+    # the lowest completed repeat's output hash; repeats that never vary hint at caching or temperature 0
     first_output: str = ""
     outputs_vary: bool = False
 
@@ -256,11 +256,12 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
         return
     # figures first: a poison one (NaN, inf) raises before the state changes, and the event is skipped
     cost, latency_us = to_fixed(e.cost_usd), min(max(1, round(e.latency_ms * 1000)), LATENCY_MAX_US)
+    lowest = not cell.completed or bit < (cell.completed & -cell.completed)
     cell.completed |= bit
-    if not cell.first_output:
-        cell.first_output = e.output_hash
-    elif e.output_hash != cell.first_output:
+    if cell.first_output and e.output_hash != cell.first_output:
         cell.outputs_vary = True
+    if lowest:  # the lowest repeat's output, in whatever order the repeats finished: as a replay says
+        cell.first_output = e.output_hash
     if not cell.graded & bit:
         s.awaiting_grade[(e.variant, e.case, e.repeat)] = e
     t = s.totals_for(e.variant)
