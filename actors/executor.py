@@ -154,9 +154,6 @@ async def durable_start(emit: trio.MemorySendChannel[WriteBatch], *jobs: TrialJo
     subject is called: after a crash a resumed run counts what may have been served, never less.
     Without one nothing counts it, and the start need not wait for its commit. Several trials sent
     together (a Ray batch) start in one write, waited for once."""
-    if len(jobs) == 1 and not jobs[0].budgeted:  # a local worker's trial, without a budget
-        await put(emit, WriteBatch([started_event(jobs[0])]))
-        return
     starts: list[k.Event] = [started_event(job) for job in jobs]
     if not any(job.budgeted for job in jobs):
         await put(emit, WriteBatch(starts))
