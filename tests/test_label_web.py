@@ -79,3 +79,27 @@ async def test_the_trial_page_reads_the_queue_only_when_n_asks_for_the_next(tmp_
     # the judges split on c0 and c1 (the queue's first two); from c0's page `n` goes to c1, from c1's to c0
     assert from_c0.status_code == 303 and from_c0.headers["location"].startswith("/runs/lab/trial?case=c1&")
     assert from_c1.status_code == 303 and from_c1.headers["location"].startswith("/runs/lab/trial?case=c0&")
+
+
+async def test_a_run_without_labels_is_not_walked_for_them(tmp_path: Path, monkeypatch: object) -> None:
+    """The trial page's panel asks the run's kept heads first: without a label it reads none of the
+    run's events (a walk of a big run's index was most of its first load); with one it reads them."""
+    from engine.input.labels_file import LabelRow
+    from engine.runtime.label_record import record_labels
+    from engine.store.log import EventLog
+    from engine.web import label_pages
+    from engine.web.context import WebContext
+
+    await judged_run(tmp_path / "st")
+    walked: list[str] = []
+    real = label_pages.load_labelled
+    spy = lambda log, run: walked.append(run) or real(log, run)  # noqa: E731
+    monkeypatch.setattr(label_pages, "load_labelled", spy)  # type: ignore[attr-defined]
+    log = EventLog(tmp_path / "st")
+    try:
+        assert label_pages._labelled(WebContext(log), "lab").labels == {} and walked == []
+        record_labels(log, "lab", [("r1", LabelRow(case="c8", variant="baseline", repeat=1, verdict="pass"))])
+        state = label_pages._labelled(WebContext(log), "lab")
+    finally:
+        log.close()
+    assert walked == ["lab"] and state.label_of(("baseline", "c8", 0)).verdict == "pass"  # type: ignore[union-attr]

@@ -21,6 +21,14 @@ def environment() -> Any:
     return env
 
 
+def compile_all() -> None:
+    """Every page template compiled (and Jinja imported) ahead of its first request: a server does
+    it once at start, in a worker thread, so a person's first page does not pay ~0.2 s for it."""
+    env = environment()
+    for template in sorted(TEMPLATES.glob("*.html")):
+        env.get_template(template.name)
+
+
 def render(name: str, **context: object) -> str:
     return environment().get_template(name).render(**context)
 

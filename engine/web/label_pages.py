@@ -13,6 +13,7 @@ from starlette.routing import Route
 from engine.events.codec import to_builtins
 from engine.store.projections.label_agreement import label_agreement
 from engine.store.projections.labels import LabelState, load_labelled
+from engine.store.snapshots import RUN_HEADS, load
 from engine.web.context import WebContext
 from engine.web.html import page, q
 from engine.web.json_api import _known, in_thread
@@ -57,7 +58,7 @@ def label_panel(
 ) -> str:
     """Pass / fail buttons and a note for each shown repeat of the case (when the view can label). It
     reads the labelled trials only: the queue (every trial's verdicts) is read when `n` asks for it."""
-    state = ctx.memo(("labelled", run_id), lambda: load_labelled(ctx.log, run_id))
+    state = ctx.memo(("labelled", run_id), lambda: _labelled(ctx, run_id))
     rows = []
     for t in trials:
         if t["status"] in COMPLETED:
@@ -72,6 +73,14 @@ def label_panel(
         next=f"{root}/runs/{q(run_id)}/labels/next?{asked}", keys=KEYS, read_only=READ_ONLY,
         section=_section(state),
     )  # fmt: skip
+
+
+def _labelled(ctx: WebContext, run_id: str) -> LabelState:
+    """The run's labelled trials; none without a walk of its index when its kept heads say no label
+    was ever recorded (most runs: the walk is most of a first trial page on a big run)."""
+    if not load(ctx.log, RUN_HEADS, run_id).labelled:
+        return LabelState()
+    return load_labelled(ctx.log, run_id)
 
 
 def next_after(ctx: WebContext, run_id: str, case: str, variant: str, root: str) -> str:

@@ -91,6 +91,7 @@ def run_server(
             print(f"engine serve: {url} ({label or f'store {store}'}; Ctrl-C stops)", flush=True)
             if open_browser and not webbrowser.open(url):
                 print("engine serve: --open found no browser: open the URL above in one", file=sys.stderr)
+            nursery.start_soon(warm_up)
 
     try:
         trio.run(main)
@@ -101,6 +102,24 @@ def run_server(
         if refused is None:
             raise
         raise refused from None
+
+
+async def warm_up() -> None:
+    """What every page needs loaded before a person asks for one: the templates compiled and numpy
+    (the matrix and statistics), in a worker thread once the port is bound (requests are served
+    meanwhile; an error here is a page's to report, not the server's)."""
+
+    def load() -> None:
+        import numpy  # noqa: F401
+
+        from engine.presentation.templates import compile_all
+
+        compile_all()
+
+    try:
+        await trio.to_thread.run_sync(load, abandon_on_cancel=True)
+    except Exception:  # noqa: BLE001 - the page that needs it raises it again, with its context
+        pass
 
 
 def wait_for_store(store: Path, every_s: float = 0.25) -> None:
