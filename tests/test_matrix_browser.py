@@ -185,7 +185,8 @@ def test_a_round_selector_shows_an_earlier_grading_round(browser: BrowserThread,
 
 
 def test_no_page_scrolls_sideways_on_a_phone(browser: BrowserThread, base_url: str) -> None:
-    """390 px wide: wide tables and the matrix scroll inside their own box, never the page."""
+    """390 px wide: wide tables and the matrix scroll inside their own box, never the page; the compare
+    page's spec field names are never broken mid-word."""
 
     def widths(page):  # noqa: ANN001, ANN202
         page.set_viewport_size({"width": 390, "height": 844})
@@ -195,9 +196,13 @@ def test_no_page_scrolls_sideways_on_a_phone(browser: BrowserThread, base_url: s
                 page.goto(base_url + path)
                 page.wait_for_selector("main h1")
                 found[path] = page.evaluate("document.documentElement.scrollWidth")
+            fields = "[...document.querySelectorAll('.spec-differences code')]"
+            fields += ".map(e => e.getClientRects().length)"
+            found["field lines"] = set(page.evaluate(fields))  # the compare page's, last: one line each
             screenshot(page, "matrix-phone")
             return found
         finally:
             page.set_viewport_size({"width": 1280, "height": 900})
 
-    assert browser.call(widths) == {"/runs/r1": 390, "/runs/r1/matrix": 390, "/compare?base=r1&cand=r2": 390}
+    expected = {"/runs/r1": 390, "/runs/r1/matrix": 390, "/compare?base=r1&cand=r2": 390, "field lines": {1}}
+    assert browser.call(widths) == expected
