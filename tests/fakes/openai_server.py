@@ -84,6 +84,8 @@ class FakeOpenAI:
     faults: FaultPlan = None
     answer: Callable[[dict[str, Any]], str] = default_answer
     requests: list[Recorded] = field(default_factory=list)
+    keep_requests: bool = True  # False: count them only (a benchmark's million requests, its memory flat)
+    received: int = 0
     # faults the server did not know: also raised, but the raise can lose a race with the
     # client's own error when both end the same nursery, so tests read them here
     errors: list[str] = field(default_factory=list)
@@ -94,15 +96,17 @@ class FakeOpenAI:
     _arrivals: list[tuple[int, trio.Event]] = field(default_factory=list)
 
     def record(self, request: Recorded) -> None:
-        self.requests.append(request)
+        self.received += 1
+        if self.keep_requests:
+            self.requests.append(request)
         for n, arrived in list(self._arrivals):
-            if len(self.requests) >= n:
+            if self.received >= n:
                 arrived.set()
                 self._arrivals.remove((n, arrived))
 
     async def wait_received(self, count: int) -> None:
         """Return once `count` requests have arrived in all (an event, not a poll)."""
-        if len(self.requests) >= count:
+        if self.received >= count:
             return
         arrived = trio.Event()
         self._arrivals.append((count, arrived))
@@ -113,7 +117,7 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def next_fault(self, body: dict[str, Any]) -> Fault:
-        index = len(self.requests) - 1
+        index = self.received - 1
         if callable(self.faults):
             return self.faults(index, body)
         if isinstance(self.faults, list) and self.faults:
@@ -266,7 +270,7 @@ async def open_fake_openai(
 
 
 async def _main(port: int, latency_ms: float) -> None:
-    server = FakeOpenAI(latency_ms=latency_ms)
+    server = FakeOpenAI(latency_ms=latency_ms, keep_requests=False)
     async with trio.open_nursery() as nursery:
         serve = functools.partial(
             trio.serve_tcp, functools.partial(_connection, server), port, host="127.0.0.1"
