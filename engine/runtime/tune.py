@@ -12,93 +12,29 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import trio
 
 from engine.actors.search_space import Config
-from engine.actors.tuning import Variation, VariationGenerator, defaults, quantize
+from engine.actors.tuning import Variation
 from engine.actors.variants import propose_variants
 from engine.events import kinds as k
-from engine.events.spec import ExperimentSpec, TuneSpec, VariantSpec
+from engine.events.spec import TuneSpec, VariantSpec
 from engine.input.config_edit import apply_params
 from engine.runtime.pipeline import Pipeline
-from engine.runtime.plan import build_plan
+from engine.runtime.tune_evaluate import decision_event, evaluate, usage
 from engine.runtime.tune_history import BASELINE, earlier_configs
 from engine.runtime.tune_race import (
     dropped_scores,
     elimination_reason,
     race_candidate,
     racing,
-    results_beyond,
 )
 from engine.runtime.tune_run import TuneRun
-from engine.stats import inference as stats
-from engine.stats.comparisons import compare_cases
-from engine.stats.sequential_looks import look_level
+from engine.runtime.tune_session import NO_HISTORY, Session, restore
 from engine.store.contract import store_call
-from engine.store.projections.cases import case_values
 from engine.store.projections.run_state import RunState
-from engine.store.projections.variant_report import latency
-
-NO_HISTORY: frozenset[Config] = frozenset()
-REMEASURED = "+re"  # suffix of an accepted variant measured afresh
-
-
-class Session:
-    """Where the session stands: the current best variant and its parameters."""
-
-    def __init__(self, spec: ExperimentSpec, tune: TuneSpec, earlier: frozenset[Config] = NO_HISTORY) -> None:
-        self.spec, self.tune = spec, tune
-        ranges = {p.name: p for p in tune.parameters}
-        start = defaults(tune)
-        for name, value in spec.params.items():
-            if name in ranges and isinstance(value, int | float):
-                start[name] = quantize(ranges[name], float(value))
-        self.best_values = start
-        self.best = VariantSpec(name=BASELINE, params={**spec.params, **_clean(start, ranges)})
-        self.generator = VariationGenerator(tune, seed=spec.seed, earlier=earlier)
-        self.generator.mark(start)  # evaluated as the baseline: never proposed again
-        self.ranges = ranges
-
-    def candidate(self, variation: Variation, known: set[str]) -> VariantSpec:
-        value = _clean({variation.parameter: variation.value}, self.ranges)[variation.parameter]
-        name, n = f"{variation.parameter}={value}", 1
-        while name in known:
-            n += 1
-            name = f"{variation.parameter}={value}#{n}"
-        return VariantSpec(name=name, params={**self.best.params, variation.parameter: value})
-
-    def observe(self, variation: Variation, scores: tuple[float, float]) -> None:
-        """What a decision measured, for a strategy that learns from it (optuna)."""
-        self.generator.observe(self.best_values, variation, *scores)
-
-    def accept(self, variant: VariantSpec, variation: Variation) -> None:
-        self.best, self.best_values[variation.parameter] = remeasured(variant), variation.value
-
-
-def remeasured(variant: VariantSpec) -> VariantSpec:
-    """The accepted variant, measured afresh for the decisions after it. The trials that won its
-    acceptance were selected for looking good (the winner's curse): compared against them, a later
-    candidate would need to beat luck. A new name gives the same configuration new trial seeds."""
-    return msgspec.structs.replace(variant, name=f"{variant.name}{REMEASURED}")
-
-
-def _clean(values: dict[str, float], ranges: dict[str, Any]) -> dict[str, Any]:
-    return {n: int(v) if ranges[n].whole else v for n, v in values.items()}
-
-
-def restore(session: Session, state_variations: list[Any], variants: dict[str, VariantSpec]) -> None:
-    """Re-drive the generator through the decisions already in the log."""
-    for decided in state_variations:
-        proposed = session.generator.next(session.best_values)
-        logged = Variation(decided.parameter, float(decided.value))
-        if proposed != logged:
-            session.generator.mark(session.best_values, logged)
-        session.observe(logged, (decided.baseline_score, decided.candidate_score))
-        if isinstance(decided, k.VariationAccepted) and decided.variant in variants:
-            session.accept(variants[decided.variant], logged)
 
 
 async def tune_session(run: TuneRun) -> str:
@@ -161,14 +97,14 @@ async def _decide(
         return dropped
     if dropped is not None:
         return await _reject_dropped(run, session, candidate, variation, dropped)
-    outcome = await _evaluate(run, session.best, candidate)
+    outcome = await evaluate(run, session.best, candidate)
     if isinstance(outcome, str):
         return outcome
     delta, p_value, _, _, _, level = outcome
     accepted = delta >= tune.min_improvement and (not tune.require_significance or p_value < level)
-    decision = _decision(
+    decision = decision_event(
         run.run_id, run.origin, candidate, variation, session.best.name, outcome, accepted,
-        _usage(run.pipe.state, candidate.name),
+        usage(run.pipe.state, candidate.name),
     )  # fmt: skip
     await run.pipe.write_and_wait([decision])
     return decision
@@ -182,8 +118,8 @@ async def _reject_dropped(
     assert run.spec.stopping is not None
     base, cand = dropped_scores(run.spec, run.pipe.state, drop)
     outcome = (cand - base, drop.p_value, base, cand, 0, drop.threshold)
-    usage, best = _usage(run.pipe.state, candidate.name), session.best.name
-    decision = _decision(run.run_id, run.origin, candidate, variation, best, outcome, False, usage)
+    spent, best = usage(run.pipe.state, candidate.name), session.best.name
+    decision = decision_event(run.run_id, run.origin, candidate, variation, best, outcome, False, spent)
     assert isinstance(decision, k.VariationRejected)
     why = elimination_reason(drop, run.spec.stopping.rounds)
     rejected = msgspec.structs.replace(decision, reason=why, dropped_round=drop.round)
@@ -219,65 +155,3 @@ def _resumed_candidate(state: RunState, v: Variation) -> VariantSpec | None:
         if same and name not in decided:
             return state.variants[name]
     return None
-
-
-async def _evaluate(
-    run: TuneRun, baseline: VariantSpec, candidate: VariantSpec
-) -> tuple[float, float, float, float, int, float] | str:
-    spec, pipe = run.spec, run.pipe
-    assert spec.tune is not None
-    cases = [c.id for c in spec.cases]
-    looks = spec.tune.max_extra_repeats + 1 if spec.tune.require_significance else 1
-    for rounds in range(looks):
-        repeats = spec.repeat.count * (rounds + 1)
-        if rounds + 1 < looks and results_beyond(pipe.state, candidate.name, repeats):
-            continue  # a resumed session: this round's decision, "more repeats", is in the log already
-        plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, repeats=repeats)
-        reason = await run.workers.run(plan)
-        if reason != "completed":
-            return reason
-        base = case_values(pipe.state, baseline.name, cases, "mean")
-        cand = case_values(pipe.state, candidate.name, cases, "mean")
-        result = compare_cases(base, cand, spec.seed)
-        shared = [c for c in base if c in cand]
-        delta = result.delta or 0.0
-        p_value = 1.0 if result.p_value is None else result.p_value
-        level = look_level(spec.gate.alpha, rounds + 1, looks)
-        if delta < spec.tune.min_improvement or p_value < level:
-            break  # too small to matter (futile), or clear: no more repeats
-    base_mean, cand_mean = stats.mean([base[c] for c in shared]), stats.mean([cand[c] for c in shared])
-    return delta, p_value, base_mean or 0.0, cand_mean or 0.0, rounds, level
-
-
-def _usage(state: RunState, variant: str) -> dict[str, Any]:
-    """What evaluating the candidate cost: its subject and judge tokens, its mean trial latency."""
-    totals = state.totals.get(variant)
-    if totals is None:
-        return {}
-    return {
-        "tokens_used": totals.tokens_in + totals.tokens_out + totals.judge_tokens,
-        "latency_ms": latency(totals).mean or 0.0,
-    }
-
-
-def _decision(
-    run_id: str,
-    origin: str,
-    candidate: VariantSpec,
-    variation: Variation,
-    baseline: str,
-    outcome: tuple[float, float, float, float, int, float],
-    accepted: bool,
-    usage: dict[str, Any],
-) -> k.VariationAccepted | k.VariationRejected:
-    delta, p_value, base_score, cand_score, rounds, level = outcome
-    common = dict(
-        run_id=run_id, ts=time.time(), variant=candidate.name, parameter=variation.parameter,
-        value=candidate.params[variation.parameter], baseline=baseline, baseline_score=round(base_score, 6),
-        candidate_score=round(cand_score, 6), delta=round(delta, 6), p_value=round(p_value, 6), origin=origin,
-        **usage,
-    )  # fmt: skip
-    if accepted:
-        return k.VariationAccepted(**common)  # type: ignore[arg-type]
-    why = f"delta {delta:+.4f}, p {p_value:.3g} (needed < {level:.3g}) after {rounds + 1} round(s) of repeats"
-    return k.VariationRejected(**common, reason=why)  # type: ignore[arg-type]
