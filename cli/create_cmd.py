@@ -15,7 +15,7 @@ def create_command(file: Path, store: Path, run_id: str | None, as_json: bool, a
     from engine.api import new_run_id
     from engine.input.loader import load_plan
     from engine.input.preflight import check_environment
-    from engine.input.validate import check_size, describe_size
+    from engine.input.run_size import check_size, describe_size
     from engine.runtime.create import create_run
 
     plan = load_plan(file)  # every check `engine run` makes, before the store is touched

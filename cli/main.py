@@ -271,7 +271,7 @@ def validate(
     from engine.input.decidable import announce
     from engine.input.loader import load_plan
     from engine.input.preflight import check_environment, warn_free_race, warn_unscorable
-    from engine.input.validate import describe_size
+    from engine.input.run_size import describe_size
 
     plan = load_plan(file)
     check_environment(plan)

@@ -53,7 +53,7 @@ def run_command(
     from engine.input.decidable import run_notes
     from engine.input.loader import load_plan
     from engine.input.preflight import check_environment, warn_free_race, warn_unscorable
-    from engine.input.validate import check_size
+    from engine.input.run_size import check_size
 
     plan: ExperimentPlan | None = None
     notes: list[str] = []

@@ -18,7 +18,7 @@ from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.loader import load_experiment, load_plan
 from engine.input.narrow import Narrowing, narrow
 from engine.input.preflight import check_environment
-from engine.input.validate import check_size
+from engine.input.run_size import check_size
 from engine.store.memory import MemoryStore
 from engine.store.projection import run_events
 

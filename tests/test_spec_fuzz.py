@@ -21,7 +21,7 @@ from engine.api import open_engine
 from engine.errors import UserError
 from engine.input.loader import load_plan
 from engine.input.preflight import check_environment
-from engine.input.validate import check_size, planned_trials
+from engine.input.run_size import check_size, planned_trials
 from engine.store.memory import MemoryStore
 
 BASE: dict[str, Any] = {

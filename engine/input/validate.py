@@ -8,7 +8,6 @@ generation parameters wherever they are set, variant target overrides, a tuning 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import msgspec
 
@@ -19,10 +18,9 @@ from engine.events.graders import GRADERS, CommandGraderSpec, JudgeGraderSpec
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.parsing import split_validation_error
+from engine.input.run_rules import Fail, check_caps, check_optuna, check_stopping
 from engine.input.sent_params import check_sent_params
 from engine.input.target_checks import check_targets
-
-Fail = Callable[[str, str], None]
 
 
 def check_declared(spec: ExperimentSpec, file: str) -> None:
@@ -64,69 +62,13 @@ def check_plan(plan: ExperimentPlan) -> None:
         fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")
     if spec.schedule is not None:
         check_cron(spec.schedule.cron, file)
-    _check_stopping(spec, fail)
+    check_stopping(spec, fail)
     if spec.tune is not None and spec.tune.strategy == "optuna":
-        _check_optuna(fail)
+        check_optuna(fail)
     racing = spec.stopping is not None and spec.stopping.rule == "race"
     if racing and spec.kind != "tune" and len(variants) < 2:  # a tuning session races each candidate
         fail("stopping.rule", f"expected at least 2 variants to race; the run has {len(variants)}")
-    _check_caps(spec, len(variants), fail)
-
-
-def _check_caps(spec: ExperimentSpec, variants: int, fail: Fail) -> None:
-    """maxVariants / maxTrialsPerRun: a plan beyond them is refused before launch, with its count."""
-    budget = spec.budget
-    if budget.max_variants is not None and variants > budget.max_variants:
-        expected = f"expected at most {budget.max_variants} variants; the run has {variants}"
-        fail("budget.max_variants", expected)
-    cases, repeats = max(1, len(spec.cases)), spec.repeat.count
-    trials = variants * cases * repeats
-    if budget.max_trials_per_run is not None and trials > budget.max_trials_per_run:
-        counted = f"{variants} variants x {cases} cases x {repeats} repeats = {trials}"
-        fail("budget.max_trials_per_run", f"expected at most {budget.max_trials_per_run} trials; {counted}")
-
-
-def _check_stopping(spec: ExperimentSpec, fail: Fail) -> None:
-    stopping = spec.stopping
-    if stopping is None or stopping.rule == "fixed":
-        return
-    if spec.kind == "tune":
-        _check_tune_race(spec, fail)
-    if stopping.rule == "race":
-        _check_race(spec, fail)
-        return
-    if spec.repeat.strategy == "pass_at_k":
-        fail("stopping.rule", "expected repeat.strategy 'mean' or 'confidence_interval' for sequential looks")
-    if spec.repeat.count < stopping.looks:
-        fail("stopping.looks", f"expected at most repeat.count ({spec.repeat.count}) looks: one round each")
-
-
-def _check_tune_race(spec: ExperimentSpec, fail: Fail) -> None:
-    """A tuning session races each candidate against the best on the mean score, the measure its
-    accept rule uses; the margin that counts is the session's own min_improvement."""
-    assert spec.stopping is not None
-    if spec.stopping.rule != "race":
-        fail("stopping.rule", "expected 'race' or 'fixed' in a tuning session (it spends alpha per decision)")
-    if spec.stopping.objective != "score":
-        fail("stopping.objective", "expected 'score' in a tuning session (its accept rule compares scores)")
-    if spec.stopping.min_improvement:
-        expected = "expected none in a tuning session (tune.min_improvement is its margin)"
-        fail("stopping.min_improvement", expected)
-
-
-def _check_race(spec: ExperimentSpec, fail: Fail) -> None:
-    assert spec.stopping is not None
-    if spec.repeat.strategy == "pass_at_k":
-        fail("stopping.rule", "expected repeat.strategy 'mean' or 'confidence_interval' for a race")
-    if len(spec.cases) < spec.stopping.rounds:
-        fail("stopping.rounds", f"expected at most one round per case ({len(spec.cases)} cases)")
-
-
-def _check_optuna(fail: Fail) -> None:
-    try:
-        import optuna  # noqa: F401 - importable, with its dependencies (find_spec would not say)
-    except ImportError:
-        fail("tune.strategy", "expected Optuna installed for 'optuna': pip install 'engine[optuna]'")
+    check_caps(spec, len(variants), fail)
 
 
 def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:
@@ -206,50 +148,6 @@ def _check_unique(names: list[str], section: str, key: str, fail: Fail) -> None:
         if name in seen:
             fail(f"{section}[{i}].{key}", f"expected a unique {key}; {name!r} is used twice")
         seen.add(name)
-
-
-LARGE_RUN = 1_000_000  # trials: above this a run needs --allow-large (a typo can plan millions)
-
-
-def planned_trials(plan: ExperimentPlan) -> int:
-    """The trials a run plans (a tuning session: its upper bound)."""
-    spec = plan.spec
-    cases, repeats = len(spec.cases), spec.repeat.count
-    if spec.kind == "tune" and spec.tune is not None:
-        return cases * repeats * (spec.tune.max_extra_repeats + 1) * (spec.tune.max_experiments + 1)
-    return len(plan.variants) * cases * repeats
-
-
-def check_size(plan: ExperimentPlan, allow_large: bool) -> None:
-    planned = planned_trials(plan)
-    if planned > LARGE_RUN and not allow_large:
-        raise InputError(
-            plan.file, "", f"this run plans {planned:,} trials ({describe_size(plan)}); "
-            f"above {LARGE_RUN:,} pass --allow-large to confirm"
-        )  # fmt: skip
-
-
-def describe_size(plan: ExperimentPlan) -> str:
-    """How many trials the run plans: "2 variants x 3 cases x 2 repeats = 12 trials"; a tuning session
-    gives its upper bound (each variation runs the candidate, and close calls add rounds of repeats
-    to both it and the current best)."""
-    spec = plan.spec
-    cases, repeats = len(spec.cases), spec.repeat.count
-    if spec.kind == "tune" and spec.tune is not None:
-        rounds = spec.tune.max_extra_repeats + 1
-        variations = spec.tune.max_experiments
-        bound = cases * repeats * rounds * (variations + 1)
-        sizes = f"{counted(cases, 'case')} x {counted(repeats, 'repeat')}, x{rounds} on close calls"
-        tried = f"{counted(variations, 'variation')} (+ baseline)"
-        return f"tuning: up to {counted(bound, 'trial')}: {tried} x {sizes}"
-    variants = len(plan.variants)
-    sizes = f"{counted(variants, 'variant')} x {counted(cases, 'case')} x {counted(repeats, 'repeat')}"
-    return f"{sizes} = {counted(variants * cases * repeats, 'trial')}"
-
-
-def counted(n: int, noun: str) -> str:
-    """'1 case', '3 cases'."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _check_params(plan: ExperimentPlan, fail: Fail) -> None:
