@@ -5,9 +5,13 @@ test_ray_backend)."""
 from __future__ import annotations
 
 import time
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import msgspec
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from engine import spec_from_dict
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
@@ -40,6 +44,7 @@ EXPERIMENT = {
 }  # fmt: skip
 
 
+@cache
 def jobs_of_a_plan() -> list[TrialJob]:
     plan = resolve(spec_from_dict(EXPERIMENT), "exp.toml", Path.cwd())
     built = build_plan(plan.spec, "run-1", list(plan.variants), lambda _: "")
@@ -88,3 +93,27 @@ def test_a_result_decodes_to_the_outcomes_the_worker_made_with_the_coordinators_
     assert got.outcomes[0].grade_job is not None
     assert got.outcomes[0].grade_job.completed is got.outcomes[0].batch.events[0]
     assert got.outcomes[0].grade_job.case is jobs[0].case  # the coordinator's own spec
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    expected=JSON,
+    params=st.dictionaries(st.text(max_size=5), JSON, max_size=3),
+    context=st.none() | st.text(),
+)
+@example(expected={"": [None, -(2**63), 1e308, ""]}, params={"x": {"y": [True]}}, context="")
+@settings(max_examples=60, deadline=None)
+def test_any_case_and_params_a_file_can_hold_travel_unchanged(
+    expected: Any, params: Any, context: Any
+) -> None:
+    first = jobs_of_a_plan()[0]
+    case = msgspec.structs.replace(first.case, expected=expected, context=context)
+    request = msgspec.structs.replace(first.request, case=case, params=params, context=context)
+    job = TrialJob(first.variant, case, first.repeat, first.target, request)
+    assert decode_batch(encode_batch([job, job], None, [], None))[1] == [job, job]
