@@ -8,7 +8,9 @@ coordinator's memory stays flat in the number of trials.
 
 A task carries a batch of trials when they are short (`ray_batches`): a task costs the coordinator
 about a millisecond of CPU whatever it carries, so one trial per task caps cheap trials near 1,000
-per second, coordinator-bound, while a batch divides that cost among its trials.
+per second, coordinator-bound, while a batch divides that cost among its trials. A batch and its
+result travel as msgpack bytes (`ray_wire`): the specs once per batch, nothing for cloudpickle to
+walk; the result is decoded in the thread that waited for it.
 
 Ray must already be connected (engine.runtime.ray_session). A task whose worker process died is
 retried by Ray (`max_retries`); its one result is logged once, and a result for a trial no longer in

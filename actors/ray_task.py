@@ -6,11 +6,11 @@ It builds each target from its spec once per batch (Python targets by import pat
 registered in the coordinator's process cannot travel), runs the batch's trials side by side in one
 Trio loop, and hands back what the coordinator logs, in the batch's order, with the time the batch
 took on the worker (the coordinator sizes the next batches from it: the task's time as the
-coordinator sees it includes its wait in Ray's queue). Nothing here writes to the log: the
-coordinator stays its single writer.
+coordinator sees it includes its wait in Ray's queue). Both travel as msgpack bytes (`ray_wire`), not
+pickled. Nothing here writes to the log: the coordinator stays its single writer.
 
 When no grader calls a model (given the pass mark), a trial is graded here whole: its TrialGraded
-comes back with its TrialCompleted, and the coordinator has no output to unpickle and hand to its
+comes back with its TrialCompleted, and the coordinator has no output to decode and hand to its
 grading pool (that hop was most of its CPU per batched trial). Otherwise the cheap graders' results
 travel with the output and the judges run in the coordinator.
 """

@@ -14,7 +14,11 @@ connection is opened once, outside the timings, and reported on its own.
    batch), with each task holding 2 of the cluster's CPUs (one task at a time: 1 worker CPU) and
    then 1 (2 worker CPUs): the same trials, concurrency and batching, only the CPUs differ; and, as
    before, 1 and 2 in flight (one trial per task). Command trials that burn 1 s, 1 and 2 in flight.
-   Efficiency = throughput / (CPUs x one CPU's throughput).
+   Efficiency = throughput / (CPUs x one CPU's throughput). Each configuration of the same 8 in
+   flight is run briefly first (Ray stops a worker the previous run left idle; starting one inside
+   the timing cost the 2-CPU run ~1 s of CPU), and on a local cluster the bench prints where the
+   machine's CPUs went in each (`ray_cpu.py`): the workers' busy share, the coordinator, raylet, GCS,
+   Ray's other daemons, the rest of the machine (other programs), and worker processes started.
 3. Projection: N nodes of 2 CPUs. Each trial costs the coordinator `coordinator CPU per trial`
    (measured in 1: its whole process, Ray's threads included); throughput is the smaller of what the
    workers can do (N x 2 / (trial time + per-trial overhead)) and what the coordinator can feed.
