@@ -11,9 +11,10 @@ connection is opened once, outside the timings, and reported on its own.
    (4: too few in flight to batch), then ray with 64 in flight, where trials travel in batches per
    task: the coordinator's CPU per trial (its whole process, Ray's threads included).
 2. Scaling: trials that burn 50 ms of CPU (a Python target, by import path): 8 in flight (they
-   batch), with each task holding 2 of the cluster's CPUs (one task at a time: 1 worker CPU) and
-   then 1 (2 worker CPUs): the same trials, concurrency and batching, only the CPUs differ; and, as
-   before, 1 and 2 in flight (one trial per task). Command trials that burn 1 s, 1 and 2 in flight.
+   batch; 240 trials, 80 with --quick: a run's fixed costs, its start and report, weigh on the
+   shorter 2-CPU run), with each task holding 2 of the cluster's CPUs (one task at a time: 1 worker
+   CPU) and then 1 (2 worker CPUs): the same trials, concurrency and batching, only the CPUs differ;
+   and, as before, 1 and 2 in flight (one trial per task). Command trials that burn 1 s, 1 and 2 in flight.
    Efficiency = throughput / (CPUs x one CPU's throughput). Each configuration of the same 8 in
    flight is run briefly first (Ray stops a worker the previous run left idle; starting one inside
    the timing cost the 2-CPU run ~1 s of CPU), and on a local cluster the bench prints where the
@@ -126,7 +127,7 @@ async def bench(address: str, quick: bool) -> None:
             # the same 8 in flight (batched), each task holding 2 of the cluster's CPUs (one task runs
             # at a time: 1 worker CPU) or 1 (two tasks at a time: 2 worker CPUs)
             for per_task in (2, 1):
-                spec = python_burn_spec(short_burns * 2, 8, address, num_cpus=per_task)
+                spec = python_burn_spec(short_burns * 4, 8, address, num_cpus=per_task)
                 # the same set-up first: a worker left idle by the previous run was stopped by Ray,
                 # and starting one (Python, Ray, engine's imports) is ~1 s of CPU on a 2-CPU machine
                 await timed_run(python_burn_spec(8, 8, address, num_cpus=per_task), source)
@@ -136,7 +137,7 @@ async def bench(address: str, quick: bool) -> None:
                 where[3 - per_task] = (wall, cpu, cluster.since(cpu), cluster.started)
         (one_rate, one_cpu), (two_rate, two_cpu) = cpus[1], cpus[2]
         print("\n2. CPU-bound Python trials (50 ms of CPU each)")
-        print(f"   8 in flight, batched ({short_burns * 2} trials): 1 worker CPU {one_rate:.2f} "
+        print(f"   8 in flight, batched ({short_burns * 4} trials): 1 worker CPU {one_rate:.2f} "
               f"trials/s (ideal 20.00, efficiency {one_rate / 20:.2f}; "
               f"coordinator {one_cpu:.2f} ms CPU/trial)")  # fmt: skip
         print(f"   2 worker CPUs {two_rate:.2f} trials/s (ideal 40.00, efficiency {two_rate / 40:.2f}; "
