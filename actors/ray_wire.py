@@ -7,6 +7,10 @@ the same structs in C, and bytes are an argument Ray passes without pickling. A 
 targets and cases travel once each (tables, by object identity: as pickle's memo did), its trials by
 index, and a trial's request without the variant and case it repeats. A result does not carry the
 GradeJob's variant and case back either: the coordinator still holds the batch's jobs.
+
+Values of a file's free-form fields (a case's `expected`, `params`, `flags`) arrive as msgpack
+gives them back: a TOML date or naive date-time as its ISO string, a tuple as a list, as the log
+holds them and a resumed or replayed run reads them.
 """
 
 from __future__ import annotations
