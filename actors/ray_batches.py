@@ -1,7 +1,7 @@
 """How many trials one Ray task carries: enough to make its cost small beside theirs, no more.
 
-A task costs the coordinator about a millisecond of CPU (submitting, pickling, a thread waiting in
-`ray.get`) whatever it carries. Batches are sized from the trials seen so far, timed on the workers
+A task costs the coordinator about a millisecond of CPU (submitting, a thread waiting in `ray.get`)
+whatever it carries. Batches are sized from the trials seen so far, timed on the workers
 (not counting a task's wait in Ray's queue): a task should work for about TARGET_TASK_S, so a 50 ms
 trial travels alone or in pairs and an instant one in dozens. The
 first tasks carry one trial each (nothing is known yet; a long agent trial must not wait behind

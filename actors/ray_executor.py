@@ -8,7 +8,9 @@ coordinator's memory stays flat in the number of trials.
 
 A task carries a batch of trials when they are short (`ray_batches`): a task costs the coordinator
 about a millisecond of CPU whatever it carries, so one trial per task caps cheap trials near 1,000
-per second, coordinator-bound, while a batch divides that cost among its trials.
+per second, coordinator-bound, while a batch divides that cost among its trials. A batch and its
+result travel as msgpack bytes (`ray_wire`): the specs once per batch, nothing for cloudpickle to
+walk; the result is decoded in the thread that waited for it.
 
 Ray must already be connected (engine.runtime.ray_session). A task whose worker process died is
 retried by Ray (`max_retries`); its one result is logged once, and a result for a trial no longer in
@@ -29,7 +31,8 @@ from engine.actors.channels import put
 from engine.actors.executor import TargetLimits, durable_start
 from engine.actors.messages import GradeJob, TrialJob, TrialKey, WriteBatch
 from engine.actors.ray_batches import BatchSizing, cluster_slots, take_batch
-from engine.actors.ray_task import BatchOutcome, TrialOutcome, run_batch_on_worker
+from engine.actors.ray_task import run_batch_on_worker
+from engine.actors.ray_wire import BatchOutcome, TrialOutcome, decode_done, encode_batch
 from engine.events import kinds as k
 from engine.events.spec import GraderSpec, RaySpec
 
@@ -140,12 +143,11 @@ async def _run_remote(
     import ray
 
     base_dir = str(work.base_dir) if work.base_dir else None
-    ref = remote.remote(batch, base_dir, work.graders, work.pass_threshold)
+    ref = remote.remote(encode_batch(batch, base_dir, work.graders, work.pass_threshold))
     try:
-        result: BatchOutcome = await trio.to_thread.run_sync(
-            ray.get, ref, abandon_on_cancel=True, limiter=threads
+        return await trio.to_thread.run_sync(
+            lambda: decode_done(ray.get(ref), batch), abandon_on_cancel=True, limiter=threads
         )
-        return result
     except trio.Cancelled:
         # the run stopped (cancel, signal, budget): the task stops too. A KeyboardInterrupt in the
         # worker's Trio loop kills its agent's process group; wait (bounded) until it has, as the

@@ -6,11 +6,11 @@ It builds each target from its spec once per batch (Python targets by import pat
 registered in the coordinator's process cannot travel), runs the batch's trials side by side in one
 Trio loop, and hands back what the coordinator logs, in the batch's order, with the time the batch
 took on the worker (the coordinator sizes the next batches from it: the task's time as the
-coordinator sees it includes its wait in Ray's queue). Nothing here writes to the log: the
-coordinator stays its single writer.
+coordinator sees it includes its wait in Ray's queue). Both travel as msgpack bytes (`ray_wire`), not
+pickled. Nothing here writes to the log: the coordinator stays its single writer.
 
 When no grader calls a model (given the pass mark), a trial is graded here whole: its TrialGraded
-comes back with its TrialCompleted, and the coordinator has no output to unpickle and hand to its
+comes back with its TrialCompleted, and the coordinator has no output to decode and hand to its
 grading pool (that hop was most of its CPU per batched trial). Otherwise the cheap graders' results
 travel with the output and the judges run in the coordinator.
 """
@@ -18,7 +18,6 @@ travel with the output and the judges run in the coordinator.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import trio
@@ -28,6 +27,7 @@ from engine.actors.graders.factory import GraderContext, grader_specs, make_grad
 from engine.actors.graders.grader_protocol import Grader
 from engine.actors.grading_pool import grade_cheap, submission_of
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
+from engine.actors.ray_wire import BatchOutcome, TrialOutcome, decode_batch, encode_done
 from engine.actors.targets.target_maker import target_maker
 from engine.actors.targets.target_protocol import Target, TargetError
 from engine.events.graders import GRADERS
@@ -35,27 +35,13 @@ from engine.events.kinds import GraderResult
 from engine.events.spec import GraderSpec
 
 
-@dataclass(slots=True)
-class TrialOutcome:
-    """A trial's completion or failure (with its blobs) and, when there is an output, what to grade."""
-
-    batch: WriteBatch
-    grade_job: GradeJob | None
-
-
-@dataclass(slots=True)
-class BatchOutcome:
-    outcomes: list[TrialOutcome]  # in the batch's order
-    seconds: float  # the batch's time on the worker
-
-
-def run_batch_on_worker(
-    jobs: list[TrialJob], base_dir: str | None, graders: list[GraderSpec], pass_threshold: float | None = None
-) -> BatchOutcome:
+def run_batch_on_worker(payload: bytes) -> bytes:
+    """A batch encoded by ray_wire.encode_batch in, its BatchOutcome encoded by encode_done out."""
     started = time.perf_counter()
-    folder = Path(base_dir) if base_dir else None
-    outcomes = trio.run(_run_batch, jobs, folder, graders, pass_threshold)
-    return BatchOutcome(outcomes, time.perf_counter() - started)
+    batch, jobs = decode_batch(payload)
+    folder = Path(batch.base_dir) if batch.base_dir else None
+    outcomes = trio.run(_run_batch, jobs, folder, batch.graders, batch.pass_threshold)
+    return encode_done(BatchOutcome(outcomes, time.perf_counter() - started))
 
 
 async def _run_batch(

@@ -11,10 +11,15 @@ connection is opened once, outside the timings, and reported on its own.
    (4: too few in flight to batch), then ray with 64 in flight, where trials travel in batches per
    task: the coordinator's CPU per trial (its whole process, Ray's threads included).
 2. Scaling: trials that burn 50 ms of CPU (a Python target, by import path): 8 in flight (they
-   batch), with each task holding 2 of the cluster's CPUs (one task at a time: 1 worker CPU) and
-   then 1 (2 worker CPUs): the same trials, concurrency and batching, only the CPUs differ; and, as
-   before, 1 and 2 in flight (one trial per task). Command trials that burn 1 s, 1 and 2 in flight.
-   Efficiency = throughput / (CPUs x one CPU's throughput).
+   batch; 240 trials, 80 with --quick: a run's fixed costs, its start and report, weigh on the
+   shorter 2-CPU run), with each task holding 2 of the cluster's CPUs (one task at a time: 1 worker
+   CPU) and then 1 (2 worker CPUs): the same trials, concurrency and batching, only the CPUs differ;
+   and, as before, 1 and 2 in flight (one trial per task). Command trials that burn 1 s, 1 and 2 in flight.
+   Efficiency = throughput / (CPUs x one CPU's throughput). Each configuration of the same 8 in
+   flight is run briefly first (Ray stops a worker the previous run left idle; starting one inside
+   the timing cost the 2-CPU run ~1 s of CPU), and on a local cluster the bench prints where the
+   machine's CPUs went in each (`ray_cpu.py`): the workers' busy share, the coordinator, raylet, GCS,
+   Ray's other daemons, the rest of the machine (other programs), and worker processes started.
 3. Projection: N nodes of 2 CPUs. Each trial costs the coordinator `coordinator CPU per trial`
    (measured in 1: its whole process, Ray's threads included); throughput is the smaller of what the
    workers can do (N x 2 / (trial time + per-trial overhead)) and what the coordinator can feed.
@@ -34,6 +39,7 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ray_cpu import ClusterCpu, cluster_session  # noqa: E402
 from engine import open_engine, spec_from_dict  # noqa: E402
 from engine.input.experiment_plan import resolve  # noqa: E402
 from engine.runtime.ray_session import ray_session  # noqa: E402
@@ -116,22 +122,30 @@ async def bench(address: str, quick: bool) -> None:
             for in_flight in (1, 2):  # one trial per task: too few in flight to batch
                 wall, _, done = await timed_run(python_burn_spec(short_burns, in_flight, address), source)
                 short[in_flight] = done / wall
-            cpus = {}
+            cpus, where = {}, {}
+            cluster = ClusterCpu(cluster_session(int(address.rsplit(":", 1)[1])))
             # the same 8 in flight (batched), each task holding 2 of the cluster's CPUs (one task runs
             # at a time: 1 worker CPU) or 1 (two tasks at a time: 2 worker CPUs)
             for per_task in (2, 1):
-                spec = python_burn_spec(short_burns * 2, 8, address, num_cpus=per_task)
+                spec = python_burn_spec(short_burns * 4, 8, address, num_cpus=per_task)
+                # the same set-up first: a worker left idle by the previous run was stopped by Ray,
+                # and starting one (Python, Ray, engine's imports) is ~1 s of CPU on a 2-CPU machine
+                await timed_run(python_burn_spec(8, 8, address, num_cpus=per_task), source)
+                cluster.start()
                 wall, cpu, done = await timed_run(spec, source)
                 cpus[3 - per_task] = (done / wall, cpu / done * 1000)
+                where[3 - per_task] = (wall, cpu, cluster.since(cpu), cluster.started)
         (one_rate, one_cpu), (two_rate, two_cpu) = cpus[1], cpus[2]
         print("\n2. CPU-bound Python trials (50 ms of CPU each)")
-        print(f"   8 in flight, batched ({short_burns * 2} trials): 1 worker CPU {one_rate:.2f} "
+        print(f"   8 in flight, batched ({short_burns * 4} trials): 1 worker CPU {one_rate:.2f} "
               f"trials/s (ideal 20.00, efficiency {one_rate / 20:.2f}; "
               f"coordinator {one_cpu:.2f} ms CPU/trial)")  # fmt: skip
         print(f"   2 worker CPUs {two_rate:.2f} trials/s (ideal 40.00, efficiency {two_rate / 40:.2f}; "
               f"coordinator {two_cpu:.2f} ms CPU/trial): "
               f"2 CPUs / 1 CPU {two_rate / one_rate:.2f}x "
               f"(target >= 1.8x: {'met' if two_rate >= 1.8 * one_rate else 'missed'})")  # fmt: skip
+        for worker_cpus, (wall, cpu, spent, started) in where.items():
+            print_cpu(worker_cpus, wall, cpu, spent, started)
         print(f"   1 vs 2 in flight, one trial per task ({short_burns} trials): 1: {short[1]:.2f} "
               f"trials/s (efficiency {short[1] / 20:.2f}), "
               f"2: {short[2]:.2f} ({short[2] / short[1]:.2f}x)")  # fmt: skip
@@ -147,6 +161,20 @@ async def bench(address: str, quick: bool) -> None:
         print(f"   2 worker CPUs: {two:.3f} trials/s (ideal {2 / seconds:.3f}): efficiency "
               f"{two * seconds / 2:.2f}; vs 1 CPU x2: {two / (2 * one):.2f}")  # fmt: skip
     project(per_trial_s=1 / one, coordinator_cpu_s=ray_cpu / n)
+
+
+def print_cpu(
+    worker_cpus: int, wall: float, coordinator: float, spent: dict[str, float], started: int
+) -> None:
+    """Where the machine's CPU went in a run: the workers' busy share of their CPUs, and the rest."""
+    if not spent:
+        return  # a remote cluster: its processes are not seen from here
+    workers = spent.pop("workers", 0.0)
+    rest = ", ".join(f"{name} {s / wall:.2f}" for name, s in sorted(spent.items()))
+    print(f"   {worker_cpus} worker CPU(s), CPUs in use over the run's {wall:.2f} s: workers "
+          f"{workers / wall:.2f} (busy {workers / wall / worker_cpus:.0%} of {worker_cpus}), "
+          f"coordinator {coordinator / wall:.2f}, {rest}; "
+          f"processes started in the run: {started}")  # fmt: skip
 
 
 def project(per_trial_s: float, coordinator_cpu_s: float, cpus_per_node: int = 2) -> None:
