@@ -11,7 +11,6 @@ fold, the experiment plan and the state's snapshot are imported where a path fol
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,6 +63,7 @@ def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
 
 def process_alive(pid: int, host: str) -> bool:
     """A 'running' run whose process is gone was killed: it can be resumed."""
+    import socket  # only a running run asks
     if host and host != socket.gethostname():
         return True  # cannot tell from here; trust the log
     try:

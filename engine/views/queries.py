@@ -5,7 +5,6 @@ from __future__ import annotations
 from engine.errors import NotFoundError
 from engine.events.codec import to_json
 from engine.runtime.run_status import run_state
-from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
 from engine.store.snapshot_read import RUN_HEADS, load, run_ids
 
@@ -37,5 +36,7 @@ def replay_json(log: EventStore, run_id: str, grading: int | None = None, replay
 
 def stored_report(log: EventStore, run_id: str, grading: int | None = None) -> bytes | None:
     """The report written at the end of the run or of a regrade (default: the latest grading's)."""
+    from engine.store.blobs import read_blob  # hashlib: not for resolve_run's callers (`engine status`)
+
     found = load(log, RUN_HEADS, run_id).report_hash(grading)
     return read_blob(log, found) if found else None
