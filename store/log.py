@@ -17,7 +17,6 @@ import functools
 import itertools
 import os
 import struct
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -414,6 +413,8 @@ class EventLog:
         goes on appending meanwhile), and the copy is what is verified, so a healthy live store
         never shows damage that is only a commit in progress. The copy's pages are verified byte by
         byte outside LMDB before its records are read through LMDB (see `store.verify`)."""
+        import tempfile  # random and its hashes: only `engine check` copies the store
+
         from engine.store.verify import CheckReport, check_snapshot
 
         with tempfile.TemporaryDirectory(prefix="engine-check-") as snapshot:
@@ -432,6 +433,8 @@ class EventLog:
         except lmdb.Error as exc:
             if isinstance(exc, DAMAGE):
                 raise
+            import tempfile
+
             where = tempfile.gettempdir()
             raise StoreError(f"engine check copies the store to {where} first (set TMPDIR): {exc}") from None
 
