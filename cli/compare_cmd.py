@@ -17,7 +17,7 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
     from rich.text import Text
 
     from engine.cli.render import make_console
-    from engine.presentation.terminal import table
+    from engine.presentation.term_table import table
 
     console = make_console()
     for warning in result.warnings:

@@ -25,7 +25,7 @@ def print_history(log: Any, experiment: str, metric: str, variant: str | None, a
         sys.stdout.buffer.write(msgspec.json.encode(points) + b"\n")
         return
     from engine.cli.render import make_console
-    from engine.presentation.terminal import table
+    from engine.presentation.term_table import table
 
     values = [getattr(p, metric) for p in points]
     rows = [
@@ -59,7 +59,7 @@ def print_audit(audit: Any, as_json: bool) -> None:
         sys.stdout.buffer.write(msgspec.json.encode(audit) + b"\n")
         return
     from engine.cli.render import make_console
-    from engine.presentation.terminal import table
+    from engine.presentation.term_table import table
 
     header = ["judge", "outputs", "same score", "mean change", "max change", "pass flips", "unreadable"]
     rows = [

@@ -1,4 +1,4 @@
-"""Terminal rendering of reports, run lists and status (rich tables)."""
+"""Terminal rendering of reports, run lists and status (rich tables, imported when one is drawn)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from engine.presentation.terminal import CommandText, report_renderables, table
+from engine.presentation.term_table import table
 
 
 def print_report(data: bytes, as_json: bool) -> None:
@@ -16,6 +16,8 @@ def print_report(data: bytes, as_json: bool) -> None:
         sys.stdout.buffer.write(data + b"\n")
         sys.stdout.flush()
         return
+    from engine.presentation.terminal import CommandText, report_renderables  # the report's model too
+
     console = make_console()
     for renderable in report_renderables(data):
         console.print(renderable, highlight=False, soft_wrap=isinstance(renderable, CommandText))

@@ -6,7 +6,6 @@ Targets and graders are tagged unions, one Struct per kind (see targets and grad
 """
 
 
-import hashlib
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -297,4 +296,6 @@ class ExperimentSpec(Spec):
 
 def fingerprint(spec: ExperimentSpec) -> str:
     """A stable hash of the spec that ran (sha256 of its msgpack encoding): same spec, same fingerprint."""
+    import hashlib  # here: loading OpenSSL costs every command that reads the vocabulary (`engine list`)
+
     return hashlib.sha256(msgspec.msgpack.encode(spec)).hexdigest()

@@ -13,15 +13,15 @@ A batch is one durable transaction: a killed writer leaves whole batches only.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import struct
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import lmdb
 
@@ -44,8 +44,10 @@ from engine.store.opening import (
 )
 from engine.store.records import CHECKED_FROM_KEY, RecordDamaged, seal, unpack_seq, unseal_many, unseal_run
 from engine.store.snapshot_io import INDEX_PREFIX, TxnSnapshots, clear, last_of, listed_runs, mark_written
-from engine.store.snapshots import Keeper
-from engine.store.verify import CheckReport, check_snapshot
+
+if TYPE_CHECKING:  # a reader never loads the keeper (its projections, the trial index) nor the checker
+    from engine.store.snapshots import Keeper
+    from engine.store.verify import CheckReport
 
 _U64 = struct.Struct(">Q")
 LAYOUT_VERSION = b"2"  # "1": records without checksums (still read; upgraded when opened to write)
@@ -125,7 +127,6 @@ class EventLog:
         self.checked_from: int | None = None
         self._snaps: object | None = None
         self._index_db: object | None = None
-        self._keeper = Keeper()
         # a writer walks every database's pages at open; a reader those it reads, when first read
         self._walked = set(SMALL_TREES) if self.readonly else set(ALL_TREES)
         if not check_data_file(self.path, None if not self.readonly else SMALL_TREES) and self.readonly:
@@ -137,6 +138,14 @@ class EventLog:
             except BaseException:
                 self._env.close()
                 raise
+
+    @functools.cached_property
+    def _keeper(self) -> Keeper:
+        """The writer's snapshot keeper, made at the first append: `engine list` and other readers
+        never import it (it brings every kept projection and the trial index)."""
+        from engine.store.snapshots import Keeper
+
+        return Keeper()
 
     def _ready(self) -> bool:
         """Whether the store has its databases. A store another process was creating when this
@@ -404,6 +413,10 @@ class EventLog:
         goes on appending meanwhile), and the copy is what is verified, so a healthy live store
         never shows damage that is only a commit in progress. The copy's pages are verified byte by
         byte outside LMDB before its records are read through LMDB (see `store.verify`)."""
+        import tempfile  # random and its hashes: only `engine check` copies the store
+
+        from engine.store.verify import CheckReport, check_snapshot
+
         with tempfile.TemporaryDirectory(prefix="engine-check-") as snapshot:
             with self._lock, damage_as_error(self.path):
                 if not self._ready():
@@ -420,6 +433,8 @@ class EventLog:
         except lmdb.Error as exc:
             if isinstance(exc, DAMAGE):
                 raise
+            import tempfile
+
             where = tempfile.gettempdir()
             raise StoreError(f"engine check copies the store to {where} first (set TMPDIR): {exc}") from None
 

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
-from hdrh.histogram import HdrHistogram
 
 from engine.store.projection import Projection
 from engine.store.records import RESIDUE, TRAILER, crc32c, seal
@@ -36,13 +35,18 @@ class Stored(NamedTuple, Generic[S]):
     state: S
 
 
+# hdrh is imported by the hooks: the run state's histograms need it, `engine list`'s summaries do not
 def _enc_hook(value: object) -> object:
+    from hdrh.histogram import HdrHistogram
+
     if isinstance(value, HdrHistogram):
         return value.encode()  # its counts, compressed: the same counts give the same bytes
     raise NotImplementedError(f"no snapshot encoding for {type(value).__name__}")
 
 
 def _dec_hook(kind: type, value: Any) -> object:
+    from hdrh.histogram import HdrHistogram
+
     if kind is HdrHistogram:
         return HdrHistogram.decode(value)
     raise NotImplementedError(f"no snapshot decoding for {kind}")

@@ -16,7 +16,6 @@ stays the source of truth: `rebuild` folds every snapshot again from it, to the 
 
 from __future__ import annotations
 
-import functools
 import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
@@ -25,21 +24,24 @@ import msgspec
 
 from engine.events.codec import decode
 from engine.store.contract import EventStore
-from engine.store.guard import DECODE_DAMAGE, decode_of_run
+from engine.store.guard import DECODE_DAMAGE
 from engine.store.projection import Projection
-from engine.store.projections.heads import HEADS, RunHeads
-from engine.store.projections.run_state import RUN_STATE, RunState
-from engine.store.projections.status import StatusCounts, counts_of
-from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.records import RecordDamaged, pack_seq
-from engine.store.snapshot_codec import Snapshotted, Stored, fingerprint
+from engine.store.snapshot_codec import Snapshotted, Stored
 from engine.store.snapshot_io import COMPLETE, LAST, LISTED
+
+# the readers' side (store.snapshot_read), named here too for the callers that also keep or rebuild
+from engine.store.snapshot_read import INDEX_CHUNK as INDEX_CHUNK
+from engine.store.snapshot_read import RUN_HEADS, SUMMARIES, Derived, fold_tail
+from engine.store.snapshot_read import kept as kept
+from engine.store.snapshot_read import load as load
+from engine.store.snapshot_read import run_ids as run_ids
+from engine.store.state_snapshot import STATES, STATUS
 from engine.store.trial_index import TAGS as INDEX_TAGS
 from engine.store.trial_index_keeper import IndexKeeper, rebuild_index
 
 S = TypeVar("S")
 STATE_EVERY = 5000  # run events between two saves of a run's report state
-INDEX_CHUNK = 16384
 CACHED = 16  # kept projections' states cached by the writer (per projection and run)
 ENDING_TAGS = frozenset({"run.completed", "run.cancelled", "report.written"})
 # what keeping a snapshot may raise without the batch failing (a full map still fails it: it grows)
@@ -47,29 +49,7 @@ ENDING_TAGS = frozenset({"run.completed", "run.cancelled", "report.written"})
 KEEPING_FAILED = (*DECODE_DAMAGE, RecordDamaged, TypeError, ValueError, NotImplementedError, OverflowError,
                   msgspec.EncodeError, zlib.error)  # fmt: skip
 
-SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
-RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
-# version 2: a cell's first output is its lowest repeat's (it was the first to finish)
-STATES = Snapshotted("state", 2, RUN_STATE, RunState, RunState)
 ALL: tuple[Snapshotted[Any], ...] = (SUMMARIES, RUN_HEADS, STATES)
-
-
-class Derived(Snapshotted[S]):
-    """A record computed from another kept state whenever that one is saved, at the same sequence
-    number (not a fold of its own): a few figures of a big state, read without decoding it. Its
-    version includes its source's, so a change of the source's meaning rebuilds it too."""
-
-    def __init__(self, name: str, version: int, source: Snapshotted[Any], kind: type[S],
-                 derive: Callable[[Any], S]) -> None:  # fmt: skip
-        super().__init__(name, version, source.projection, kind, lambda run_id: kind())
-        self.source, self.derive = source, derive
-
-    @functools.cached_property
-    def version(self) -> str:
-        return f"{self._number}.{fingerprint(self.kind):08x}+{self.source.version}"
-
-
-STATUS = Derived("status", 1, STATES, StatusCounts, counts_of)
 DERIVED: dict[str, tuple[Derived[Any], ...]] = {STATES.name: (STATUS,)}
 KEPT_TAGS = frozenset().union(*(snap.projection.tags for snap in ALL), INDEX_TAGS)
 EVERY = {SUMMARIES.name: 1, RUN_HEADS.name: 1, STATES.name: STATE_EVERY}
@@ -221,55 +201,6 @@ def save_every(snap: Snapshotted[S], state: S) -> int:
     """Events between two saves of the state: a fixed number, or its size when that is more."""
     sized = SIZED.get(snap.name)
     return max(EVERY[snap.name], sized(state) if sized is not None else 0)
-
-
-def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
-    """The projection's state of the run: its snapshot, folded forward over the events after it."""
-    get = getattr(log, "get_snapshot", None)
-    stored = snap.decode(get(snap.key(run_id))) if get is not None else None
-    seq, state = stored if stored is not None else (0, snap.new(run_id))
-    known = getattr(log, "last_of", None)
-    last = known(run_id) if known is not None and stored is not None else None
-    if last is None or last > seq:  # without the run's last event known, its index says
-        fold_tail(log, snap.projection, state, run_id, seq + 1)
-    return state
-
-
-def kept(log: EventStore, derived: Derived[S], run_id: str) -> S | None:
-    """The derived record of the run, when it is as current as its source's fold would be (no event
-    of the source's tags after it); else None: the caller folds the source instead."""
-    get = getattr(log, "get_snapshot", None)
-    stored = derived.decode(get(derived.key(run_id))) if get is not None else None
-    if stored is None:
-        return None
-    known = getattr(log, "last_of", None)
-    if known is not None and known(run_id) == stored.seq:
-        return stored.state
-    tail = log.run_index(run_id, stored.seq + 1, limit=INDEX_CHUNK)
-    if len(tail) == INDEX_CHUNK or any(tag in derived.source.projection.tags for _, tag in tail):
-        return None
-    return stored.state
-
-
-def run_ids(log: EventStore) -> list[str]:
-    """Every run, oldest first: from the snapshots when they list every run, else from the log."""
-    listed = getattr(log, "listed_runs", None)
-    found = listed() if listed is not None else None
-    return log.run_ids() if found is None else found
-
-
-def fold_tail(log: EventStore, projection: Projection[S], state: S, run_id: str, from_seq: int) -> int:
-    """Fold the run's events from `from_seq` on into `state`; the last sequence number of the run read."""
-    last = from_seq - 1
-    while True:
-        index = log.run_index(run_id, last + 1, limit=INDEX_CHUNK)
-        wanted = [seq for seq, tag in index if tag in projection.tags]
-        for seq, data in log.get_many(wanted) if wanted else ():  # type: ignore[attr-defined]
-            projection.evolve(state, decode_of_run(log, seq, data, run_id), seq)
-        if index:
-            last = index[-1][0]
-        if len(index) < INDEX_CHUNK:
-            return last
 
 
 def rebuild(log: EventStore) -> int:

@@ -9,6 +9,7 @@ from rich.text import Text
 from engine.presentation import report_view as view
 from engine.presentation.model import ReportInput, as_report
 from engine.presentation.sections import DECIDING, Section, sections
+from engine.presentation.term_table import table
 
 RERUN = "  rerun: "
 # the terminal's results table: short headers (their figures are narrower than "cases p/f/fl/e"), so
@@ -19,27 +20,6 @@ MAX_ROWS = 10  # a terminal shows the first rows of a long list; the JSON report
 
 class CommandText(Text):
     """A command for a person to copy, on its own line: printed whole, never wrapped mid-command."""
-
-
-Columns = int | frozenset[int] | set[int]
-
-
-def table(title: str, header: list[str], rows: list[list[str]], left: Columns = 1) -> Any:
-    """A compact table (no vertical rules): text columns (the first `left`, or those indexes) to the
-    left, figures to the right, long names folded."""
-    from rich import box
-    from rich.table import Table
-
-    out = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, collapse_padding=True)
-    texts = set(range(left)) if isinstance(left, int) else left
-    for i, name in enumerate(header):
-        if i in texts:  # only text columns give way when the terminal is narrow: figures never wrap
-            out.add_column(name, justify="left", overflow="fold", max_width=30)
-        else:
-            out.add_column(name, justify="right", no_wrap=True)
-    for row in rows:
-        out.add_row(*row)
-    return out
 
 
 def _title(section: Section) -> str:

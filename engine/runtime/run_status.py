@@ -3,23 +3,27 @@
 The runtime needs these (a resume, a cancel, a lease and a schedule ask whether a run's process is
 alive; a regrade or a label round reads the state it grades again), so they sit below the views,
 which read them too. All of it only reads the store: safe from any process.
+
+`engine list` and `engine status` read only the kept summaries and status figures: the run state's
+fold, the experiment plan and the state's snapshot are imported where a path folds or plans.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.errors import NotFoundError
 from engine.events import kinds as k
-from engine.input.experiment_plan import resolve
 from engine.store.contract import EventStore
 from engine.store.projection import run_events
-from engine.store.projections.run_state import RunState, load_run_state
 from engine.store.projections.status import StatusView, counts_of, status_of
 from engine.store.projections.summary import RunSummary
-from engine.store.snapshots import STATES, STATUS, SUMMARIES, kept, load, run_ids
+from engine.store.snapshot_read import SUMMARIES, kept, load, run_ids
+
+if TYPE_CHECKING:
+    from engine.store.projections.run_state import RunState
 
 
 def list_runs(log: EventStore) -> list[RunSummary]:
@@ -46,8 +50,12 @@ def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
     spec = defined.spec
     summary.experiment = summary.experiment or spec.name
     if spec.kind == "tune":
+        from engine.store.state_snapshot import STATES
+
         summary.trials_total = load(log, STATES, summary.run_id).trials_done()
     else:
+        from engine.input.experiment_plan import resolve
+
         planned = resolve(spec, f"run {summary.run_id}", Path(defined.source).parent)
         summary.trials_total = len(planned.variants) * len(spec.cases) * spec.repeat.count
     return summary
@@ -55,6 +63,7 @@ def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
 
 def process_alive(pid: int, host: str) -> bool:
     """A 'running' run whose process is gone was killed: it can be resumed."""
+    import socket  # only a running run asks
     if host and host != socket.gethostname():
         return True  # cannot tell from here; trust the log
     try:
@@ -69,6 +78,8 @@ def process_alive(pid: int, host: str) -> bool:
 def run_status(log: EventStore, run_id: str, now: float) -> StatusView:
     """`engine status`: the run's summary and the figures kept beside its state (the state itself is
     folded only while those are behind the log: a live run between two saves of its state)."""
+    from engine.store.state_snapshot import STATUS
+
     counts = kept(log, STATUS, run_id)
     if counts is None:
         counts = counts_of(run_state(log, run_id))
@@ -80,6 +91,9 @@ def run_status(log: EventStore, run_id: str, now: float) -> StatusView:
 def run_state(log: EventStore, run_id: str, grading: int | None = None, replay: bool = False) -> RunState:
     """The run's state: of the latest grading round, its snapshot folded forward over the events
     after it; of an earlier round, or to `replay`, folded from the whole log."""
+    from engine.store.projections.run_state import load_run_state
+    from engine.store.state_snapshot import STATES
+
     if grading is None and not replay:
         state = load(log, STATES, run_id)
     else:

@@ -15,7 +15,7 @@ import msgspec
 from engine.runtime.run_status import summarize
 from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
-from engine.store.snapshots import RUN_HEADS, load, run_ids
+from engine.store.snapshot_read import RUN_HEADS, load, run_ids
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
 

@@ -3,11 +3,15 @@ state. `engine status` and the web view's progress show this one view."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import msgspec
 
 from engine.events import kinds as k
-from engine.store.projections.run_state import RunState
 from engine.store.projections.summary import RunSummary
+
+if TYPE_CHECKING:  # `engine status` reads the kept counts without importing the state's fold
+    from engine.store.projections.run_state import RunState
 
 
 class StatusView(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -1,0 +1,65 @@
+"""`engine list`, `status` and `history` import only their read path (no timing here: the figures are
+in benchmarks/README.md, "Whole commands"). Each runs in a fresh interpreter on a small real store,
+and what it imported is read from sys.modules once the command is done."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import engine_env, run_engine
+from tests.test_cli_run import experiment
+
+# what reading kept summaries, status figures and reports never needs: the concurrency runtime, the
+# statistics' numpy, the histogram library, the trial index, the writer's keeper, the plan, actors
+NEVER = [
+    "trio", "numpy", "hdrh", "engine.actors", "engine.input.experiment_plan", "engine.store.trial_index",
+    "engine.store.snapshots", "engine.store.verify", "engine.presentation.terminal", "hashlib",
+]  # fmt: skip
+# status checks its kept figures' version against the run state's fingerprint: it imports that type
+# (and hdrh, a type of its fields); list imports neither
+NOT_FOR_LIST = ["engine.store.projections.run_state", "engine.store.state_snapshot", "socket"]
+STATE_TYPE = {"hdrh"}
+PROBE = """
+import json, sys
+from engine.cli.main import main
+sys.argv = ["engine", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+watched = json.loads(sys.stdin.read())
+print(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.modules]}), file=sys.stderr)
+"""
+
+
+def imported(tmp_path: Path, *args: str) -> list[str]:
+    command = [sys.executable, "-c", PROBE, *args, "--store", "st"]
+    watched = json.dumps(NEVER + NOT_FOR_LIST).encode()
+    done = subprocess.run(command, cwd=tmp_path, env=engine_env(), input=watched, capture_output=True)
+    report = json.loads(done.stderr.decode().splitlines()[-1])
+    assert report["code"] in (0, None), done.stderr.decode()
+    return report["loaded"]
+
+
+@pytest.fixture
+def store(tmp_path: Path, write_experiment) -> Path:
+    file = write_experiment(experiment(cases=3, repeats=1), "capitals.toml")
+    done = run_engine("run", str(file), "-q", "--run-id", "r1", "--store", "st", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    return tmp_path
+
+
+def test_list_status_history_import_their_read_path_only(store: Path) -> None:
+    assert imported(store, "list") == []
+    assert imported(store, "list", "--json") == []
+    status = imported(store, "status", "r1")
+    assert "engine.store.projections.run_state" in status  # the probe sees what a command imports
+    assert [m for m in status if m in NEVER and m not in STATE_TYPE] == []
+    # history checks the stored reports' content hashes: hashlib is its own
+    history = imported(store, "history", "capitals")
+    assert [m for m in history if m in NEVER + NOT_FOR_LIST and m != "hashlib"] == []
