@@ -14,7 +14,6 @@ whatever their names.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fractions import Fraction
 
 import msgspec
 
@@ -23,14 +22,13 @@ from engine.events.report import RunReport, VariantReport
 from engine.events.spec import GateSpec
 from engine.runtime.run_status import run_state
 from engine.stats import inference as stats
-from engine.stats.comparisons import compare_cases
 from engine.stats.run_spread import margin
 from engine.store.contract import EventStore
-from engine.store.projections.cases import case_error_rates, case_values
 from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass
 from engine.views.case_changes import CaseChange, case_changes
+from engine.views.compare_columns import ComparedColumns, paired_figures
 from engine.views.compare_gates import (
     MetricDelta,
     cost_ratio,
@@ -119,14 +117,15 @@ def compare_states(
         c_reports = b_reports
     else:
         c_reports = {v.name: v for v in (c_built or build_report(cand)).variants}
+    columns = ComparedColumns(base, cand)  # each run's cells read once, for every per-case test
     metrics = [
         m for b, c in pairs
-        for m in _variant_metrics(base, cand, (b_reports[b], c_reports[c]), gate, level,
+        for m in _variant_metrics(columns, (b_reports[b], c_reports[c]), gate, level,
                                   (history or {}).get(c, []))
     ]  # fmt: skip
     _adjust_across_variants(metrics, gate)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
-    failing, passing = case_changes(base, cand, pairs, gate.alpha)
+    failing, passing = case_changes(base, cand, pairs, gate.alpha, columns)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
                     f"(Fisher, Holm-adjusted p {c.p_value_adjusted:.2g})" for c in failing]  # fmt: skip
     return RunComparison(
@@ -203,16 +202,17 @@ def _chosen_variants(base: RunState, cand: RunState, names: tuple[str, str]) -> 
 
 
 def _variant_metrics(
-    base: RunState, cand: RunState, reports: tuple[VariantReport, VariantReport], gate: GateSpec,
+    columns: ComparedColumns, reports: tuple[VariantReport, VariantReport], gate: GateSpec,
     level: float, earlier: list[tuple[float, float]],
 ) -> list[MetricDelta]:  # fmt: skip
+    base, cand = columns.base.state, columns.cand_columns.state
     b_report, c_report = reports
     b_name, c_name = b_report.name, c_report.name
     label = c_name if b_name == c_name else f"{b_name}->{c_name}"
     out = [
-        _paired(base, cand, b_name, c_name, label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
-        _paired(base, cand, b_name, c_name, label, "mean_score", gate.max_mean_score_drop, gate.alpha),
-        _paired(base, cand, b_name, c_name, label, "error_rate", gate.max_error_rate_increase, gate.alpha),
+        _paired(columns, (b_name, c_name), label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
+        _paired(columns, (b_name, c_name), label, "mean_score", gate.max_mean_score_drop, gate.alpha),
+        _paired(columns, (b_name, c_name), label, "error_rate", gate.max_error_rate_increase, gate.alpha),
         relative(
             label, "p95_latency_ms", b_report.latency_ms.p95, c_report.latency_ms.p95,
             gate.max_p95_latency_increase, gate.min_latency_increase_ms,
@@ -221,7 +221,7 @@ def _variant_metrics(
         ),
         relative(
             label, "cost_usd", b_report.cost_usd, c_report.cost_usd, gate.max_cost_increase,
-            gate.min_cost_increase_usd, cost_ratio(base, cand, b_name, c_name, level),
+            gate.min_cost_increase_usd, cost_ratio(columns, b_name, c_name, level),
             margin("cost", [c for _, c in earlier], level), _per_trial_delta(b_report, c_report),
             _per_trial_ratio(b_report, c_report),
         ),
@@ -246,37 +246,24 @@ def _per_trial_ratio(base: VariantReport, cand: VariantReport) -> float | None:
     return (cand.cost_usd / cand.trials) / (base.cost_usd / base.trials)
 
 
-def _per_case(state: RunState, variant: str, metric: str) -> dict[str, Fraction]:
-    assert state.spec is not None
-    cases = [c.id for c in state.spec.cases]
-    if metric == "error_rate":  # errors are never neutral: a rise of them is a regression of its own
-        return case_error_rates(state, variant, cases)
-    if metric != "mean_score":
-        return case_values(state, variant, cases, "pass_rate")
+def _basis(state: RunState, metric: str) -> str:
+    """The per-case value a paired metric compares (case_values' strategy, or error_rate)."""
+    if metric in ("error_rate", "pass_rate"):  # errors are never neutral: a rise of them regresses alone
+        return metric
     # as the report's mean_score: under early exit, the first attempt (see mean_score_basis)
-    return case_values(state, variant, cases, "first_attempt" if stops_at_first_pass(state) else "mean")
+    return "first_attempt" if stops_at_first_pass(state) else "mean"
 
 
 def _paired(
-    base: RunState,
-    cand: RunState,
-    b_name: str,
-    c_name: str,
-    label: str,
-    metric: str,
-    max_drop: float,
-    alpha: float,
+    columns: ComparedColumns, names: tuple[str, str], label: str, metric: str, max_drop: float, alpha: float
 ) -> MetricDelta:
-    b_vals, c_vals = _per_case(base, b_name, metric), _per_case(cand, c_name, metric)
-    shared = [case for case in b_vals if case in c_vals]
-    b_list, c_list = [b_vals[c] for c in shared], [c_vals[c] for c in shared]
-    b_mean, c_mean = stats.mean(b_list), stats.mean(c_list)
-    if b_mean is None or c_mean is None:
+    base, cand = columns.base.state, columns.cand_columns.state
+    b, c = columns.ratios(names, (_basis(base, metric), _basis(cand, metric)))
+    assert cand.spec is not None
+    b_mean, c_mean, result = paired_figures(b, c, seed=cand.spec.seed)
+    if b_mean is None or c_mean is None or result is None:
         return MetricDelta(variant=label, metric=metric, baseline=b_mean, candidate=c_mean, delta=None,
                            threshold=max_drop, direction="unknown", regressed=False)  # fmt: skip
-    assert cand.spec is not None
-    # its p only (the row shows no interval): the bootstrap of 10,000 cases x 2,000 resamples is skipped
-    result = compare_cases(b_vals, c_vals, seed=cand.spec.seed, resamples=1)
     delta = round(c_mean - b_mean, 6)
     significant = result.p_value is None or result.p_value < alpha
     row = MetricDelta(
