@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from hdrh.histogram import HdrHistogram
 
-from engine.stats.histograms import recorded
+from engine.stats.histograms import recorded_arrays
 from engine.stats.student_t import betainc
 
 RESAMPLES = 2000
@@ -34,13 +34,13 @@ def _p95_draws(hist: HdrHistogram, rng: object, resamples: int) -> object:
     O(resamples x buckets): 3 ms instead of 0.6 s for 4,000 trials, 1.5 s for 50,000."""
     import numpy as np
 
-    values, counts = recorded(hist)
-    n = sum(counts)
+    values, counts = recorded_arrays(hist)
+    n = int(counts.sum())
     rank = -(-95 * n // 100)  # nearest rank, as the report's p95
     at_most = np.array(_order_cdf(rank, n, np.minimum(np.cumsum(counts) / n, 1.0).tolist()))
     at_most[-1] = 1.0  # the largest value is never below the rank-th one
     at = np.searchsorted(at_most, rng.random(resamples), side="left")  # type: ignore[attr-defined]
-    return np.array(values, dtype=float)[at]
+    return values.astype(float)[at]
 
 
 def _order_cdf(rank: int, n: int, shares: list[float]) -> list[float]:

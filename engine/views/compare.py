@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import msgspec
 
 from engine.errors import InputError
-from engine.events.report import RunReport, VariantReport
+from engine.events.report import Latency, RunReport, VariantReport
 from engine.events.spec import GateSpec
 from engine.runtime.run_status import run_state
 from engine.stats import inference as stats
@@ -71,9 +71,31 @@ def compare_runs(
     cand = base if cand_id == base_id else run_state(log, cand_id)
     history = earlier_figures(log, base_id, cand_id)
     # the runs' current reports: stored ones while current (no statistics built again for them)
-    b_report = msgspec.json.decode(current_report(log, base_id), type=RunReport)
-    c_report = msgspec.json.decode(current_report(log, cand_id), type=RunReport)
+    b_report = msgspec.json.decode(current_report(log, base_id), type=ReportFigures)
+    c_report = msgspec.json.decode(current_report(log, cand_id), type=ReportFigures)
     return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report))
+
+
+class VariantFigures(msgspec.Struct):
+    """The figures of a variant's report a comparison reads (VariantReport's fields of the same names)."""
+
+    name: str
+    trials: int
+    latency_ms: Latency
+    cost_usd: float
+    mean_tool_calls: float | None = None
+    tool_success_rate: float | None = None
+
+
+class ReportFigures(msgspec.Struct):
+    """A run report read for its variants' figures only: its per-case sections (2 MB of JSON at
+    10,000 cases) are skipped, not decoded."""
+
+    variants: list[VariantFigures]
+
+
+Reported = RunReport | ReportFigures
+Figures = VariantReport | VariantFigures
 
 
 def compare_states(
@@ -83,12 +105,14 @@ def compare_states(
     require_same_cases: bool = False,
     variants: tuple[str, str] | None = None,
     history: Mapping[str, list[tuple[float, float]]] | None = None,
-    reports: tuple[RunReport, RunReport] | None = None,
+    reports: tuple[Reported, Reported] | None = None,
+    columns: ComparedColumns | None = None,
 ) -> RunComparison:
     """compare_runs on run states already folded (the web view keeps them folded). `history`: per
     candidate variant, (p95 ms, cost per trial) of the experiment's earlier runs (run_history.py);
     without it, or with too few runs, the run-to-run margins are the documented defaults. `reports`:
-    the two runs' current reports when the caller has them (stored: no statistics to build again)."""
+    the two runs' current reports when the caller has them (stored: no statistics to build again).
+    `columns`: both runs' case columns when the caller has them built."""
     base_id, cand_id = base.run_id, cand.run_id
     assert base.spec is not None and cand.spec is not None
     gate = gate or cand.spec.gate
@@ -111,13 +135,13 @@ def compare_states(
         )
     level = 1 - gate.alpha / len(pairs)  # the ratio intervals, Bonferroni across the compared variants
     # each run's report once: building one folds every case's statistics
-    b_built, c_built = reports or (build_report(base), None)
+    b_built, c_built = reports or (build_report(base), None)  # type: ignore[assignment]
     b_reports = {v.name: v for v in b_built.variants}
     if cand is base:
         c_reports = b_reports
     else:
         c_reports = {v.name: v for v in (c_built or build_report(cand)).variants}
-    columns = ComparedColumns(base, cand)  # each run's cells read once, for every per-case test
+    columns = columns or ComparedColumns(base, cand)  # each run's cells read once, for every per-case test
     metrics = [
         m for b, c in pairs
         for m in _variant_metrics(columns, (b_reports[b], c_reports[c]), gate, level,
@@ -202,7 +226,7 @@ def _chosen_variants(base: RunState, cand: RunState, names: tuple[str, str]) -> 
 
 
 def _variant_metrics(
-    columns: ComparedColumns, reports: tuple[VariantReport, VariantReport], gate: GateSpec,
+    columns: ComparedColumns, reports: tuple[Figures, Figures], gate: GateSpec,
     level: float, earlier: list[tuple[float, float]],
 ) -> list[MetricDelta]:  # fmt: skip
     base, cand = columns.base.state, columns.cand_columns.state
@@ -233,14 +257,14 @@ def _variant_metrics(
     return out
 
 
-def _per_trial_delta(base: VariantReport, cand: VariantReport) -> float | None:
+def _per_trial_delta(base: Figures, cand: Figures) -> float | None:
     """The change in cost per trial: the unit the cost floor is documented in."""
     if not base.trials or not cand.trials:
         return None
     return round(cand.cost_usd / cand.trials - base.cost_usd / base.trials, 9)
 
 
-def _per_trial_ratio(base: VariantReport, cand: VariantReport) -> float | None:
+def _per_trial_ratio(base: Figures, cand: Figures) -> float | None:
     if not base.trials or not cand.trials or not base.cost_usd:
         return None
     return (cand.cost_usd / cand.trials) / (base.cost_usd / base.trials)

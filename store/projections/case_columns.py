@@ -23,7 +23,6 @@ from engine.store.projections.run_state import SCALE, Cell, RunState
 
 _MASKS = ("graded", "passed", "unscored", "ungradable", "completed", "failed")
 _SUMS = ("score_sum", "first_repeat", "first_score", "cost")
-_FIELDS = attrgetter(*_MASKS, *_SUMS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +45,14 @@ class Counts:
 
 
 def _counts(cells: list[Cell]) -> Counts:
-    rows = [_FIELDS(c) for c in cells]
     try:  # masks of up to 63 repeats and sums inside int64: numpy's integers and popcount
-        table = np.array(rows, dtype=np.int64).reshape(len(rows), len(_MASKS) + len(_SUMS))
+        graded, passed, unscored, ungradable, completed, failed, *sums = (
+            np.fromiter(map(attrgetter(name), cells), np.int64, len(cells)) for name in (*_MASKS, *_SUMS)
+        )  # a field at a time: faster than a tuple per cell
     except OverflowError:
         return _counts_of_big(cells)
-    graded, passed, unscored, ungradable, completed, failed = (table[:, i] for i in range(len(_MASKS)))
     bits = np.bitwise_count
     scored = graded & ~unscored
-    sums = [table[:, len(_MASKS) + i] for i in range(len(_SUMS))]
     return Counts(
         bits(scored).astype(np.int64), bits(passed & scored).astype(np.int64),
         bits(graded | failed).astype(np.int64), bits(failed | (graded & ungradable)).astype(np.int64),
