@@ -51,8 +51,9 @@ def case_changes(
     failing, passing = [], []
     for at in np.flatnonzero(adjusted < alpha).tolist():
         (label, case), (bp, bn, cp, cn) = tested[at], table[at].tolist()
+        p_adjusted = round(float(adjusted[at]), 6)
         change = CaseChange(variant=label, case=columns.shared[case], baseline=f"{bp}/{bn}",
-                            candidate=f"{cp}/{cn}", p_value_adjusted=round(float(adjusted[at]), 6))  # fmt: skip
+                            candidate=f"{cp}/{cn}", p_value_adjusted=p_adjusted)  # fmt: skip
         (failing if cp * bn < bp * cn else passing).append(change)
     return failing, passing
 

@@ -39,7 +39,9 @@ def latency_ratio(
     return p95_ratio_interval(b.latency_us, c.latency_us, cand.spec.seed, level)
 
 
-def cost_ratio(columns: ComparedColumns, b_name: str, c_name: str, level: float) -> tuple[float, float] | None:
+def cost_ratio(
+    columns: ComparedColumns, b_name: str, c_name: str, level: float
+) -> tuple[float, float] | None:
     """The cost gate's interval: spend per trial resampled by case, over the shared cases both ran."""
     b_spend, b_ran, c_spend, c_ran = spend_pairs(columns, b_name, c_name)
     seed = columns.cand_columns.state.spec.seed  # type: ignore[union-attr]

@@ -25,10 +25,10 @@ from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
 from engine.store.projections.verdicts import case_verdict
-from engine.web.compare_verdicts import column_verdict_changes
 from engine.views.compare import ReportFigures, compare_states
 from engine.views.compare_columns import ComparedColumns
 from engine.views.run_history import earlier_figures
+from engine.web.compare_verdicts import column_verdict_changes
 from engine.web.diffs import MAX_DIFFS, DiffItem, _pairs, _renames
 from engine.web.html import run_url
 from engine.web.report_cache import KeptResults, Reports, run_position

@@ -37,7 +37,9 @@ def _codes(columns: StateColumns) -> Any:
     return verdict_codes(columns.counts, spec.scoring.replica_aggregation if spec else ReplicaAggregation())
 
 
-def column_verdict_changes(base: StateColumns, cand: StateColumns) -> dict[str, dict[str, list[dict[str, str]]]]:
+def column_verdict_changes(
+    base: StateColumns, cand: StateColumns
+) -> dict[str, dict[str, list[dict[str, str]]]]:
     """Cases whose verdict went from pass to fail/flaky (or back) in the candidate, variant by
     variant (matched by name; two single-variant runs are matched whatever their names)."""
     b_codes, c_codes = _codes(base), _codes(cand)
@@ -45,18 +47,23 @@ def column_verdict_changes(base: StateColumns, cand: StateColumns) -> dict[str, 
     cand_vs = {cand.keys[i][0] for i in np.flatnonzero(c_codes).tolist()}
     rename = {} if base_vs & cand_vs or len(base_vs) != 1 or len(cand_vs) != 1 else {
         next(iter(cand_vs)): next(iter(base_vs))}  # fmt: skip
-    index = base.index
-    failing, passing = [], []
-    for i in np.flatnonzero((c_codes == PASS) | (c_codes == FAIL) | (c_codes == FLAKY)).tolist():
-        variant, case = key = cand.keys[i]
-        at = index.get((rename.get(variant, variant), case))
-        before, now = (0 if at is None else int(b_codes[at])), int(c_codes[i])
-        if before == PASS and now in (FAIL, FLAKY):
-            failing.append(key)
-        elif before in (FAIL, FLAKY) and now == PASS:
-            passing.append(key)
+    before = _aligned(b_codes, base, cand, rename)
+    failed = (c_codes == FAIL) | (c_codes == FLAKY)
+    worse = np.flatnonzero((before == PASS) & failed).tolist()
+    better = np.flatnonzero(((before == FAIL) | (before == FLAKY)) & (c_codes == PASS)).tolist()
+    failing, passing = [cand.keys[i] for i in worse], [cand.keys[i] for i in better]
     return {"verdict_changes": {"failing": _rows(failing, base, cand, rename, b_codes, c_codes),
                                 "passing": _rows(passing, base, cand, rename, b_codes, c_codes)}}  # fmt: skip
+
+
+def _aligned(b_codes: Any, base: StateColumns, cand: StateColumns, rename: dict[str, str]) -> Any:
+    """The base's code of each candidate cell's case (0: none): the same cells in the same order
+    (two runs of one spec) need no lookup."""
+    if not rename and base.keys == cand.keys:
+        return b_codes
+    index = base.index
+    at = np.fromiter((index.get((rename.get(v, v), c), -1) for v, c in cand.keys), np.int64, len(cand.keys))
+    return np.where(at >= 0, b_codes[np.where(at >= 0, at, 0)], 0)
 
 
 def _rows(
