@@ -8,8 +8,10 @@ the counts array is ~1 ms.
 
 from __future__ import annotations
 
+import ctypes
 from bisect import bisect_left
 from itertools import accumulate
+from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
@@ -21,6 +23,28 @@ def recorded(hist: HdrHistogram) -> tuple[list[int], list[int]]:
     slots = [i for i in range(hist.counts_len) if counts[i]]
     top = hist.get_highest_equivalent_value
     return [top(hist.get_value_from_index(i)) for i in slots], [counts[i] for i in slots]
+
+
+def recorded_arrays(hist: HdrHistogram) -> tuple[Any, Any]:
+    """recorded(hist) as int64 arrays, the buckets found and valued by numpy: hdrh's
+    get_value_from_index and get_highest_equivalent_value on every non-empty slot at once (1 ms,
+    not 10-20 ms for the 5,000 buckets 100,000 latencies fill)."""
+    import numpy as np
+
+    # the ctypes array's own buffer (np.ctypeslib would import numpy.ma: 40 ms on a first request)
+    counts = np.frombuffer(hist.counts, dtype=f"u{ctypes.sizeof(hist.counts._type_)}")[: hist.counts_len]
+    slots = np.flatnonzero(counts)
+    half_magnitude, half, unit = (
+        hist.sub_bucket_half_count_magnitude,
+        hist.sub_bucket_half_count,
+        hist.unit_magnitude,
+    )
+    bucket = (slots >> half_magnitude) - 1
+    sub = (slots & (half - 1)) + half
+    first = bucket < 0  # the first bucket holds the whole sub-bucket range
+    sub, bucket = np.where(first, sub - half, sub), np.where(first, 0, bucket)
+    lowest = sub << (bucket + unit)
+    return lowest + (np.int64(1) << (bucket + unit)) - 1, counts[slots].astype(np.int64)
 
 
 def nearest_ranks(hist: HdrHistogram, percents: list[int]) -> list[int] | None:

@@ -160,7 +160,12 @@ def paired_comparison(
     # a Fraction is always finite (and isfinite would convert each one to a float to say so)
     if not all(isinstance(v, Fraction) or math.isfinite(v) for v in (*baseline, *candidate)):
         raise ValueError("paired comparison needs finite scores")
-    exact = ScaledDifferences.of(baseline, candidate)
+    return paired_result(ScaledDifferences.of(baseline, candidate), seed=seed, resamples=resamples)
+
+
+def paired_result(exact: ScaledDifferences, *, seed: int, resamples: int = 2000) -> PairedResult:
+    """paired_comparison of the exact differences (one per pair, at least one)."""
+    n = len(exact.ints)
     diffs = exact.floats()
     # For 0/1 values this is also the difference of the pass rates.
     delta = _r(exact.total / (exact.scale * n))  # int / int is correctly rounded, as Fraction's float

@@ -3,16 +3,21 @@
 A paired test over all cases is blind to one case that went from 10/10 to 0/10 among many that did
 not move; a CI user expects that case to be a regression by itself. Each shared case's replicas are
 compared with Fisher's exact test, Holm-corrected across every case (and variant) tested, so a
-suite of many cases does not flag noise.
+suite of many cases does not flag noise. The counts come from both runs' case columns
+(compare_columns.py), each distinct table tested once.
 """
 
 from __future__ import annotations
 
-import msgspec
+from typing import Any
 
-from engine.stats import inference as stats
-from engine.stats.gates import fisher_exact
-from engine.store.projections.run_state import Cell, RunState
+import msgspec
+import numpy as np
+
+from engine.stats.columns import fisher_by_table, holm_array
+from engine.store.projections.case_columns import StateColumns
+from engine.store.projections.run_state import RunState
+from engine.views.compare_columns import ComparedColumns
 
 
 class CaseChange(msgspec.Struct, kw_only=True):
@@ -23,37 +28,39 @@ class CaseChange(msgspec.Struct, kw_only=True):
     p_value_adjusted: float
 
 
-def _counts(cell: Cell | None) -> tuple[int, int]:
-    if cell is None:
-        return 0, 0
-    scored = cell.scored()
-    return (cell.passed & scored).bit_count(), scored.bit_count()
-
-
 def case_changes(
-    base: RunState, cand: RunState, pairs: list[tuple[str, str]], alpha: float
-) -> tuple[list[CaseChange], list[CaseChange]]:
-    """(newly failing, newly passing): cases significantly worse / better in the candidate run."""
-    assert base.spec is not None and cand.spec is not None
-    in_cand = {c.id for c in cand.spec.cases}
-    shared = [c.id for c in base.spec.cases if c.id in in_cand]
-    tested: list[tuple[str, str, tuple[int, int], tuple[int, int], float]] = []
-    fisher: dict[tuple[tuple[int, int], tuple[int, int]], float] = {}  # a few distinct tables, many cases
+    base: RunState, cand: RunState, pairs: list[tuple[str, str]], alpha: float,
+    columns: ComparedColumns | None = None,
+) -> tuple[list[CaseChange], list[CaseChange]]:  # fmt: skip
+    """(newly failing, newly passing): cases significantly worse / better in the candidate run.
+    `columns`: both runs' case columns when the caller has them built."""
+    columns = columns or ComparedColumns(base, cand)
+    tables, tested = [], []  # per variant pair: its (passes, runs, passes, runs) rows, their cases
     for b_name, c_name in pairs:
         label = c_name if b_name == c_name else f"{b_name}->{c_name}"
-        for case in shared:
-            b, c = _counts(base.cells.get((b_name, case))), _counts(cand.cells.get((c_name, case)))
-            if b[1] and c[1]:
-                p = fisher.get((b, c))
-                if p is None:
-                    p = fisher[(b, c)] = fisher_exact(b[0], b[1], c[0], c[1])
-                tested.append((label, case, b, c, p))
-    adjusted = stats.holm([p for *_, p in tested])
+        b_rows, c_rows = columns.rows(b_name, c_name)
+        b_passes, b_runs = _counts(columns.base, b_rows)
+        c_passes, c_runs = _counts(columns.cand_columns, c_rows)
+        both = (b_runs > 0) & (c_runs > 0)
+        tables.append(np.stack([b_passes, b_runs, c_passes, c_runs], axis=1)[both])
+        tested += [(label, i) for i in np.flatnonzero(both).tolist()]
+    if not tested:
+        return [], []
+    table = np.concatenate(tables)
+    adjusted = holm_array(fisher_by_table(table))
     failing, passing = [], []
-    for (label, case, b, c, _), adj in zip(tested, adjusted, strict=True):
-        if adj is None or adj >= alpha:
-            continue
-        change = CaseChange(variant=label, case=case, baseline=f"{b[0]}/{b[1]}", candidate=f"{c[0]}/{c[1]}",
-                            p_value_adjusted=round(adj, 6))  # fmt: skip
-        (failing if c[0] * b[1] < b[0] * c[1] else passing).append(change)
+    for at in np.flatnonzero(adjusted < alpha).tolist():
+        (label, case), (bp, bn, cp, cn) = tested[at], table[at].tolist()
+        p_adjusted = round(float(adjusted[at]), 6)
+        change = CaseChange(variant=label, case=columns.shared[case], baseline=f"{bp}/{bn}",
+                            candidate=f"{cp}/{cn}", p_value_adjusted=p_adjusted)  # fmt: skip
+        (failing if cp * bn < bp * cn else passing).append(change)
     return failing, passing
+
+
+def _counts(columns: StateColumns, rows: Any) -> tuple[Any, Any]:
+    """(passes, scored repeats) of each case at `rows`; (0, 0) where there is no cell."""
+    present = rows >= 0
+    at = np.where(present, rows, 0)
+    counts = columns.counts
+    return np.where(present, counts.passes[at], 0), np.where(present, counts.scored[at], 0)

@@ -14,23 +14,21 @@ whatever their names.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fractions import Fraction
 
 import msgspec
 
 from engine.errors import InputError
-from engine.events.report import RunReport, VariantReport
+from engine.events.report import Latency, RunReport, VariantReport
 from engine.events.spec import GateSpec
 from engine.runtime.run_status import run_state
 from engine.stats import inference as stats
-from engine.stats.comparisons import compare_cases
 from engine.stats.run_spread import margin
 from engine.store.contract import EventStore
-from engine.store.projections.cases import case_error_rates, case_values
 from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass
 from engine.views.case_changes import CaseChange, case_changes
+from engine.views.compare_columns import ComparedColumns, paired_figures
 from engine.views.compare_gates import (
     MetricDelta,
     cost_ratio,
@@ -73,9 +71,31 @@ def compare_runs(
     cand = base if cand_id == base_id else run_state(log, cand_id)
     history = earlier_figures(log, base_id, cand_id)
     # the runs' current reports: stored ones while current (no statistics built again for them)
-    b_report = msgspec.json.decode(current_report(log, base_id), type=RunReport)
-    c_report = msgspec.json.decode(current_report(log, cand_id), type=RunReport)
+    b_report = msgspec.json.decode(current_report(log, base_id), type=ReportFigures)
+    c_report = msgspec.json.decode(current_report(log, cand_id), type=ReportFigures)
     return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report))
+
+
+class VariantFigures(msgspec.Struct):
+    """The figures of a variant's report a comparison reads (VariantReport's fields of the same names)."""
+
+    name: str
+    trials: int
+    latency_ms: Latency
+    cost_usd: float
+    mean_tool_calls: float | None = None
+    tool_success_rate: float | None = None
+
+
+class ReportFigures(msgspec.Struct):
+    """A run report read for its variants' figures only: its per-case sections (2 MB of JSON at
+    10,000 cases) are skipped, not decoded."""
+
+    variants: list[VariantFigures]
+
+
+Reported = RunReport | ReportFigures
+Figures = VariantReport | VariantFigures
 
 
 def compare_states(
@@ -85,12 +105,14 @@ def compare_states(
     require_same_cases: bool = False,
     variants: tuple[str, str] | None = None,
     history: Mapping[str, list[tuple[float, float]]] | None = None,
-    reports: tuple[RunReport, RunReport] | None = None,
+    reports: tuple[Reported, Reported] | None = None,
+    columns: ComparedColumns | None = None,
 ) -> RunComparison:
     """compare_runs on run states already folded (the web view keeps them folded). `history`: per
     candidate variant, (p95 ms, cost per trial) of the experiment's earlier runs (run_history.py);
     without it, or with too few runs, the run-to-run margins are the documented defaults. `reports`:
-    the two runs' current reports when the caller has them (stored: no statistics to build again)."""
+    the two runs' current reports when the caller has them (stored: no statistics to build again).
+    `columns`: both runs' case columns when the caller has them built."""
     base_id, cand_id = base.run_id, cand.run_id
     assert base.spec is not None and cand.spec is not None
     gate = gate or cand.spec.gate
@@ -113,20 +135,21 @@ def compare_states(
         )
     level = 1 - gate.alpha / len(pairs)  # the ratio intervals, Bonferroni across the compared variants
     # each run's report once: building one folds every case's statistics
-    b_built, c_built = reports or (build_report(base), None)
+    b_built, c_built = reports or (build_report(base), None)  # type: ignore[assignment]
     b_reports = {v.name: v for v in b_built.variants}
     if cand is base:
         c_reports = b_reports
     else:
         c_reports = {v.name: v for v in (c_built or build_report(cand)).variants}
+    columns = columns or ComparedColumns(base, cand)  # each run's cells read once, for every per-case test
     metrics = [
         m for b, c in pairs
-        for m in _variant_metrics(base, cand, (b_reports[b], c_reports[c]), gate, level,
+        for m in _variant_metrics(columns, (b_reports[b], c_reports[c]), gate, level,
                                   (history or {}).get(c, []))
     ]  # fmt: skip
     _adjust_across_variants(metrics, gate)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
-    failing, passing = case_changes(base, cand, pairs, gate.alpha)
+    failing, passing = case_changes(base, cand, pairs, gate.alpha, columns)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
                     f"(Fisher, Holm-adjusted p {c.p_value_adjusted:.2g})" for c in failing]  # fmt: skip
     return RunComparison(
@@ -203,16 +226,17 @@ def _chosen_variants(base: RunState, cand: RunState, names: tuple[str, str]) -> 
 
 
 def _variant_metrics(
-    base: RunState, cand: RunState, reports: tuple[VariantReport, VariantReport], gate: GateSpec,
+    columns: ComparedColumns, reports: tuple[Figures, Figures], gate: GateSpec,
     level: float, earlier: list[tuple[float, float]],
 ) -> list[MetricDelta]:  # fmt: skip
+    base, cand = columns.base.state, columns.cand_columns.state
     b_report, c_report = reports
     b_name, c_name = b_report.name, c_report.name
     label = c_name if b_name == c_name else f"{b_name}->{c_name}"
     out = [
-        _paired(base, cand, b_name, c_name, label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
-        _paired(base, cand, b_name, c_name, label, "mean_score", gate.max_mean_score_drop, gate.alpha),
-        _paired(base, cand, b_name, c_name, label, "error_rate", gate.max_error_rate_increase, gate.alpha),
+        _paired(columns, (b_name, c_name), label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
+        _paired(columns, (b_name, c_name), label, "mean_score", gate.max_mean_score_drop, gate.alpha),
+        _paired(columns, (b_name, c_name), label, "error_rate", gate.max_error_rate_increase, gate.alpha),
         relative(
             label, "p95_latency_ms", b_report.latency_ms.p95, c_report.latency_ms.p95,
             gate.max_p95_latency_increase, gate.min_latency_increase_ms,
@@ -221,7 +245,7 @@ def _variant_metrics(
         ),
         relative(
             label, "cost_usd", b_report.cost_usd, c_report.cost_usd, gate.max_cost_increase,
-            gate.min_cost_increase_usd, cost_ratio(base, cand, b_name, c_name, level),
+            gate.min_cost_increase_usd, cost_ratio(columns, b_name, c_name, level),
             margin("cost", [c for _, c in earlier], level), _per_trial_delta(b_report, c_report),
             _per_trial_ratio(b_report, c_report),
         ),
@@ -233,50 +257,37 @@ def _variant_metrics(
     return out
 
 
-def _per_trial_delta(base: VariantReport, cand: VariantReport) -> float | None:
+def _per_trial_delta(base: Figures, cand: Figures) -> float | None:
     """The change in cost per trial: the unit the cost floor is documented in."""
     if not base.trials or not cand.trials:
         return None
     return round(cand.cost_usd / cand.trials - base.cost_usd / base.trials, 9)
 
 
-def _per_trial_ratio(base: VariantReport, cand: VariantReport) -> float | None:
+def _per_trial_ratio(base: Figures, cand: Figures) -> float | None:
     if not base.trials or not cand.trials or not base.cost_usd:
         return None
     return (cand.cost_usd / cand.trials) / (base.cost_usd / base.trials)
 
 
-def _per_case(state: RunState, variant: str, metric: str) -> dict[str, Fraction]:
-    assert state.spec is not None
-    cases = [c.id for c in state.spec.cases]
-    if metric == "error_rate":  # errors are never neutral: a rise of them is a regression of its own
-        return case_error_rates(state, variant, cases)
-    if metric != "mean_score":
-        return case_values(state, variant, cases, "pass_rate")
+def _basis(state: RunState, metric: str) -> str:
+    """The per-case value a paired metric compares (case_values' strategy, or error_rate)."""
+    if metric in ("error_rate", "pass_rate"):  # errors are never neutral: a rise of them regresses alone
+        return metric
     # as the report's mean_score: under early exit, the first attempt (see mean_score_basis)
-    return case_values(state, variant, cases, "first_attempt" if stops_at_first_pass(state) else "mean")
+    return "first_attempt" if stops_at_first_pass(state) else "mean"
 
 
 def _paired(
-    base: RunState,
-    cand: RunState,
-    b_name: str,
-    c_name: str,
-    label: str,
-    metric: str,
-    max_drop: float,
-    alpha: float,
+    columns: ComparedColumns, names: tuple[str, str], label: str, metric: str, max_drop: float, alpha: float
 ) -> MetricDelta:
-    b_vals, c_vals = _per_case(base, b_name, metric), _per_case(cand, c_name, metric)
-    shared = [case for case in b_vals if case in c_vals]
-    b_list, c_list = [b_vals[c] for c in shared], [c_vals[c] for c in shared]
-    b_mean, c_mean = stats.mean(b_list), stats.mean(c_list)
-    if b_mean is None or c_mean is None:
+    base, cand = columns.base.state, columns.cand_columns.state
+    b, c = columns.ratios(names, (_basis(base, metric), _basis(cand, metric)))
+    assert cand.spec is not None
+    b_mean, c_mean, result = paired_figures(b, c, seed=cand.spec.seed)
+    if b_mean is None or c_mean is None or result is None:
         return MetricDelta(variant=label, metric=metric, baseline=b_mean, candidate=c_mean, delta=None,
                            threshold=max_drop, direction="unknown", regressed=False)  # fmt: skip
-    assert cand.spec is not None
-    # its p only (the row shows no interval): the bootstrap of 10,000 cases x 2,000 resamples is skipped
-    result = compare_cases(b_vals, c_vals, seed=cand.spec.seed, resamples=1)
     delta = round(c_mean - b_mean, 6)
     significant = result.p_value is None or result.p_value < alpha
     row = MetricDelta(

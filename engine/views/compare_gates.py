@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
-from engine.stats.gates import mean_ratio_interval, p95_ratio_interval
+from engine.stats.gates import p95_ratio_interval, spend_ratio_interval
 from engine.stats.run_spread import Margin
-from engine.store.projections.run_state import Cell, RunState
+from engine.store.projections.run_state import RunState
+from engine.views.compare_columns import ComparedColumns, spend_pairs
 
 
 class MetricDelta(msgspec.Struct, kw_only=True):
@@ -39,20 +40,12 @@ def latency_ratio(
 
 
 def cost_ratio(
-    base: RunState, cand: RunState, b_name: str, c_name: str, level: float
+    columns: ComparedColumns, b_name: str, c_name: str, level: float
 ) -> tuple[float, float] | None:
-    assert base.spec is not None and cand.spec is not None
-    in_cand = {c.id for c in cand.spec.cases}
-    shared = [c.id for c in base.spec.cases if c.id in in_cand]
-    b_cells = [base.cells.get((b_name, case)) for case in shared]
-    c_cells = [cand.cells.get((c_name, case)) for case in shared]
-    pairs = [(b, c) for b, c in zip(b_cells, c_cells, strict=True) if b is not None and c is not None]
-    spend = [((b.cost, _ran(b)), (c.cost, _ran(c))) for b, c in pairs if _ran(b) and _ran(c)]
-    return mean_ratio_interval([b for b, _ in spend], [c for _, c in spend], cand.spec.seed, level)
-
-
-def _ran(cell: Cell) -> int:
-    return (cell.completed | cell.failed).bit_count()
+    """The cost gate's interval: spend per trial resampled by case, over the shared cases both ran."""
+    b_spend, b_ran, c_spend, c_ran = spend_pairs(columns, b_name, c_name)
+    seed = columns.cand_columns.state.spec.seed  # type: ignore[union-attr]
+    return spend_ratio_interval((b_spend, b_ran), (c_spend, c_ran), seed, level)
 
 
 def relative(

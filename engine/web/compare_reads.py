@@ -11,13 +11,12 @@ completed, in log order) and its blob.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import msgspec
 
-from engine.events.report import RunReport
 from engine.events.spec import ReplicaAggregation
 from engine.presentation.diff import word_diff
 from engine.presentation.templates import render
@@ -26,8 +25,10 @@ from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
 from engine.store.projections.verdicts import case_verdict
-from engine.views.compare import compare_states
+from engine.views.compare import ReportFigures, compare_states
+from engine.views.compare_columns import ComparedColumns
 from engine.views.run_history import earlier_figures
+from engine.web.compare_verdicts import column_verdict_changes
 from engine.web.diffs import MAX_DIFFS, DiffItem, _pairs, _renames
 from engine.web.html import run_url
 from engine.web.report_cache import KeptResults, Reports, run_position
@@ -68,13 +69,14 @@ class Comparisons:
         cand = base if cand_id == base_id else run_state(self.log, cand_id)
         current = (self._report(base_id), self._report(cand_id))
         earlier = earlier_figures(self.log, base_id, cand_id)
-        compared = compare_states(base, cand, history=earlier, reports=current)
+        columns = ComparedColumns(base, cand)  # each run's cells read once: the tests and the verdicts
+        compared = compare_states(base, cand, history=earlier, reports=current, columns=columns)
         result: dict[str, object] = json.loads(msgspec.json.encode(compared))
-        result.update(verdict_changes(kept_verdicts(base), kept_verdicts(cand)))
+        result.update(column_verdict_changes(columns.base, columns.cand_columns))
         return result, (base, cand)
 
-    def _report(self, run_id: str) -> RunReport:
-        return msgspec.json.decode(self.reports.report(run_id), type=RunReport)
+    def _report(self, run_id: str) -> ReportFigures:
+        return msgspec.json.decode(self.reports.report(run_id), type=ReportFigures)
 
 
 def kept_verdicts(state: RunState) -> Verdicts:
@@ -105,25 +107,59 @@ def verdict_changes(base: Mapping[Cell, str], cand: Mapping[Cell, str]) -> dict[
     return {"verdict_changes": {"failing": failing, "passing": passing}}
 
 
-def first_outputs(state: RunState) -> dict[Cell, KeptOutput]:
-    """Each cell's first output, in the spec's variant and case order (as the diffs list them)."""
-    cases = [c.id for c in state.spec.cases] if state.spec else sorted({c for _, c in state.cells})
-    out = {}
-    for variant in state.variants:
-        for case in cases:
-            cell = state.cells.get((variant, case))
-            if cell is not None and cell.first_output:
-                out[(variant, case)] = KeptOutput(cell.first_output)
-    return out
+class KeptOutputs(Mapping[Cell, KeptOutput]):
+    """Each cell's first output in the spec's variant and case order (as the diffs list them), read
+    from the cells when asked: the page shows a few dozen of a 100,000-trial run's 20,000."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.cases = [c.id for c in state.spec.cases] if state.spec else sorted({c for _, c in state.cells})
+        self.known = set(self.cases)
+
+    def __getitem__(self, key: Cell) -> KeptOutput:
+        cell = self.state.cells.get(key) if key[1] in self.known and key[0] in self.state.variants else None
+        if cell is None or not cell.first_output:
+            raise KeyError(key)
+        return KeptOutput(cell.first_output)
+
+    def __iter__(self) -> Iterator[Cell]:
+        return ((variant, case) for variant in self.state.variants for case in self._of(variant))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def _of(self, variant: str) -> Iterator[str]:
+        cells = self.state.cells
+        return (c for c in self.cases if (cell := cells.get((variant, c))) is not None and cell.first_output)
+
+    def variants(self) -> list[tuple[str, str]]:
+        """(variant, "") of each variant with an output: what diffs._renames reads of the keys."""
+        return [(v, "") for v in self.state.variants if next(self._of(v), None) is not None]
+
+    def differing(self, base: KeptOutputs, rename: Mapping[str, str]) -> dict[Cell, KeptOutput]:
+        """The cells of these outputs whose first output differs from the base's of the same case,
+        in order: the only ones diffs._pairs takes besides the verdict changes (it skips the rest)."""
+        b_cells, known = base.state.cells, base.known
+        out = {}
+        for variant in self.state.variants:
+            b_variant = rename.get(variant, variant)
+            if b_variant not in base.state.variants:
+                continue
+            for case in self._of(variant):
+                before = b_cells.get((b_variant, case)) if case in known else None
+                after = self.state.cells[(variant, case)].first_output
+                if before is not None and before.first_output and before.first_output != after:
+                    out[(variant, case)] = KeptOutput(after)
+        return out
 
 
 def kept_diffs_html(log: EventStore, states: tuple[RunState, RunState], changes: Changes, root: str) -> str:
     """The compare page's side-by-side outputs (diffs.diffs_html's section) from the kept states."""
     base_state, cand_state = states
-    base, cand = first_outputs(base_state), first_outputs(cand_state)
-    rename = _renames(base, cand)  # type: ignore[arg-type]
+    base, cand = KeptOutputs(base_state), KeptOutputs(cand_state)
+    rename = _renames(base.variants(), cand.variants())  # type: ignore[arg-type]
     items = []
-    for variant, case, change in _pairs(base, cand, changes, rename):  # type: ignore[arg-type]
+    for variant, case, change in _pairs(base, cand.differing(base, rename), changes, rename):  # type: ignore[arg-type]
         before, after = base.get((rename.get(variant, variant), case)), cand.get((variant, case))
         texts = [(read_text(log, r.output_hash) or "") if r is not None else "" for r in (before, after)]
         link = run_url(root, cand_state.run_id, "/trial?" + urlencode({"case": case, "variant": variant}))

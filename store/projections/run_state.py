@@ -32,8 +32,10 @@ def to_fixed(value: float) -> int:
     return round(value * SCALE)
 
 
-@dataclass(slots=True)
-class Cell:
+class Cell(msgspec.Struct, gc=False):
+    """A variant x case cell. A Struct (not a dataclass): a 100,000-trial run's kept state holds
+    20,000 of them, and msgspec decodes Structs about 3x faster (its bytes are the same map)."""
+
     graded: int = 0  # bit r: repeat r graded (in the current grading round)
     passed: int = 0  # bit r: repeat r passed
     unscored: int = 0  # bit r: graded but no score (e.g. the judge's answer was unparseable)
