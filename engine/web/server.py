@@ -105,12 +105,12 @@ def run_server(
 
 
 async def warm_up() -> None:
-    """What every page needs loaded before a person asks for one: the templates compiled and numpy
-    (the matrix and statistics), in a worker thread once the port is bound (requests are served
-    meanwhile; an error here is a page's to report, not the server's)."""
+    """What every page needs loaded before a person asks for one: the templates compiled, numpy and
+    its random module (the matrix, the statistics, the comparisons' bootstraps), in a worker thread
+    once the port is bound (requests are served meanwhile; an error here is a page's to report)."""
 
     def load() -> None:
-        import numpy  # noqa: F401
+        import numpy.random  # noqa: F401 - numpy imports it lazily, on a comparison's first bootstrap
 
         from engine.presentation.templates import compile_all
 
