@@ -7,9 +7,8 @@ from hypothesis import strategies as st
 
 from engine.store.trial_rows import FAR, TrialRows, cell_of
 
-TRIALS = st.lists(
-    st.tuples(st.integers(0, 3), st.integers(0, 5), st.one_of(st.integers(0, 9), st.just(FAR + 1))), max_size=60
-)
+REPEATS = st.one_of(st.integers(0, 9), st.just(FAR + 1))
+TRIALS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5), REPEATS), max_size=60)
 
 
 @given(TRIALS)
