@@ -50,7 +50,8 @@ KEEPING_FAILED = (*DECODE_DAMAGE, RecordDamaged, TypeError, ValueError, NotImple
 
 SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
 RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
-# version 2: a cell's first output is its lowest repeat's (it was the first to finish)
+# version 2: a cell's first output is its lowest repeat's (it was the first to finish). Cells stored
+# as arrays (run_state.Cell an array-like Struct) changed the fingerprint, not the number
 STATES = Snapshotted("state", 2, RUN_STATE, RunState, RunState)
 ALL: tuple[Snapshotted[Any], ...] = (SUMMARIES, RUN_HEADS, STATES)
 

@@ -26,3 +26,20 @@ def test_only_the_fields_that_hold_sets_are_copied() -> None:
     canonical = _canonical(s)
     assert canonical.in_flight == [("v", "a", 1), ("v", "b", 0)]
     assert canonical.cells is s.cells and canonical.spend is s.spend
+
+
+def test_a_struct_kept_as_an_array_has_another_fingerprint_than_as_a_map() -> None:
+    """Cells once stored as maps are rebuilt, never read by position: the shape is in the version."""
+    import msgspec
+
+    from engine.store.snapshot_codec import fingerprint
+
+    class Row(msgspec.Struct):
+        a: int = 0
+
+    as_map = fingerprint(Row)
+
+    class Row(msgspec.Struct, array_like=True):  # type: ignore[no-redef]
+        a: int = 0
+
+    assert fingerprint(Row) != as_map
