@@ -23,6 +23,22 @@ T = TypeVar("T")
 Row = tuple[str, str, bytes]  # (run id, event tag, encoded event)
 
 
+class EncodedRows(list[Row]):
+    """Rows just encoded from events of this process, those events beside them (`events[i]` is row i's).
+
+    A store's keeper folds these objects instead of decoding the bytes again: a decode made a second
+    copy of every string of a run's state (cases, variants, output hashes) and of the experiment's
+    spec (~40 MiB at 100,000 cases), beside the live run's own, and cost CPU per event. Events are
+    frozen, and the fold of the live objects is the fold of the log: the live run's report, folded
+    from these objects, is the one replay reproduces."""
+
+    __slots__ = ("events",)
+
+    def __init__(self, rows: Iterable[Row], events: list[Any]) -> None:
+        super().__init__(rows)
+        self.events = events
+
+
 class EventStore(Protocol):
     # whether calls may block on I/O (the LMDB log's durable commits): the actors then make them in a
     # worker thread; an in-memory store is called inline (and a test's virtual clock stays exact)

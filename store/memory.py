@@ -33,7 +33,8 @@ class MemoryStore:
             first = len(self._events) + 1
             for key, data in items:
                 self._blobs.setdefault(key, data)
-            self._keeper.advance(_MemorySnapshots(self), list(batch), first)
+            rows = batch if isinstance(batch, list) else list(batch)  # EncodedRows: with their events
+            self._keeper.advance(_MemorySnapshots(self), rows, first)
             for i, (run_id, tag, data) in enumerate(batch):
                 self._events.append(data)
                 self._runs.setdefault(run_id, []).append((first + i, tag))

@@ -23,8 +23,9 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 
 from engine.events.codec import decode
-from engine.store.contract import EventStore
-from engine.store.guard import DECODE_DAMAGE
+from engine.store.contract import EncodedRows, EventStore
+from engine.store.guard import DECODE_DAMAGE, decode_of_run
+from engine.store.live_events import adoptable
 from engine.store.projection import Projection
 from engine.store.records import RecordDamaged, pack_seq
 from engine.store.snapshot_codec import Snapshotted, Stored
@@ -78,12 +79,23 @@ class SnapshotIO(Protocol):
         ...
 
 
-def decoded_once(rows: list[tuple[int, str, bytes]]) -> dict[int, Any] | None:
+def decoded_once(
+    rows: list[tuple[int, str, bytes]], live: list[Any] | None = None, first: int = 0
+) -> dict[int, Any] | None:
     """The batch's events that a kept projection folds, decoded once for all of them (events are
     frozen: they can be shared); None when one cannot be decoded: each projection then meets the
-    damage on its own and gives up alone, as it would have."""
+    damage on its own and gives up alone, as it would have. `live`: the batch's events as this
+    process made them (`live[seq - first]`), taken as they are where that keeps the same bytes
+    (store.live_events): no decode, no second copy of their strings in the kept states."""
     try:
-        return {seq: decode(data) for seq, tag, data in rows if tag in KEPT_TAGS}
+        if live is None:
+            return {seq: decode(data) for seq, tag, data in rows if tag in KEPT_TAGS}
+        out = {}
+        for seq, tag, data in rows:
+            if tag in KEPT_TAGS:
+                event = live[seq - first]
+                out[seq] = event if adoptable(event, data) else decode(data)
+        return out
     except KEEPING_FAILED:
         return None
 
@@ -124,6 +136,9 @@ class Keeper:
         self._index.forget()
 
     def advance(self, io: SnapshotIO, batch: list[tuple[str, str, bytes]], first: int) -> None:
+        """Fold the batch (its first event is `first`) into each kept state, saving those due. An
+        `EncodedRows` batch brings its events: folded as they are, not decoded from the bytes."""
+        live = batch.events if isinstance(batch, EncodedRows) and len(batch.events) == len(batch) else None
         again = self._last is not None and self._last[0] is batch and self._last[1] == first
         if again and self._abandoned is not None:
             self._cache, self._unsaved = self._abandoned
@@ -135,7 +150,7 @@ class Keeper:
             prior = io.last_before(run_id, first)
             io.note_run(run_id, 0 if prior else rows[0][0], rows[-1][0])
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
-            events = decoded_once(rows)
+            events = decoded_once(rows, live, first)
             self._keep_index(io, run_id, prior, rows, ending, events)
             for snap in ALL:
                 if snap.key(run_id) in self._given_up:

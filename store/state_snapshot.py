@@ -11,6 +11,7 @@ from engine.store.projections.status import StatusCounts, counts_of
 from engine.store.snapshot_codec import Snapshotted
 from engine.store.snapshot_read import Derived
 
-# version 2: a cell's first output is its lowest repeat's (it was the first to finish)
+# version 2: a cell's first output is its lowest repeat's (it was the first to finish). Cells stored
+# as arrays (run_state.Cell an array-like Struct) changed the fingerprint, not the number
 STATES = Snapshotted("state", 2, RUN_STATE, RunState, RunState)
 STATUS = Derived("status", 1, STATES, StatusCounts, counts_of)

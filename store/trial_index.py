@@ -17,7 +17,7 @@ from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.store import trial_index_codec as codec
 from engine.store.projection import UNUSABLE
-from engine.store.projections.trials import ON_RECORD, TRIALS, Key, TrialRecord, regraded
+from engine.store.projections.trials import ON_RECORD, TRIALS, TrialRecord, regraded
 from engine.store.trial_index_codec import (
     Catalogue,
     Columns,
@@ -30,6 +30,7 @@ from engine.store.trial_index_codec import (
     texts_of,
     unpack,
 )  # fmt: skip
+from engine.store.trial_rows import TrialRows, cell_of
 
 EVERY = 4096  # run events between two saves of its changed chunks (a reader folds at most these)
 KEPT_CHUNKS = 4  # chunks a writer keeps in memory per run after a save: the newest ones
@@ -49,9 +50,8 @@ class IndexState:
         self.meta_dirty = True  # a new index saves its catalogue
         self.variants: dict[str, int] = {}
         self.cases: dict[str, int] = {}
-        self._pos: dict[Key, int] | None = {}
+        self._pos: TrialRows | None = TrialRows()
         self._stored_columns: list[Columns] = []
-        self._names: tuple[list[str], list[str]] = ([], [])
         self.chunks: dict[int, list[TrialRecord]] = {}
         self.outputs: dict[int, list[str]] = {}
         self.dirty: set[int] = set()
@@ -75,18 +75,18 @@ class IndexState:
             return None
         state.catalogue = catalogue
         state._pos, state._stored_columns = None, columns  # type: ignore[assignment]
-        state._names = (head.variants, head.cases)
         return state, columns  # type: ignore[return-value]
 
     @property
-    def pos(self) -> dict[Key, int]:
+    def pos(self) -> TrialRows:
         """Each trial's row: made from the stored columns when first needed (a reader whose tail holds
-        no trial's event never needs it)."""
+        no trial's event never needs it). Their rows are dense and in order: added again in order,
+        each gets the row it had."""
         if self._pos is None:
-            self._pos = {}
-            for c, cols in enumerate(self._stored_columns):
-                for i, key in enumerate(_keys(cols, *self._names)):
-                    self._pos[key] = c * self.size + i
+            self._pos = TrialRows()
+            for cols in self._stored_columns:
+                for variant, case, repeat in _numbers(cols):
+                    self._pos.add(cell_of(variant, case), repeat)
             self._stored_columns = []
         return self._pos
 
@@ -113,15 +113,16 @@ class IndexState:
             if isinstance(event, (k.ExperimentDefined, k.VariantProposed, k.RegradeStarted)):
                 self._catalogued(event)
             return
-        key = (event.variant, event.case, event.repeat)  # type: ignore[union-attr]
+        variant, case, repeat = event.variant, event.case, event.repeat  # type: ignore[union-attr]
         pos = self._pos if self._pos is not None else self.pos
-        at = pos.get(key)
+        v, c = self.variants.get(variant), self.cases.get(case)
+        at = None if v is None or c is None else pos.get(cell_of(v, c), repeat)
         size = self.size
         if at is None:
-            at = pos[key] = len(pos)
-            self.variants.setdefault(key[0], len(self.variants))
-            self.cases.setdefault(key[1], len(self.cases))
-            self.chunk(at // size).append(TrialRecord(*key))
+            v = self.variants.setdefault(variant, len(self.variants))
+            c = self.cases.setdefault(case, len(self.cases))
+            at = pos.add(cell_of(v, c), repeat)
+            self.chunk(at // size).append(TrialRecord(variant, case, repeat))
             self.outputs[at // size].append("")
         c = at // size
         rec = (self.chunks.get(c) or self.chunk(c))[at % size]
@@ -185,8 +186,9 @@ class IndexState:
             del self.chunks[c], self.outputs[c]
 
 
-def _keys(cols: Columns, variants: list[str], cases: list[str]) -> Iterable[Key]:
+def _numbers(cols: Columns) -> Iterable[tuple[int, int, int]]:
+    """(variant, case, repeat) of a stored chunk's rows, as the index numbers them."""
     from array import array
 
     vs, cs, rs = array("H", cols.variant), array("I", cols.case), array("I", cols.repeat)
-    return ((variants[v], cases[c], r) for v, c, r in zip(vs, cs, rs, strict=True))
+    return zip(vs, cs, rs, strict=True)

@@ -1,0 +1,51 @@
+"""Which of a batch's live events the snapshot keeper may fold as they are, instead of a decode of
+their bytes.
+
+A decode gives the kept states a second copy of every string they keep (each cell's case, variant
+and output hash) and of the experiment's spec (~40 MiB at 100,000 cases), beside the live run's
+own. A live event may be folded only where the kept state then encodes to the same bytes as the
+log's fold (`engine rebuild` writes them again, byte for byte): its numbers must be of the types a
+decode gives (a target's int where the event says float would be kept as an int, and a snapshot
+would encode `5` where the log's fold encodes `5.0`). The trial events' checks are a few type tests;
+a spec is decoded and encoded again once per run, and taken live only when that gives its bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.events import kinds as k
+from engine.events.codec import decode, encode
+
+_PLAIN = (k.TrialStarted, k.TrialSkipped)  # their folds keep strings and ints only
+
+
+def _floats(*values: object) -> bool:
+    return all(value is None or type(value) is float for value in values)
+
+
+def _grades_exact(event: k.TrialGraded) -> bool:
+    return _floats(event.score) and all(_floats(g.score, g.spread, g.weight) for g in event.grades)
+
+
+def _spec_exact(event: k.ExperimentDefined, data: bytes) -> bool:
+    try:
+        return encode(decode(data)) == data
+    except Exception:  # noqa: BLE001 - bytes that do not decode: the keeper decodes them and gives up
+        return False
+
+
+def adoptable(event: Any, data: bytes) -> bool:
+    """Whether the keeper may fold this live event as it is (else it decodes `data`)."""
+    kind = type(event)
+    if kind in _PLAIN:
+        return kind.VERSION == 1
+    if kind is k.TrialCompleted:  # kept whole while it waits for its grade: every number as decoded
+        return kind.VERSION == 1 and event.agent is None and _floats(event.latency_ms, event.cost_usd)
+    if kind is k.TrialFailed:
+        return kind.VERSION == 1 and _floats(event.latency_ms, event.cost_usd)
+    if kind is k.TrialGraded:
+        return kind.VERSION == 1 and _grades_exact(event)
+    if kind is k.ExperimentDefined:
+        return _spec_exact(event, data)
+    return False
