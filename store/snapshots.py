@@ -24,7 +24,7 @@ import msgspec
 
 from engine.events.codec import decode
 from engine.store.contract import EncodedRows, EventStore
-from engine.store.guard import DECODE_DAMAGE, decode_of_run
+from engine.store.guard import DECODE_DAMAGE
 from engine.store.live_events import adoptable
 from engine.store.projection import Projection
 from engine.store.records import RecordDamaged, pack_seq
