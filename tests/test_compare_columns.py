@@ -9,10 +9,11 @@ import pytest
 from engine.store.projections.case_columns import StateColumns, case_ratios
 from engine.store.projections.cases import case_error_rates, case_values
 from engine.store.projections.run_state import RunState
-from engine.web.compare_reads import KeptOutputs, kept_verdicts, verdict_changes
+from engine.web.compare_reads import KeptOutputs
 from engine.web.compare_verdicts import column_verdict_changes
 from engine.web.diffs import _pairs, _renames
 from tests.gate_runs import simulated_run
+from tests.verdict_oracle import kept_verdicts, verdict_changes
 
 
 def _run(run_id: str, seed: int, repeats: int, variants: list[str]) -> RunState:

@@ -15,10 +15,10 @@ from engine.runtime.run_status import run_state
 from engine.store.log import EventLog
 from engine.views.compare import compare_states
 from engine.views.current_report import current_report_json
-from engine.web.compare_reads import kept_verdicts, verdict_changes
 from engine.web.context import WebContext
 from engine.web.run_page import run_body, run_fragment
 from tests.serve_helpers import make_store
+from tests.verdict_oracle import kept_verdicts, verdict_changes
 
 
 def append(log: EventLog, *events: k.Event) -> None:

@@ -17,14 +17,12 @@ from urllib.parse import urlencode
 
 import msgspec
 
-from engine.events.spec import ReplicaAggregation
 from engine.presentation.diff import word_diff
 from engine.presentation.templates import render
 from engine.runtime.run_status import run_state
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
-from engine.store.projections.verdicts import case_verdict
 from engine.views.compare import ReportFigures, compare_states
 from engine.views.compare_columns import ComparedColumns
 from engine.views.run_history import earlier_figures
@@ -34,7 +32,6 @@ from engine.web.html import run_url
 from engine.web.report_cache import KeptResults, Reports, run_position
 
 Cell = tuple[str, str]  # (variant, case)
-Verdicts = dict[Cell, str]
 Changes = dict[str, list[dict[str, str]]]
 
 
@@ -77,34 +74,6 @@ class Comparisons:
 
     def _report(self, run_id: str) -> ReportFigures:
         return msgspec.json.decode(self.reports.report(run_id), type=ReportFigures)
-
-
-def kept_verdicts(state: RunState) -> Verdicts:
-    """Each (variant, case) cell's verdict from the kept cells (cells with nothing known left out)."""
-    aggregation = state.spec.scoring.replica_aggregation if state.spec else ReplicaAggregation()
-    out: Verdicts = {}
-    for key, cell in state.cells.items():
-        found = case_verdict(cell, aggregation)
-        if found is not None:
-            out[key] = found
-    return out
-
-
-def verdict_changes(base: Mapping[Cell, str], cand: Mapping[Cell, str]) -> dict[str, Changes]:
-    """Cases whose verdict went from pass to fail/flaky (or back) in the candidate, variant by
-    variant (matched by name; two single-variant runs are matched whatever their names)."""
-    base_vs, cand_vs = {v for v, _ in base}, {v for v, _ in cand}
-    rename = {} if base_vs & cand_vs or len(base_vs) != 1 or len(cand_vs) != 1 else {
-        next(iter(cand_vs)): next(iter(base_vs))}  # fmt: skip
-    failing, passing = [], []
-    for (variant, case), now in sorted(cand.items()):
-        before = base.get((rename.get(variant, variant), case))
-        row = {"variant": variant, "case": case, "base": before or "", "cand": now}
-        if before == "pass" and now in ("fail", "flaky"):
-            failing.append(row)
-        elif before in ("fail", "flaky") and now == "pass":
-            passing.append(row)
-    return {"verdict_changes": {"failing": failing, "passing": passing}}
 
 
 class KeptOutputs(Mapping[Cell, KeptOutput]):

@@ -1,5 +1,5 @@
-"""The comparison's verdict changes from both runs' case columns: compare_reads.verdict_changes of
-compare_reads.kept_verdicts, without a verdict string per cell (20,000 of them per run).
+"""The comparison's verdict changes from both runs' case columns, without a verdict string per cell
+(20,000 of them per run); tests/verdict_oracle.py builds the same rows cell by cell.
 
 Each cell's verdict is verdicts.verdict_from_counts on its counts, for all cells at once: a code per
 cell (0: nothing known yet); the changes are then looked up for the candidate's decided cells only.
