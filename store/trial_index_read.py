@@ -38,6 +38,9 @@ class RunIndex:
     columns: list[Columns]  # per chunk
     state: IndexState
     seq: int  # the last event of the run it covers
+    # the texts last read ((chunk, part), value): a search asks a chunk's texts for its outputs and
+    # then for its reasons, and each read decodes the whole chunk's outputs
+    _last_text: tuple[tuple[int, bytes], Texts | Lowered] | None = None
 
     @property
     def size(self) -> int:
@@ -56,6 +59,13 @@ class RunIndex:
         return self._text(chunk, b"l", Lowered, 1)  # type: ignore[no-any-return]
 
     def _text(self, chunk: int, part: bytes, kind: type, which: int) -> Texts | Lowered:
+        if self._last_text is not None and self._last_text[0] == (chunk, part):
+            return self._last_text[1]
+        found = self._read_text(chunk, part, kind, which)
+        self._last_text = ((chunk, part), found)
+        return found
+
+    def _read_text(self, chunk: int, part: bytes, kind: type, which: int) -> Texts | Lowered:
         if chunk in self.state.chunks:  # the tail changed it: as the writer will save it
             return texts_of(self.state.chunks[chunk], self.state.outputs[chunk])[which]
         found = unpack(self.state.get(part_key(self.run_id, part, chunk)), kind)
