@@ -6,8 +6,9 @@ and output hash) and of the experiment's spec (~40 MiB at 100,000 cases), beside
 own. A live event may be folded only where the kept state then encodes to the same bytes as the
 log's fold (`engine rebuild` writes them again, byte for byte): its numbers must be of the types a
 decode gives (a target's int where the event says float would be kept as an int, and a snapshot
-would encode `5` where the log's fold encodes `5.0`). The trial events' checks are a few type tests;
-a spec is decoded and encoded again once per run, and taken live only when that gives its bytes.
+would encode `5` where the log's fold encodes `5.0`; a timestamp too). The trial events' checks are
+a few type tests; a spec is decoded and encoded again once per run, and taken live only when that
+gives its bytes.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def _spec_exact(event: k.ExperimentDefined, data: bytes) -> bool:
 def adoptable(event: Any, data: bytes) -> bool:
     """Whether the keeper may fold this live event as it is (else it decodes `data`)."""
     kind = type(event)
+    if not _floats(getattr(event, "ts", 0.0)):  # an embedder's int time
+        return False
     if kind in _PLAIN:
         return kind.VERSION == 1
     if kind is k.TrialCompleted:  # kept whole while it waits for its grade: every number as decoded

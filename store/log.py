@@ -243,6 +243,7 @@ class EventLog:
     def clear_snapshots(self) -> None:
         """Drop every snapshot (`engine rebuild` writes them again from the log)."""
         self._keeper.forget()
+
         def clear_both(txn: lmdb.Transaction) -> None:
             clear(txn, self._snaps)
             clear(txn, self._index_db)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -32,6 +33,25 @@ def run_engine(*args: str, cwd: Path, timeout: float = 300, **env: str) -> subpr
     return subprocess.run(
         engine_cmd(*args), cwd=cwd, env=engine_env(**env), capture_output=True, timeout=timeout
     )
+
+
+# engine processes a test started in the background (test_cli_lifecycle.Engine): a test that fails
+# before it waited for one must not leave it running (a run left holding a shared Ray cluster's CPUs
+# would change what the next test sees)
+STARTED: list[subprocess.Popen[bytes] | Any] = []
+
+
+@pytest.fixture(autouse=True)
+def no_engine_left_running() -> Iterator[None]:
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.returncode is None:
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+                os.waitpid(proc.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass  # it had ended (and was reaped) already
 
 
 @pytest.fixture

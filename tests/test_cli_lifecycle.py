@@ -22,7 +22,7 @@ import trio
 from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.store.log import EventLog
-from tests.conftest import engine_cmd, engine_env, run_engine
+from tests.conftest import STARTED, engine_cmd, engine_env, run_engine
 from tests.fakes.openai_server import FakeOpenAI, open_fake_openai
 
 VOLATILE = ("run_id", "latency_ms")
@@ -64,6 +64,7 @@ class Engine:
             self.proc = await trio.lowlevel.open_process(
                 engine_cmd(*args), cwd=self.cwd, env=engine_env(), stdout=out, stderr=err
             )
+        STARTED.append(self.proc)
         return self
 
     async def finish(self) -> tuple[int, str, str]:

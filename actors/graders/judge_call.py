@@ -34,6 +34,8 @@ class NoAnswer(NamedTuple):
 
     error: str
     detail: str = ""
+
+
 JUDGE_SEED = 1234
 
 

@@ -92,6 +92,6 @@ _CHOICE_VERBS = {"and", "or", "is", "was", "wins", "won", "seems", "looks", "bec
 
 
 def _article(text: str, end: int) -> bool:
-    """"A good answer": an uppercase A followed by a lowercase word is the article, not a choice."""
-    word = re.match(r" ([a-z]+)", text[end:end + 20])
+    """ "A good answer": an uppercase A followed by a lowercase word is the article, not a choice."""
+    word = re.match(r" ([a-z]+)", text[end : end + 20])
     return word is not None and word.group(1) not in _CHOICE_VERBS

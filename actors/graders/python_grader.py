@@ -16,7 +16,7 @@ from typing import Any
 import trio
 
 from engine.actors.graders.grader_protocol import SpecGrader, Submission, result
-from engine.actors.targets.python_target import import_callable
+from engine.actors.targets.python_target import import_callable, private_copy
 from engine.events.graders import PythonGraderSpec
 from engine.events.kinds import GraderResult
 
@@ -40,6 +40,7 @@ class PythonGrader(SpecGrader):
         return cls(spec, fn)
 
     async def grade(self, submission: Submission) -> GraderResult:
+        submission = private_copy(submission)  # the evaluator may change what it is given
         args = (submission.case, submission.output, submission)
         try:
             if inspect.iscoroutinefunction(self._fn):

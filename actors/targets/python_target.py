@@ -12,8 +12,9 @@ import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import trio
 
 from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
@@ -39,6 +40,22 @@ def import_callable(path: str, base_dir: Path | None = None) -> Callable[..., An
     return found  # type: ignore[no-any-return]
 
 
+T = TypeVar("T", bound=msgspec.Struct)
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODERS: dict[type, msgspec.msgpack.Decoder[Any]] = {}
+
+
+def private_copy(value: T) -> T:
+    """A copy that user code may change at will. Its cases and variants are the run's own objects:
+    the logged spec that the live report and the kept snapshots fold, so a callable that edited
+    `request.case.metadata` in place would make them differ from a replay of the log. A msgpack round
+    trip (~4 us a request) gives what the log's own codec gives a replay."""
+    decoder = _DECODERS.get(type(value))
+    if decoder is None:
+        decoder = _DECODERS[type(value)] = msgspec.msgpack.Decoder(type(value))
+    return decoder.decode(_ENCODER.encode(value))  # type: ignore[no-any-return]
+
+
 class PythonTarget:
     @classmethod
     def from_spec(cls, spec: PythonTargetSpec, context: TargetContext) -> PythonTarget:
@@ -50,6 +67,7 @@ class PythonTarget:
         self._is_async = inspect.iscoroutinefunction(fn)
 
     async def call(self, request: TargetRequest) -> TargetResponse:
+        request = private_copy(request)
         try:
             if self._is_async:
                 value = await self._fn(request)

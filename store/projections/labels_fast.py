@@ -62,4 +62,3 @@ def graded_key(data: bytes) -> tuple[str, str, int] | None:
     except msgspec.DecodeError:
         return None
     return key.variant, key.case, key.repeat
-

@@ -1,0 +1,103 @@
+"""The snapshot keeper folds this process's own event objects where that keeps the log's bytes, and
+decodes where it would not: an embedder's int where the event says float, and user code that edits
+what it was handed, both leave kept snapshots that `engine rebuild` writes again byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.events import kinds as k
+from engine.events.codec import decode, encode
+from engine.events.kinds import TAG_BY_TYPE
+from engine.store.contract import EncodedRows
+from engine.store.live_events import adoptable
+from engine.store.log import EventLog
+from engine.store.snapshots import ALL
+from tests.test_snapshots import replayed
+
+
+def encoded_rows(events: list[k.Event]) -> EncodedRows:
+    return EncodedRows([(e.run_id, TAG_BY_TYPE[type(e)], encode(e)) for e in events], list(events))
+
+
+def trials(ts: Any, latency: Any) -> list[k.Event]:
+    """A run whose trial events carry `ts` and `latency` as given (an int where a float is declared)."""
+    done = dict(run_id="r", ts=ts, variant="v", case="c0", repeat=0)
+    return [
+        k.RunStarted(run_id="r", ts=1.5, experiment="e", trials_total=3, pid=1),
+        k.TrialStarted(**done),
+        k.TrialCompleted(**done, output_hash="h", latency_ms=latency),  # kept whole: no grade yet
+        k.TrialStarted(**{**done, "case": "c1"}),
+        k.TrialFailed(**{**done, "case": "c1"}, error_kind="infra", message="m", latency_ms=latency),
+        k.RunCompleted(run_id="r", ts=ts, status="completed"),
+    ]
+
+
+@pytest.mark.parametrize(("ts", "latency"), [(5, 2.0), (5.0, 2), (5.0, 2.0)])
+def test_kept_snapshots_of_live_events_are_the_bytes_a_rebuild_writes(
+    tmp_path: Path, ts: Any, latency: Any
+) -> None:
+    with EventLog(tmp_path / "st") as log:
+        log.append(encoded_rows(trials(ts, latency)))
+        assert_stored_is_replay(log, "r")
+
+
+def assert_stored_is_replay(log: EventLog, run_id: str) -> None:
+    """The stored bytes themselves (a decode and encode would turn an int back into 5.0), each of the
+    run's last event."""
+    for snap in ALL:
+        stored = log.get_snapshot(snap.key(run_id))
+        assert stored == replayed(log, snap, run_id), snap.name
+
+
+def test_an_int_time_is_decoded_and_a_float_one_taken_as_it_is() -> None:
+    for event in trials(5.0, 2.0)[1:-1]:  # the trial events
+        assert adoptable(event, encode(event)), event
+    for event in trials(5, 2.0)[1:-1]:
+        assert not adoptable(event, encode(event)), event
+
+
+# a target and an evaluator that edit, in place, the case and variant they were handed
+def meddling_answer(request: Any) -> str:
+    request.case.metadata["seen"] = request.case.metadata.get("seen", 0) + 1
+    request.case.tags.append("touched")
+    request.variant.params["temperature"] = 9.0
+    request.params["extra"] = True
+    return "yes"
+
+
+def meddling_grade(case: Any, output: str, context: Any) -> float:
+    case.metadata["graded"] = True
+    if context.variant is not None:
+        context.variant.flags["graded"] = True
+    return 1.0
+
+
+async def test_user_code_that_edits_its_request_changes_neither_the_report_nor_the_kept_state(
+    tmp_path: Path,
+) -> None:
+    from engine.api import open_engine, spec_from_dict
+
+    spec = spec_from_dict({
+        "name": "meddling", "seed": 3,
+        "target": {"kind": "python", "callable": "answer"},
+        "params": {"temperature": 0.7},
+        "variants": [{"name": "base", "params": {"temperature": 0.2}}, {"name": "other"}],
+        "cases": [{"id": f"c{i}", "prompt": "p", "expected": "yes", "metadata": {"n": i}} for i in range(3)],
+        "graders": [{"kind": "python", "callable": "grade"}],
+        "repeat": {"count": 2},
+    })  # fmt: skip
+    callables = {"answer": meddling_answer, "grade": meddling_grade}
+    async with open_engine(tmp_path / "st", callables=callables) as eng:
+        live = await eng.run(spec, run_id="m")
+        assert live == eng.replay("m")
+    assert spec.cases[0].metadata == {"n": 0} and spec.cases[0].tags == []
+    assert spec.variants[0].params == {"temperature": 0.2} and spec.variants[1].flags == {}
+    with EventLog(tmp_path / "st") as log:
+        assert_stored_is_replay(log, "m")
+        logged = [decode(data) for _, data in log.read_run("m")]
+    defined = next(e for e in logged if isinstance(e, k.ExperimentDefined))
+    assert defined.spec.cases[0].metadata == {"n": 0} and defined.spec.variants[1].flags == {}
