@@ -37,8 +37,10 @@ def test_quantile_ends_and_centre() -> None:
         t_ppf(5, 1.5)
 
 
+# x normal or 0: at a subnormal x SciPy's own value is off (at x = 2^-1074, a = 0.5, b = 0.25 it gives
+# 8.31e-163 where the leading term x^a / (a B(a, b)) is 8.48e-163, engine's value)
 @given(
-    a=st.floats(0.05, 1e5), b=st.floats(0.05, 1e5), x=st.floats(0.0, 1.0),
+    a=st.floats(0.05, 1e5), b=st.floats(0.05, 1e5), x=st.floats(0.0, 1.0, allow_subnormal=False),
 )  # fmt: skip
 @example(a=95_000.0, b=5_001.0, x=0.95)  # the p95 of 100,000 trials: the latency gate's case
 @example(a=0.5, b=0.5, x=1e-12)
