@@ -25,6 +25,7 @@ import msgspec
 
 from engine.store.projection import Projection
 from engine.store.records import RESIDUE, TRAILER, crc32c, seal
+from engine.store.unpacked import unpack
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -196,7 +197,7 @@ class Snapshotted(Generic[S]):
         if data is None or crc32c(data) != RESIDUE:  # bytes changed on disk: fold from the log instead
             return None
         try:
-            packed = zlib.decompress(data[:-TRAILER])
+            packed = unpack(data, TRAILER)
             version, seq, raw = msgspec.msgpack.decode(packed, type=tuple[str, int, msgspec.Raw])
             if version != self.version:
                 return None

@@ -27,6 +27,7 @@ from engine.store.contract import EventStore
 from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass
+from engine.store.unpacked import unpacked_once
 from engine.views.case_changes import CaseChange, case_changes
 from engine.views.compare_columns import ComparedColumns, paired_figures
 from engine.views.compare_gates import (
@@ -67,12 +68,13 @@ def compare_runs(
 ) -> RunComparison:
     """`variants` = (baseline's, candidate's) compares those two only: any two experiments of one run
     (the same run id twice) or of two runs."""
-    base = run_state(log, base_id)
-    cand = base if cand_id == base_id else run_state(log, cand_id)
-    history = earlier_figures(log, base_id, cand_id)
-    # the runs' current reports: stored ones while current (no statistics built again for them)
-    b_report = msgspec.json.decode(current_report(log, base_id), type=ReportFigures)
-    c_report = msgspec.json.decode(current_report(log, cand_id), type=ReportFigures)
+    with unpacked_once():  # each state is read whole, then its head (is the stored report current?)
+        base = run_state(log, base_id)
+        cand = base if cand_id == base_id else run_state(log, cand_id)
+        history = earlier_figures(log, base_id, cand_id)
+        # the runs' current reports: stored ones while current (no statistics built again for them)
+        b_report = msgspec.json.decode(current_report(log, base_id), type=ReportFigures)
+        c_report = msgspec.json.decode(current_report(log, cand_id), type=ReportFigures)
     return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report))
 
 

@@ -106,15 +106,18 @@ def run_server(
 
 async def warm_up() -> None:
     """What every page needs loaded before a person asks for one: the templates compiled, numpy and
-    its random module (the matrix, the statistics, the comparisons' bootstraps), in a worker thread
-    once the port is bound (requests are served meanwhile; an error here is a page's to report)."""
+    its random module (the matrix, the statistics, the comparisons' bootstraps), the first calls of
+    a comparison made (engine.web.warm), in a worker thread once the port is bound (requests are
+    served meanwhile; an error here is a page's to report)."""
 
     def load() -> None:
         import numpy.random  # noqa: F401 - numpy imports it lazily, on a comparison's first bootstrap
 
         from engine.presentation.templates import compile_all
+        from engine.web.warm import warm_statistics
 
         compile_all()
+        warm_statistics()
 
     try:
         await trio.to_thread.run_sync(load, abandon_on_cancel=True)
