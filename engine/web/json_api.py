@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 from engine.errors import InputError, NotFoundError
 from engine.runtime.run_status import process_alive, with_trial_count
 from engine.store.snapshots import SUMMARIES, load, run_ids
+from engine.store.unpacked import unpacked_once
 from engine.web.context import WebContext
 from engine.web.data import RunView
 from engine.web.matrix_view import matrix, query_of
@@ -32,7 +33,12 @@ def json_response(data: object) -> Response:
 
 async def in_thread(request: Request, work: Callable[[WebContext], Any]) -> Any:
     ctx: WebContext = request.app.state.ctx
-    return await anyio.to_thread.run_sync(work, ctx)
+
+    def read() -> Any:
+        with unpacked_once():  # a state a page reads whole and then checks the head of: decompressed once
+            return work(ctx)
+
+    return await anyio.to_thread.run_sync(read)
 
 
 async def in_view(request: Request, run_id: str, read: Callable[[WebContext, RunView], Any]) -> Any:
