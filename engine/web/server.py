@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import sys
 import time
@@ -87,11 +88,12 @@ def run_server(
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(serve, app, config)
+            # the URL once the first page need not wait (a request that comes sooner is served meanwhile)
+            await warm_up()
             url = binds[0] + "/" + (f"?token={token}" if token else "")
             print(f"engine serve: {url} ({label or f'store {store}'}; Ctrl-C stops)", flush=True)
             if open_browser and not webbrowser.open(url):
                 print("engine serve: --open found no browser: open the URL above in one", file=sys.stderr)
-            nursery.start_soon(warm_up)
 
     try:
         trio.run(main)
@@ -107,8 +109,9 @@ def run_server(
 async def warm_up() -> None:
     """What every page needs loaded before a person asks for one: the templates compiled, numpy and
     its random module (the matrix, the statistics, the comparisons' bootstraps), the first calls of
-    a comparison made (engine.web.warm), in a worker thread once the port is bound (requests are
-    served meanwhile; an error here is a page's to report)."""
+    a comparison made (engine.web.warm), in a worker thread once the port is bound, before the URL is
+    printed (~250 ms; a request that comes sooner is served meanwhile; an error here is a page's to
+    report)."""
 
     def load() -> None:
         import numpy.random  # noqa: F401 - numpy imports it lazily, on a comparison's first bootstrap
@@ -118,6 +121,10 @@ async def warm_up() -> None:
 
         compile_all()
         warm_statistics()
+        # what is loaded now lives as long as the server: out of the collector's full passes, which
+        # otherwise walk it again on every page that decodes big states (~25 ms of a comparison)
+        gc.collect()
+        gc.freeze()
 
     try:
         await trio.to_thread.run_sync(load, abandon_on_cancel=True)
