@@ -43,7 +43,7 @@ class Reservations:
 
     def learn(self, job: TrialJob) -> None:
         """A trial of this job's cell ended before this process: its input rate is known too."""
-        seen = self.state.spend.tokens_in.get(job.key[:2])
+        seen = self.state.tokens_in_of(job.key[:2])
         if seen:
             self._rate = max(self._rate, seen / _size(job))
 
@@ -75,7 +75,7 @@ class Reservations:
     def release(self, key: TrialKey) -> None:
         self.held.pop(key, None)
         size = self._sizes.pop(key, None)
-        seen = self.state.spend.tokens_in.get(key[:2])
+        seen = self.state.tokens_in_of(key[:2])
         if size and seen:
             self._rate = max(self._rate, seen / size)
 
@@ -89,7 +89,7 @@ class Reservations:
         spend = self.state.spend
         if not spend.max_trial_tokens and not spend.max_cost and not self._rate:
             return None
-        tokens_in = spend.tokens_in.get(job.key[:2]) or math.ceil(self._rate * _size(job))
+        tokens_in = self.state.tokens_in_of(job.key[:2]) or math.ceil(self._rate * _size(job))
         bound = job.request.params.get("max_tokens")
         honoured = isinstance(job.target, HttpTarget | LocalTargetSpec) and isinstance(bound, int)
         tokens_out = bound if honoured else spend.max_tokens_out

@@ -63,8 +63,8 @@ class Book:
         self._cases = {c.id: c for c in plan.cases}
         self.reservations = Reservations(state, limits.max_tokens, limits.max_cost_usd)
         if self.reservations.active:  # what earlier processes learned of each cell's input
-            for variant, case in list(state.spend.tokens_in):
-                if variant in self._variants and case in self._cases:
+            for (variant, case), cell in list(state.cells.items()):
+                if cell.tokens_in and variant in self._variants and case in self._cases:
                     self.reservations.learn(plan.make_job(self._variants[variant], self._cases[case], 0))
 
     def _pending(self) -> Iterator[Slot]:

@@ -56,6 +56,9 @@ class Cell(msgspec.Struct, array_like=True, gc=False):
     # the lowest completed repeat's output hash; repeats that never vary hint at caching or temperature 0
     first_output: str = ""
     outputs_vary: bool = False
+    # the largest input tokens of one of its trials: a budget reserves that for its next trial (in the
+    # cell, not a dict of its own beside the cells: ~90 bytes a cell less, in each state)
+    tokens_in: int = 0
 
     def done(self) -> int:
         return self.graded | self.failed | self.skipped
@@ -191,6 +194,11 @@ class RunState:
             found = self.cells[key] = Cell()
         return found
 
+    def tokens_in_of(self, key: tuple[str, str]) -> int:
+        """The largest input tokens of one of the cell's trials so far (0: none known)."""
+        found = self.cells.get(key)
+        return 0 if found is None else found.tokens_in
+
     def totals_for(self, variant: str) -> VariantTotals:
         found = self.totals.get(variant)
         if found is None:
@@ -280,7 +288,8 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
     t.latency_sum_us += latency_us
     cell.cost += cost
     _spend(s, t, e.tokens_in, e.tokens_out, cost)
-    s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost, pair)
+    s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost)
+    cell.tokens_in = max(cell.tokens_in, e.tokens_in)
     if e.agent is not None and "tool_calls" in e.agent.metrics:
         _tools(t, e.agent.metrics)
     if e.agent is not None:
@@ -324,7 +333,8 @@ def _failed(s: RunState, e: k.TrialFailed) -> None:
     cell.failed |= bit
     cell.cost += cost
     _spend(s, s.totals_for(e.variant), e.tokens_in, e.tokens_out, cost)
-    s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost, pair)
+    s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost)
+    cell.tokens_in = max(cell.tokens_in, e.tokens_in)
     s.tally("trial", e.error_class or e.error_kind, e.variant, e.message[:300])
 
 

@@ -24,20 +24,14 @@ class Spend:
     max_trial_tokens: int = 0
     max_judge_tokens: int = 0
     max_cost: int = 0
-    tokens_in: dict[tuple[str, str], int] = field(default_factory=dict)  # per cell: the largest seen
 
     def started(self, key: Key, tokens: int, cost: int) -> None:
         if tokens or cost:
             self.reserved[key] = (tokens, cost)
 
-    def ended(
-        self, key: Key, tokens_in: int, tokens_out: int, cost: int, cell: tuple[str, str] | None = None
-    ) -> None:
-        """`cell`: key[:2] as a tuple the caller keeps already (its state's cell key): a cell's first
-        spend stores it, where a new tuple per cell was ~64 bytes more (13 MiB at 200,000 cells)."""
+    def ended(self, key: Key, tokens_in: int, tokens_out: int, cost: int) -> None:
+        """A trial's spend (each cell keeps its own largest input: Cell.tokens_in)."""
         self.reserved.pop(key, None)
-        cell = key[:2] if cell is None else cell
-        self.tokens_in[cell] = max(self.tokens_in.get(cell, 0), tokens_in)  # type: ignore[index]
         self.max_tokens_out = max(self.max_tokens_out, tokens_out)
         self.max_trial_tokens = max(self.max_trial_tokens, tokens_in + tokens_out)
         self.max_cost = max(self.max_cost, cost)
