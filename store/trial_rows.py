@@ -15,6 +15,12 @@ NONE = -1
 FAR = 1 << 16  # repeats from here on (only an odd log has them) are kept by (cell, repeat): no huge array
 
 
+def _far(repeat: int) -> bool:
+    """Kept by (cell, repeat): past FAR, or negative (an event from other code; a negative index
+    would read and write another repeat's row)."""
+    return not 0 <= repeat < FAR
+
+
 class TrialRows:
     """(cell, repeat) -> row, rows numbered 0, 1, ... in the order trials were first seen."""
 
@@ -29,7 +35,7 @@ class TrialRows:
         return self.count
 
     def get(self, cell: int, repeat: int) -> int | None:
-        if repeat >= FAR:
+        if _far(repeat):
             return self._far.get((cell, repeat))
         found = self._cells.get(cell)
         if found is None:
@@ -42,7 +48,7 @@ class TrialRows:
     def add(self, cell: int, repeat: int) -> int:
         """The next row, for a trial not in yet."""
         row, self.count = self.count, self.count + 1
-        if repeat >= FAR:
+        if _far(repeat):
             self._far[(cell, repeat)] = row
             return row
         found = self._cells.get(cell)

@@ -7,13 +7,14 @@ from hypothesis import strategies as st
 
 from engine.store.trial_rows import FAR, TrialRows, cell_of
 
-REPEATS = st.one_of(st.integers(0, 9), st.just(FAR + 1))
+REPEATS = st.one_of(st.integers(0, 9), st.just(FAR + 1), st.integers(-3, -1))
 TRIALS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5), REPEATS), max_size=60)
 
 
 @given(TRIALS)
 @example([(0, 0, 3), (0, 0, 0), (0, 0, 1)])  # a cell whose first trial is not repeat 0
 @example([(0, 0, 0), (0, 0, FAR + 1), (1, 0, 0)])  # a far repeat beside repeat 0
+@example([(0, 0, 0), (0, 0, 1), (0, 0, -1), (0, 0, 2)])  # a negative repeat (another program's event)
 def test_rows_are_a_dict_of_trials(trials: list[tuple[int, int, int]]) -> None:
     rows, expected = TrialRows(), {}
     for variant, case, repeat in trials:
