@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import typer
@@ -94,7 +95,7 @@ def _whole_app() -> typer.Typer:
     return _with_commands(COMMANDS)
 
 
-def _with_commands(commands: Any) -> typer.Typer:
+def _with_commands(commands: Iterable[tuple[str, str, str]]) -> typer.Typer:
     """An app holding these commands, in this order; only their modules are imported."""
     built = typer.Typer(**APP_SETTINGS)
     for name, module, function in commands:
