@@ -1,13 +1,58 @@
-"""Rendering for `engine compare`."""
+"""`engine compare`'s work beside its options: the pair of variants asked for, the last green run as
+the baseline, and the comparison's rendering."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import msgspec
 
 from engine.presentation.report_view import money, p_value
 from engine.views.compare import NOTHING, MetricDelta, RunComparison
+
+
+def variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | None:
+    if base is None and candidate is None:
+        return None
+    if base is None or candidate is None:
+        from engine.errors import InputError
+
+        given = "--variant" if base is None else "--base-variant"
+        raise InputError("engine compare", given, "expected --base-variant A and --variant B together")
+    return base, candidate
+
+
+NOT_GREEN_NOTE = (
+    "note: this run will not be a baseline either: a candidate significantly worse than its baseline (or\n"
+    "  with more errors) keeps a run from going green; mark a run green to gate against it:"
+)
+
+
+def own_verdict_not_green(log: Any, run_id: str) -> bool:
+    """The candidate completed, yet is not green: say why no baseline will ever appear by itself."""
+    from engine.runtime.run_status import summarize
+    from engine.views.history import history
+
+    summary = summarize(log, run_id)
+    point = next((p for p in history(log, summary.experiment) if p.run_id == run_id), None)
+    return point is not None and point.status == "completed" and not point.green
+
+
+def last_green(
+    log: Any, experiment: str, cand_id: str, from_dir: str | None, required: bool
+) -> tuple[Any, str] | None:
+    """(a store holding the base and the candidate, the base's id); None when there is none and
+    none is required."""
+    from engine.errors import InputError
+    from engine.views.bundle_sources import last_green_anywhere
+
+    found = last_green_anywhere(log, experiment, cand_id, from_dir)
+    if found is None and required:
+        where = f" (nor among the bundles in {from_dir})" if from_dir else ""
+        raise InputError("engine compare", "BASE", f"no green run of {experiment!r} before {cand_id}{where}: "
+                         "mark one with `engine mark RUN green`")  # fmt: skip
+    return found
 
 
 def print_comparison(result: RunComparison, as_json: bool) -> None:
