@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from engine.presentation.report_view import money, p_value
+from engine.presentation.report_numbers import money, p_value
 from engine.views.compare import NOTHING, MetricDelta, RunComparison
 
 

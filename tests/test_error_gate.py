@@ -12,8 +12,8 @@ import trio
 
 from engine.api import open_engine, spec_from_dict
 from engine.events.spec import GateSpec
-from engine.presentation import report_view as view
 from engine.presentation.model import as_report
+from engine.presentation.report_status import more_error_lines, status_lines
 from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
 from engine.views.compare import compare_runs, compare_states
@@ -159,8 +159,8 @@ def test_inside_a_run_a_candidate_that_errors_more_cannot_win_significantly() ->
     assert compared.error_rate_p_value is not None and compared.error_rate_p_value < 0.001
     assert report.winner == "crashy" and not report.winner_significant  # its score: 8 easy cases only
     data = as_report(json.loads(msgspec.json.encode(report)))  # as the JSON report reads
-    assert view.more_error_lines(data) == [
+    assert more_error_lines(data) == [
         "More errors than base: crashy errors per trial +0.600 (p <0.001, Holm); "
         "its score counts only the cases it finished."
     ]
-    assert "Cases errors left unscored (not in pass rate or score): crashy 12." in view.status_lines(data)
+    assert "Cases errors left unscored (not in pass rate or score): crashy 12." in status_lines(data)

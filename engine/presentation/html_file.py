@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from engine.presentation import report_view as view
 from engine.presentation.chart import score_chart
 from engine.presentation.file_trials import drill_data, script_json
 from engine.presentation.matrix import LEGEND, MatrixRow, build_rows
 from engine.presentation.matrix_query import MatrixQuery, select
 from engine.presentation.model import ReportInput, as_report
+from engine.presentation.report_status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, sections
 from engine.presentation.templates import TEMPLATES, render, stylesheet
 from engine.store.contract import EventStore
@@ -44,8 +44,8 @@ class FileMatrix:
 def report_html(report: ReportInput, matrix: FileMatrix | None = None) -> str:
     r = as_report(report)
     return render(
-        "report_file.html", r=r, css=stylesheet(), status=view.status_lines(r), chart=score_chart(r),
-        sections=sections(r), winner_line=view.winner_line(r), deciding=DECIDING, matrix=matrix,
+        "report_file.html", r=r, css=stylesheet(), status=status_lines(r), chart=score_chart(r),
+        sections=sections(r), winner_line=winner_line(r), deciding=DECIDING, matrix=matrix,
         data=Markup(matrix.data if matrix else ""), script=Markup(matrix.script if matrix else ""),
     )  # fmt: skip
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.presentation import report_view as view
 from engine.presentation.model import ReportInput, as_report
+from engine.presentation.report_status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, Section, sections
 
 _MD_SPECIAL = "\\`*_[]|~"
@@ -25,7 +25,7 @@ def _table(header: list[str], rows: list[list[str]], left: frozenset[int]) -> li
     return lines + [""]
 
 
-WARNING = "Warning: "  # how report_view.status_lines marks a warning
+WARNING = "Warning: "  # how report_status.status_lines marks a warning
 
 
 def _status_line(line: str) -> str:
@@ -50,11 +50,11 @@ def report_markdown(report: ReportInput) -> str:
     r = as_report(report)
     partial = " (partial)" if r.is_partial else ""
     lines = [f"## {md_escape(r.experiment)}: run {md_escape(r.run_id)}, {md_escape(r.status)}{partial}", ""]
-    status = view.status_lines(r)
+    status = status_lines(r)
     lines += [_status_line(line) for line in status] + ([""] if status else [])
     strategy = md_escape(r.strategy)
     lines += [f"Score strategy: {strategy}; intervals are 95% CIs (score CI: of the mean score).", ""]
-    label, _, rest = view.winner_line(r).partition(": ")
+    label, _, rest = winner_line(r).partition(": ")
     winner = [f"**{label}:** {md_escape(rest)}", ""]
     for section in sections(r):
         if winner and section.key not in DECIDING:

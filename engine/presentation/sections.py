@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from engine.events.report import RunReport
 from engine.presentation import labels_view
-from engine.presentation import report_view as view
+from engine.presentation import report_lines as text
+from engine.presentation import report_tables as tables
+from engine.presentation.report_stopping import stopping_lines
 
 SECTION_KEYS = (
     "variants", "spend", "comparisons", "pairwise", "labels", "tuning", "errors", "grading_errors",
@@ -47,33 +49,34 @@ def sections(r: RunReport) -> list[Section]:
     found = [
         *_results(r),
         *_decisions(r),
-        Section("errors", "Errors by class", lines=view.error_lines(r, "trial")),
+        Section("errors", "Errors by class", lines=text.error_lines(r, "trial")),
         Section("grading_errors", "Grading errors (an output no grader could score)",
-                lines=view.error_lines(r, "grading")),
+                lines=text.error_lines(r, "grading")),
         _judges(r),
-        Section("stopping", "Stopping", lines=view.stopping_lines(r)),
-        Section("scenarios", "Scenarios not passing, and how to rerun them", lines=view.scenario_lines(r)),
+        Section("stopping", "Stopping", lines=stopping_lines(r)),
+        Section("scenarios", "Scenarios not passing, and how to rerun them", lines=text.scenario_lines(r)),
         _flaky(r),
-        Section("identical", IDENTICAL_TITLE, lines=view.identical_lines(r)),
+        Section("identical", IDENTICAL_TITLE, lines=text.identical_lines(r)),
         _tags(r),
-        Section("tools", "Agents' tools", lines=view.tool_lines(r)),
-        Section("decidability", "What this plan can decide", lines=view.decidability_lines(r)),
+        Section("tools", "Agents' tools", lines=text.tool_lines(r)),
+        Section("decidability", "What this plan can decide", lines=text.decidability_lines(r)),
     ]  # fmt: skip
     return [s for s in found if s.lines or (s.table is not None and s.table.rows)]
 
 
 def _marks(r: RunReport) -> list[str]:
-    return [view.role(r, v.name) for v in r.variants]
+    return [tables.role(r, v.name) for v in r.variants]
 
 
 def _results(r: RunReport) -> list[Section]:
     return [
         Section("variants", "Variants (cases p/f/fl/e: passed, failed, flaky, errored)",
-                Table(view.RESULT_HEADER, view.result_rows(r), marks=_marks(r)),
-                note=view.score_basis_note(r) or ""),
-        Section("spend", "Latency and spend", Table(view.SPEND_HEADER, view.spend_rows(r), marks=_marks(r))),
-        Section("comparisons", view.comparison_title(r), Table(
-            view.COMPARISON_HEADER, view.comparison_rows(r),
+                Table(tables.RESULT_HEADER, tables.result_rows(r), marks=_marks(r)),
+                note=text.score_basis_note(r) or ""),
+        Section("spend", "Latency and spend",
+                Table(tables.SPEND_HEADER, tables.spend_rows(r), marks=_marks(r))),
+        Section("comparisons", tables.comparison_title(r), Table(
+            tables.COMPARISON_HEADER, tables.comparison_rows(r),
             marks=["winner" if c.candidate == r.winner else "" for c in r.comparisons])),
     ]  # fmt: skip
 
@@ -85,27 +88,27 @@ def _decisions(r: RunReport) -> list[Section]:
         tuning += f" (chance that some accepted change does nothing: at most {r.session_error_bound:.0%})"
     return [
         Section("pairwise", f"Pairwise judge: side by side against {base}",
-                Table(view.PAIRWISE_HEADER, view.pairwise_rows(r), _left(2))),
+                Table(tables.PAIRWISE_HEADER, tables.pairwise_rows(r), _left(2))),
         Section("labels", labels_view.TITLE, Table(labels_view.LABELS_HEADER,
                 labels_view.label_rows(r.label_agreement), labels_view.TEXT_COLUMNS),
                 lines=labels_view.label_lines(r.label_agreement, r.ground_truth)),
-        Section("tuning", tuning, Table(view.VARIATION_HEADER, view.variation_rows(r), _left(3),
-                                        ["winner" if v.accepted else "" for v in r.variations])),
+        Section("tuning", tuning, Table(tables.VARIATION_HEADER, tables.variation_rows(r), _left(3),
+                                          ["winner" if v.accepted else "" for v in r.variations])),
     ]  # fmt: skip
 
 
 def _judges(r: RunReport) -> Section:
     return Section("judge_agreement", "Judge agreement (unreadable answers; spread of repeated scores)",
-                   Table(view.JUDGE_HEADER, view.judge_rows(r)))  # fmt: skip
+                   Table(tables.JUDGE_HEADER, tables.judge_rows(r)))  # fmt: skip
 
 
 def _flaky(r: RunReport) -> Section:
-    more = len(r.flaky_cases) - view.MAX_FLAKY_ROWS
-    table = Table(view.FLAKY_HEADER, view.flaky_rows(r), _left(2))
+    more = len(r.flaky_cases) - tables.MAX_FLAKY_ROWS
+    table = Table(tables.FLAKY_HEADER, tables.flaky_rows(r), _left(2))
     return Section("flaky", f"Flaky cases ({len(r.flaky_cases)})", table,
                    note=f"...and {more} more." if more > 0 else "")  # fmt: skip
 
 
 def _tags(r: RunReport) -> Section:
-    header, rows = view.tag_rows(r)
+    header, rows = tables.tag_rows(r)
     return Section("tags", "By tag (score / pass rate)", Table(header, rows))

@@ -6,8 +6,8 @@ from typing import Any
 
 from rich.text import Text
 
-from engine.presentation import report_view as view
 from engine.presentation.model import ReportInput, as_report
+from engine.presentation.report_status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, Section, sections
 from engine.presentation.term_table import table
 
@@ -54,13 +54,13 @@ def report_renderables(report: ReportInput) -> list[Any]:
     r = as_report(report)
     partial = "  (partial)" if r.is_partial else ""
     out: list[Any] = [Text.assemble((r.experiment, "bold"), f"  run {r.run_id}  {r.status}{partial}")]
-    out += [Text(line, style="yellow") for line in view.status_lines(r)]
+    out += [Text(line, style="yellow") for line in status_lines(r)]
     said_winner = False
     for section in sections(r):
         if section.key not in DECIDING and not said_winner:
-            out.append(Text(view.winner_line(r)))
+            out.append(Text(winner_line(r)))
             said_winner = True
         out += section_renderables(section)
     if not said_winner:
-        out.append(Text(view.winner_line(r)))
+        out.append(Text(winner_line(r)))
     return out

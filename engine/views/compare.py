@@ -9,6 +9,9 @@ ratio must lie above 1 + threshold, at a level Bonferroni-corrected across the
 variants), and each case on its own (Fisher's exact test over its replicas, Holm
 across cases). Variants are matched by name; two single-variant runs are matched
 whatever their names.
+
+The metric rows of a variant pair are built in compare_metrics.py, the pairs themselves and the
+warnings about what the runs do not share in compare_matching.py.
 """
 
 from __future__ import annotations
@@ -18,26 +21,17 @@ from collections.abc import Mapping
 import msgspec
 
 from engine.errors import InputError
-from engine.events.report import Latency, RunReport, VariantReport
 from engine.events.spec import GateSpec
 from engine.runtime.run_status import run_state
-from engine.stats import inference as stats
-from engine.stats.run_spread import margin
 from engine.store.contract import EventStore
 from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
-from engine.store.projections.variant_report import stops_at_first_pass
 from engine.store.unpacked import unpacked_once
 from engine.views.case_changes import CaseChange, case_changes
-from engine.views.compare_columns import ComparedColumns, paired_figures
-from engine.views.compare_gates import (
-    MetricDelta,
-    cost_ratio,
-    direction,
-    informational,
-    latency_ratio,
-    relative,
-)
+from engine.views.compare_columns import ComparedColumns
+from engine.views.compare_gates import MetricDelta
+from engine.views.compare_matching import case_set_warnings, chosen_variants, matched_variants, spec_warnings
+from engine.views.compare_metrics import Reported, ReportFigures, adjust_across_variants, variant_metrics
 from engine.views.current_report import current_report
 from engine.views.run_history import earlier_figures
 from engine.views.spec_diff import SpecDifference, spec_differences
@@ -78,28 +72,6 @@ def compare_runs(
     return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report))
 
 
-class VariantFigures(msgspec.Struct):
-    """The figures of a variant's report a comparison reads (VariantReport's fields of the same names)."""
-
-    name: str
-    trials: int
-    latency_ms: Latency
-    cost_usd: float
-    mean_tool_calls: float | None = None
-    tool_success_rate: float | None = None
-
-
-class ReportFigures(msgspec.Struct):
-    """A run report read for its variants' figures only: its per-case sections (2 MB of JSON at
-    10,000 cases) are skipped, not decoded."""
-
-    variants: list[VariantFigures]
-
-
-Reported = RunReport | ReportFigures
-Figures = VariantReport | VariantFigures
-
-
 def compare_states(
     base: RunState,
     cand: RunState,
@@ -118,10 +90,10 @@ def compare_states(
     base_id, cand_id = base.run_id, cand.run_id
     assert base.spec is not None and cand.spec is not None
     gate = gate or cand.spec.gate
-    warnings = _case_set_warnings(base, cand)
+    warnings = case_set_warnings(base, cand)
     if warnings and require_same_cases:
         raise InputError(cand_id, "cases", "expected the same case set as the baseline run; " + warnings[0])
-    warnings += _spec_warnings(base, cand)
+    warnings += spec_warnings(base, cand)
     differences = spec_differences(base.spec, cand.spec) if base.spec_hash != cand.spec_hash else []
     shared = len({c.id for c in base.spec.cases} & {c.id for c in cand.spec.cases})
     if not shared:
@@ -130,7 +102,7 @@ def compare_states(
             warnings=[*warnings, NOTHING], shared_cases=0, nothing_to_compare=True,
             spec_differences=differences,
         )  # fmt: skip
-    pairs = _chosen_variants(base, cand, variants) if variants else _matched_variants(base, cand)
+    pairs = chosen_variants(base, cand, variants) if variants else matched_variants(base, cand)
     if not pairs:
         raise InputError(
             cand_id, "variants", "expected at least one variant name shared with the baseline run"
@@ -146,10 +118,10 @@ def compare_states(
     columns = columns or ComparedColumns(base, cand)  # each run's cells read once, for every per-case test
     metrics = [
         m for b, c in pairs
-        for m in _variant_metrics(columns, (b_reports[b], c_reports[c]), gate, level,
-                                  (history or {}).get(c, []))
+        for m in variant_metrics(columns, (b_reports[b], c_reports[c]), gate, level,
+                                 (history or {}).get(c, []))
     ]  # fmt: skip
-    _adjust_across_variants(metrics, gate)
+    adjust_across_variants(metrics, gate)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
     failing, passing = case_changes(base, cand, pairs, gate.alpha, columns)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
@@ -171,131 +143,5 @@ def compare_states(
 NOTHING = "nothing to compare: the runs share no case (a gate can neither pass nor fail them)"
 
 
-def _adjust_across_variants(metrics: list[MetricDelta], gate: GateSpec) -> None:
-    """A drop counts when significant after Holm across the variants compared (3 variants in A/A
-    flagged something in a third of pairs at an uncorrected alpha), or when it cannot be tested."""
-    for name in ("pass_rate", "mean_score", "error_rate"):
-        group = [m for m in metrics if m.metric == name]
-        for m, adjusted in zip(group, stats.holm([m.p_value for m in group]), strict=True):
-            m.p_value_adjusted = adjusted if adjusted is None else round(adjusted, 6)
-            significant = adjusted is None or adjusted < gate.alpha
-            m.regressed = m.delta is not None and _worse_by(m) > m.threshold and significant
-
-
-def _worse_by(m: MetricDelta) -> float:
-    """How far a paired metric moved the wrong way: a drop of pass rate or score, a rise of errors."""
-    assert m.delta is not None
-    return m.delta if m.metric == "error_rate" else -m.delta
-
-
 def _describe(m: MetricDelta) -> str:
     return f"went from {m.baseline} to {m.candidate} (delta {m.delta:+.4g}, threshold {m.threshold:g})"
-
-
-def _spec_warnings(base: RunState, cand: RunState) -> list[str]:
-    """Runs of different specs are compared all the same; say which fields differ (cases: above)."""
-    if base.spec_hash == cand.spec_hash:
-        return []
-    b, c = msgspec.structs.asdict(base.spec), msgspec.structs.asdict(cand.spec)  # type: ignore[arg-type]
-    fields = [name for name in b if name not in ("cases", "suite", "suites") and b[name] != c.get(name)]
-    return [f"the runs' specs differ in: {', '.join(fields)}"] if fields else []
-
-
-def _case_set_warnings(base: RunState, cand: RunState) -> list[str]:
-    assert base.spec is not None and cand.spec is not None
-    b, c = {x.id for x in base.spec.cases}, {x.id for x in cand.spec.cases}
-    if b == c:
-        return []
-    only = f"{len(b - c)} only in baseline, {len(c - b)} only in candidate"
-    return [f"case sets differ: {only}; compared the {len(b & c)} shared cases"]
-
-
-def _matched_variants(base: RunState, cand: RunState) -> list[tuple[str, str]]:
-    shared = [name for name in cand.variants if name in base.variants]
-    if shared:
-        return [(name, name) for name in shared]
-    if len(base.variants) == 1 and len(cand.variants) == 1:
-        return [(next(iter(base.variants)), next(iter(cand.variants)))]
-    return []
-
-
-def _chosen_variants(base: RunState, cand: RunState, names: tuple[str, str]) -> list[tuple[str, str]]:
-    for state, name, field in ((base, names[0], "--base-variant"), (cand, names[1], "--variant")):
-        if name not in state.variants:
-            known = ", ".join(state.variants)
-            raise InputError(state.run_id, field, f"expected one of its variants ({known}), got {name!r}")
-    return [names]
-
-
-def _variant_metrics(
-    columns: ComparedColumns, reports: tuple[Figures, Figures], gate: GateSpec,
-    level: float, earlier: list[tuple[float, float]],
-) -> list[MetricDelta]:  # fmt: skip
-    base, cand = columns.base.state, columns.cand_columns.state
-    b_report, c_report = reports
-    b_name, c_name = b_report.name, c_report.name
-    label = c_name if b_name == c_name else f"{b_name}->{c_name}"
-    out = [
-        _paired(columns, (b_name, c_name), label, "pass_rate", gate.max_pass_rate_drop, gate.alpha),
-        _paired(columns, (b_name, c_name), label, "mean_score", gate.max_mean_score_drop, gate.alpha),
-        _paired(columns, (b_name, c_name), label, "error_rate", gate.max_error_rate_increase, gate.alpha),
-        relative(
-            label, "p95_latency_ms", b_report.latency_ms.p95, c_report.latency_ms.p95,
-            gate.max_p95_latency_increase, gate.min_latency_increase_ms,
-            latency_ratio(base, cand, b_name, c_name, level),
-            margin("latency", [p for p, _ in earlier], level),
-        ),
-        relative(
-            label, "cost_usd", b_report.cost_usd, c_report.cost_usd, gate.max_cost_increase,
-            gate.min_cost_increase_usd, cost_ratio(columns, b_name, c_name, level),
-            margin("cost", [c for _, c in earlier], level), _per_trial_delta(b_report, c_report),
-            _per_trial_ratio(b_report, c_report),
-        ),
-    ]  # fmt: skip
-    for metric, higher_is_better in (("tool_success_rate", True), ("mean_tool_calls", False)):
-        b_value, c_value = getattr(b_report, metric), getattr(c_report, metric)
-        if b_value is not None or c_value is not None:  # agents that report their tool calls
-            out.append(informational(label, metric, b_value, c_value, higher_is_better))
-    return out
-
-
-def _per_trial_delta(base: Figures, cand: Figures) -> float | None:
-    """The change in cost per trial: the unit the cost floor is documented in."""
-    if not base.trials or not cand.trials:
-        return None
-    return round(cand.cost_usd / cand.trials - base.cost_usd / base.trials, 9)
-
-
-def _per_trial_ratio(base: Figures, cand: Figures) -> float | None:
-    if not base.trials or not cand.trials or not base.cost_usd:
-        return None
-    return (cand.cost_usd / cand.trials) / (base.cost_usd / base.trials)
-
-
-def _basis(state: RunState, metric: str) -> str:
-    """The per-case value a paired metric compares (case_values' strategy, or error_rate)."""
-    if metric in ("error_rate", "pass_rate"):  # errors are never neutral: a rise of them regresses alone
-        return metric
-    # as the report's mean_score: under early exit, the first attempt (see mean_score_basis)
-    return "first_attempt" if stops_at_first_pass(state) else "mean"
-
-
-def _paired(
-    columns: ComparedColumns, names: tuple[str, str], label: str, metric: str, max_drop: float, alpha: float
-) -> MetricDelta:
-    base, cand = columns.base.state, columns.cand_columns.state
-    b, c = columns.ratios(names, (_basis(base, metric), _basis(cand, metric)))
-    assert cand.spec is not None
-    b_mean, c_mean, result = paired_figures(b, c, seed=cand.spec.seed)
-    if b_mean is None or c_mean is None or result is None:
-        return MetricDelta(variant=label, metric=metric, baseline=b_mean, candidate=c_mean, delta=None,
-                           threshold=max_drop, direction="unknown", regressed=False)  # fmt: skip
-    delta = round(c_mean - b_mean, 6)
-    significant = result.p_value is None or result.p_value < alpha
-    row = MetricDelta(
-        variant=label, metric=metric, baseline=round(b_mean, 6), candidate=round(c_mean, 6), delta=delta,
-        threshold=max_drop, p_value=result.p_value,
-        direction=direction(delta, higher_is_better=metric != "error_rate"), regressed=False,
-    )  # fmt: skip
-    row.regressed = _worse_by(row) > max_drop and significant
-    return row

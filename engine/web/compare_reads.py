@@ -24,8 +24,9 @@ from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
 from engine.store.unpacked import unpacked_once
-from engine.views.compare import ReportFigures, compare_states
+from engine.views.compare import compare_states
 from engine.views.compare_columns import ComparedColumns
+from engine.views.compare_metrics import ReportFigures
 from engine.views.run_history import earlier_figures
 from engine.web.compare_verdicts import column_verdict_changes
 from engine.web.diffs import MAX_DIFFS, DiffItem, _pairs, _renames

@@ -9,9 +9,10 @@ from urllib.parse import urlencode
 from markupsafe import Markup
 
 from engine.events.report import RunReport
-from engine.presentation import report_view as view
 from engine.presentation.labels_view import has_labels
 from engine.presentation.model import as_report
+from engine.presentation.report_status import status_lines, winner_line
+from engine.presentation.report_tables import MAX_FLAKY_ROWS
 from engine.presentation.sections import DECIDING, sections
 from engine.presentation.templates import render
 from engine.runtime.run_status import grading_rounds
@@ -78,11 +79,11 @@ def run_html(
 def figures(r: RunReport, root: str) -> dict[str, object]:
     """What run_report.html shows: the part of the run page that follows a live run. The page shows
     the first flaky cases; the matrix pages through all of them."""
-    more = len(r.flaky_cases) > view.MAX_FLAKY_ROWS
+    more = len(r.flaky_cases) > MAX_FLAKY_ROWS
     return dict(
         flaky_url=f"{root}/runs/{q(r.run_id)}/matrix?show=flaky" if more else "",
-        r=r, status=view.status_lines(r), race=Markup(race(r)), forest=Markup(forest(intervals(r))),
-        sections=sections(r), winner_line=view.winner_line(r), deciding=DECIDING,
+        r=r, status=status_lines(r), race=Markup(race(r)), forest=Markup(forest(intervals(r))),
+        sections=sections(r), winner_line=winner_line(r), deciding=DECIDING,
         tokens=sum(v.tokens.in_ + v.tokens.out + v.judge_tokens for v in r.variants),
         cost=sum(v.cost_usd for v in r.variants),
     )  # fmt: skip
