@@ -9,7 +9,8 @@ from typing import Any
 import msgspec
 
 from engine.presentation.report_numbers import money, p_value
-from engine.views.compare import NOTHING, MetricDelta, RunComparison
+from engine.views.compare import NOTHING, RunComparison
+from engine.views.compare_gates import MetricDelta
 
 
 def variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | None:
