@@ -32,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_append import trial_events  # noqa: E402
 
 import engine.store.log as log_module  # noqa: E402
+import engine.store.log_reads as reads_module  # noqa: E402
+import engine.store.log_writes as writes_module  # noqa: E402
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import decode, encode_many  # noqa: E402
 from engine.store.records import seal, unseal_run  # noqa: E402
@@ -42,15 +44,15 @@ GROUP = 5000
 @contextmanager
 def checksums(on: bool) -> Any:
     """Off: records are written bare and read without verification (what the log did before)."""
-    saved = log_module.seal, log_module.unseal_many, log_module.unseal_run
+    saved = writes_module.seal, reads_module.unseal_many, reads_module.unseal_run
     if not on:
-        log_module.seal = lambda payload: payload  # type: ignore[assignment]
-        log_module.unseal_many = lambda seqs, records, checked_from: zip(seqs, records, strict=True)  # type: ignore[assignment]
-        log_module.unseal_run = lambda first, records, checked_from: enumerate(records, first)  # type: ignore[assignment]
+        writes_module.seal = lambda payload: payload  # type: ignore[assignment]
+        reads_module.unseal_many = lambda seqs, records, checked_from: zip(seqs, records, strict=True)  # type: ignore[assignment]
+        reads_module.unseal_run = lambda first, records, checked_from: enumerate(records, first)  # type: ignore[assignment]
     try:
         yield
     finally:
-        log_module.seal, log_module.unseal_many, log_module.unseal_run = saved  # type: ignore[assignment]
+        writes_module.seal, reads_module.unseal_many, reads_module.unseal_run = saved  # type: ignore[assignment]
 
 
 def append_rate(folder: Path, events: list[k.Event]) -> float:

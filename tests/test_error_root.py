@@ -25,7 +25,7 @@ from engine.store.records import RecordDamaged
 from tests.test_layering import LAYERS, module_name, package_files
 
 # private control flow that never leaves its module (the log's "no room" retry signal)
-PRIVATE = {"engine.store.log._NoRoom"}
+PRIVATE = {"engine.store.log_writes._NoRoom"}
 
 
 def defined_exceptions() -> list[type[BaseException]]:

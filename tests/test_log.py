@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import engine.store.log
+import engine.store.log_reads
 from engine.events import kinds as k
 from engine.events.codec import decode, encode
 from engine.store.blobs import COMPRESS_ABOVE, pack_blob, read_blob, read_text
@@ -73,7 +73,7 @@ def test_read_ranges(tmp_path: Path) -> None:
 
 
 def test_reads_page_through_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine.store.log, "READ_CHUNK", 4)
+    monkeypatch.setattr(engine.store.log_reads, "READ_CHUNK", 4)
     with EventLog(tmp_path) as log:
         log.append(rows(skipped("a", 9) + skipped("b", 9) + skipped("a", 3, start=9)))
         assert [seq for seq, _ in log.read()] == list(range(1, 22))

@@ -182,7 +182,7 @@ def test_runs_are_listed_from_the_snapshots_until_a_writer_that_keeps_none_appen
         assert load(log, SUMMARIES, "b").status == "completed"
     # an engine from before snapshots appends: the snapshots neither list nor know its events
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("engine.store.log.mark_written", lambda txn, db: None)
+        patch.setattr("engine.store.log_writes.mark_written", lambda txn, db: None)
         patch.setattr(snapshots.Keeper, "advance", lambda self, io, batch, first: None)
         with EventLog(tmp_path / "store") as log:
             log.append(rows([k.RunCompleted(run_id="a", status="failed"), *started_run("c")]))
@@ -198,7 +198,7 @@ def test_runs_are_listed_from_the_snapshots_until_a_writer_that_keeps_none_appen
 
 def test_a_store_from_before_snapshots_reads_as_it_did_and_lists_runs_after_a_rebuild(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("engine.store.log.mark_written", lambda txn, db: None)
+        patch.setattr("engine.store.log_writes.mark_written", lambda txn, db: None)
         patch.setattr(snapshots.Keeper, "advance", lambda self, io, batch, first: None)
         with EventLog(tmp_path / "store") as log:
             log.append(rows(started_run("old", 3)))
