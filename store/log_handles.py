@@ -7,7 +7,6 @@ of them use, so a mixin is an ordinary method on the log (no object per call, no
 
 from __future__ import annotations
 
-import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +19,6 @@ from engine.store.files import check_trees
 from engine.store.guard import damage_as_error
 from engine.store.records import CHECKED_FROM_KEY, unpack_seq
 
-U64 = struct.Struct(">Q")
 LAYOUT_VERSION = b"2"  # "1": records without checksums (still read; upgraded when opened to write)
 ALL_TREES = frozenset({"events", "runs", "blobs", "meta", "snapshots", "index"})
 SMALL_TREES = frozenset({"meta", "snapshots"})  # walked at every open: what every command reads

@@ -5,18 +5,22 @@ pages while a run appends."""
 from __future__ import annotations
 
 import itertools
+import struct
 from collections.abc import Iterator
 
 from engine.store.errors import StoreDamagedError
-from engine.store.log_handles import U64, LogHandles
+from engine.store.log_handles import LogHandles
 from engine.store.records import RecordDamaged, unseal_many, unseal_run
 from engine.store.snapshot_io import INDEX_PREFIX, last_of, listed_runs
 
+# this module's own, not log_handles': a method call on an imported name compiles to LOAD_ATTR (a
+# bound method made per call, on the hot path) where a module-level one gets LOAD_METHOD (Python 3.11)
+_U64 = struct.Struct(">Q")
 READ_CHUNK = 16384
 
 
 def _run_key(run_id: str, seq: int) -> bytes:
-    return run_id.encode() + b"\x00" + U64.pack(seq)
+    return run_id.encode() + b"\x00" + _U64.pack(seq)
 
 
 class LogReads(LogHandles):
@@ -27,7 +31,7 @@ class LogReads(LogHandles):
             if txn is None:
                 return 0
             cursor = txn.cursor(db=self._events)
-            return U64.unpack(cursor.key())[0] if cursor.last() else 0
+            return _U64.unpack(cursor.key())[0] if cursor.last() else 0
 
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[tuple[int, bytes]]:
         """Events with from_seq <= seq (<= to_seq), in order, read in short transactions."""
@@ -47,9 +51,9 @@ class LogReads(LogHandles):
             if txn is None:
                 return 0, iter(())
             cursor = txn.cursor(db=self._events)
-            if not cursor.set_range(U64.pack(from_seq)):
+            if not cursor.set_range(_U64.pack(from_seq)):
                 return 0, iter(())
-            first = U64.unpack(cursor.key())[0]
+            first = _U64.unpack(cursor.key())[0]
             limit = READ_CHUNK if to_seq is None else max(0, min(READ_CHUNK, to_seq - first + 1))
             values = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
         try:
@@ -70,7 +74,7 @@ class LogReads(LogHandles):
             for key, tag in cursor:
                 if not key.startswith(prefix) or len(key) != len(prefix) + 8:
                     break
-                out.append((U64.unpack(key[len(prefix) :])[0], tag.decode()))
+                out.append((_U64.unpack(key[len(prefix) :])[0], tag.decode()))
                 if limit is not None and len(out) >= limit:
                     break
         return out
@@ -98,7 +102,7 @@ class LogReads(LogHandles):
                 if txn is None:
                     return
                 for seq in wanted:
-                    value = txn.get(U64.pack(seq), db=self._events)
+                    value = txn.get(_U64.pack(seq), db=self._events)
                     if value is None:
                         raise StoreDamagedError(
                             self.path, f"event {seq}: the run index names it, it is missing"
@@ -120,7 +124,7 @@ class LogReads(LogHandles):
             while cursor.set_range(key):
                 found = cursor.key()
                 run = found[:-9]
-                firsts.append((U64.unpack(found[-8:])[0], run.decode()))
+                firsts.append((_U64.unpack(found[-8:])[0], run.decode()))
                 key = run + b"\x01"
         return [run for _, run in sorted(firsts)]
 

@@ -7,6 +7,7 @@ Every write is one durable transaction through `_write`: a killed writer leaves 
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -14,7 +15,7 @@ import lmdb
 
 from engine.store.errors import StoreFullError, StoreReadOnlyError, StoreWriteError
 from engine.store.guard import damage_as_error
-from engine.store.log_handles import U64, LogHandles
+from engine.store.log_handles import LogHandles
 from engine.store.opening import READ_ONLY_ENV, disk_nearly_full
 from engine.store.records import seal
 from engine.store.snapshot_io import INDEX_PREFIX, TxnSnapshots, clear, mark_written
@@ -22,6 +23,9 @@ from engine.store.snapshot_io import INDEX_PREFIX, TxnSnapshots, clear, mark_wri
 if TYPE_CHECKING:  # a reader never loads the keeper (its projections, the trial index)
     from engine.store.snapshots import Keeper
 
+# this module's own, not log_handles': a method call on an imported name compiles to LOAD_ATTR (a
+# bound method made per call, on the hot path) where a module-level one gets LOAD_METHOD (Python 3.11)
+_U64 = struct.Struct(">Q")
 T = TypeVar("T")
 
 
@@ -40,7 +44,7 @@ def _index_rows(batch: Sequence[Append | tuple[str, str, bytes]], first: int) ->
     """The run-index rows of a batch, in key order (runs sorted, each run's seqs already rising)."""
     by_run: dict[str, list[tuple[bytes, bytes]]] = {}
     prefixes: dict[str, bytes] = {}
-    pack = U64.pack
+    pack = _U64.pack
     for i, (run_id, tag, _) in enumerate(batch):
         rows = by_run.get(run_id)
         if rows is None:
@@ -84,14 +88,14 @@ class LogWrites(LogHandles):
             for key, data in blob_items:
                 txn.put(key.encode(), data, db=self.blobs_db, overwrite=False)
             cursor = txn.cursor(db=self._events)
-            seq = U64.unpack(cursor.key())[0] if cursor.last() else 0
+            seq = _U64.unpack(cursor.key())[0] if cursor.last() else 0
             first = seq + 1
             try:  # before the batch's own rows are in: the keeper reads what came before them
                 self._keeper.advance(self._txn_snapshots(txn), batch, first)
             except BaseException:
                 self._keeper.forget()  # the transaction is abandoned (then retried: a full map grows)
                 raise
-            pack = U64.pack
+            pack = _U64.pack
             records = [(pack(first + i), seal(item[2])) for i, item in enumerate(batch)]
             cursor.putmulti(records, append=True)
             txn.cursor(db=self._runs).putmulti(_index_rows(batch, first))
