@@ -8,11 +8,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
+    import trio
+
     from tests.browser import BrowserThread
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +40,7 @@ def run_engine(*args: str, cwd: Path, timeout: float = 300, **env: str) -> subpr
 # engine processes a test started in the background (test_cli_lifecycle.Engine): a test that fails
 # before it waited for one must not leave it running (a run left holding a shared Ray cluster's CPUs
 # would change what the next test sees)
-STARTED: list[subprocess.Popen[bytes] | Any] = []
+STARTED: list[trio.Process] = []
 
 
 @pytest.fixture(autouse=True)

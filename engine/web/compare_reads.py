@@ -23,7 +23,6 @@ from engine.runtime.run_status import run_state
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
-from engine.store.unpacked import unpacked_once
 from engine.views.compare import compare_states
 from engine.views.compare_columns import ComparedColumns
 from engine.views.compare_metrics import ReportFigures
@@ -64,10 +63,6 @@ class Comparisons:
 
     def _build(self, base_id: str, cand_id: str) -> Compared:
         self.builds += 1
-        with unpacked_once():  # each state is read whole, then its head (is the stored report current?)
-            return self._compared(base_id, cand_id)
-
-    def _compared(self, base_id: str, cand_id: str) -> Compared:
         base = run_state(self.log, base_id)
         cand = base if cand_id == base_id else run_state(self.log, cand_id)
         current = (self._report(base_id), self._report(cand_id))
