@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from engine.cli import reads
 from engine.cli.options import JsonListOpt, JsonOpt, StoreOpt, open_log
 
 
@@ -116,10 +117,7 @@ def history(
     as_json: JsonListOpt = False,
 ) -> None:
     """A metric over every run of one experiment, oldest first, with a sparkline and the green runs."""
-    from engine.cli.history_cmd import print_history
-
-    with open_log(store) as log:
-        print_history(log, experiment, metric, variant, as_json)
+    reads.history(experiment, metric, variant, store, as_json)
 
 
 def mark(

@@ -9,16 +9,13 @@ from typing import Annotated
 
 import typer
 
+from engine.cli import reads
 from engine.cli.options import JsonListOpt, StoreOpt, open_log, store_path
 
 
 def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """List runs in the store."""
-    from engine.cli.render import print_runs
-    from engine.runtime.run_status import list_runs
-
-    with open_log(store) as log:
-        print_runs(list_runs(log), as_json)
+    reads.list_runs(store, as_json)
 
 
 def status(
@@ -27,15 +24,7 @@ def status(
     as_json: JsonListOpt = False,
 ) -> None:
     """Progress of a run; works from another process while the run is live."""
-    import time
-
-    from engine.cli.render import print_status
-    from engine.runtime.run_status import run_status
-    from engine.views.queries import resolve_run
-
-    with open_log(store) as log:
-        rid = resolve_run(log, run_id)
-        print_status(run_status(log, rid, time.time()), as_json)
+    reads.run_status(run_id, store, as_json)
 
 
 def cancel(

@@ -8,9 +8,12 @@ import functools
 import importlib
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+from engine.cli.fast_reads import fast_read
+
+if TYPE_CHECKING:
+    import typer
 
 APP_SETTINGS: dict[str, Any] = {
     "no_args_is_help": True,
@@ -51,21 +54,12 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 
 def main() -> None:
     """Console entry point: every error is one `error: ...` line, user errors exit 2, no traceback."""
-    from engine.cli.usage import click_exceptions, usage_line
-
     _plain_input_warnings()
-    click = click_exceptions()
+    fast = fast_read(sys.argv)  # list, status, history: typer is not imported for their plain forms
     try:
-        # usage errors come back here, to be told as one line
-        code = command_app(sys.argv)(standalone_mode=False)
-    except getattr(click, "NoArgsIsHelpError", ()) as exc:  # bare `engine`: the command list (click 8.2+)
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        print(f"error: {usage_line(exc)}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        print("error: aborted", file=sys.stderr)
+        code = fast() if fast is not None else _typer_main(sys.argv)
+    except (KeyboardInterrupt, EOFError):  # as click tells them on the typer path
+        print("\nerror: aborted", file=sys.stderr)
         sys.exit(1)
     except Exception as exc:
         found = _exit_and_line(exc)
@@ -75,6 +69,27 @@ def main() -> None:
         print(f"error: {line}", file=sys.stderr)
         sys.exit(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _typer_main(argv: list[str]) -> Any:
+    """Parse and run through typer, telling a usage error as one line."""
+    import typer
+
+    from engine.cli.usage import click_exceptions, usage_line
+
+    click = click_exceptions()
+    try:
+        # usage errors come back here, to be told as one line
+        return command_app(argv)(standalone_mode=False)
+    except getattr(click, "NoArgsIsHelpError", ()) as exc:  # bare `engine`: the command list (click 8.2+)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        print(f"error: {usage_line(exc)}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr)
+        sys.exit(1)
 
 
 def command_app(argv: list[str]) -> typer.Typer:
@@ -97,6 +112,8 @@ def _whole_app() -> typer.Typer:
 
 def _with_commands(commands: Iterable[tuple[str, str, str]]) -> typer.Typer:
     """An app holding these commands, in this order; only their modules are imported."""
+    import typer
+
     built = typer.Typer(**APP_SETTINGS)
     for name, module, function in commands:
         built.command(name)(getattr(importlib.import_module(f"engine.cli.{module}"), function))

@@ -49,6 +49,12 @@ def read_blob(log: EventStore, key: str) -> bytes:
     return data
 
 
+def checked_blob(key: str, stored: bytes) -> bytes | None:
+    """A stored blob's bytes, unpacked once; None when they do not unpack or match their key."""
+    data, problem = _checked(key, stored)
+    return None if problem is not None else data
+
+
 def blob_problem(key: str, stored: bytes) -> str | None:
     """What is wrong with a stored blob (None: it unpacks and matches its key)."""
     return _checked(key, stored)[1]

@@ -17,6 +17,7 @@ from engine.store.projection import Projection
 from engine.store.projections.heads import HEADS, RunHeads
 from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.snapshot_codec import Snapshotted, fingerprint
+from engine.store.state_source import StateSource
 
 S = TypeVar("S")
 INDEX_CHUNK = 16384
@@ -28,11 +29,13 @@ RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
 class Derived(Snapshotted[S]):
     """A record computed from another kept state whenever that one is saved, at the same sequence
     number (not a fold of its own): a few figures of a big state, read without decoding it. Its
-    version includes its source's, so a change of the source's meaning rebuilds it too."""
+    version includes its source's, so a change of the source's meaning rebuilds it too. The source is
+    known by its name, version and tags (store.state_source): reading the record imports nothing of
+    the source's own module."""
 
-    def __init__(self, name: str, version: int, source: Snapshotted[Any], kind: type[S],
+    def __init__(self, name: str, version: int, source: StateSource, kind: type[S],
                  derive: Callable[[Any], S]) -> None:  # fmt: skip
-        super().__init__(name, version, source.projection, kind, lambda run_id: kind())
+        super().__init__(name, version, None, kind, lambda run_id: kind())  # type: ignore[arg-type]
         self.source, self.derive = source, derive
 
     @functools.cached_property
@@ -63,7 +66,7 @@ def kept(log: EventStore, derived: Derived[S], run_id: str) -> S | None:
     if known is not None and known(run_id) == stored.seq:
         return stored.state
     tail = log.run_index(run_id, stored.seq + 1, limit=INDEX_CHUNK)
-    if len(tail) == INDEX_CHUNK or any(tag in derived.source.projection.tags for _, tag in tail):
+    if len(tail) == INDEX_CHUNK or any(tag in derived.source.tags for _, tag in tail):
         return None
     return stored.state
 

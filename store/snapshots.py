@@ -28,6 +28,7 @@ from engine.store.guard import DECODE_DAMAGE
 from engine.store.live_events import adoptable
 from engine.store.projection import Projection
 from engine.store.records import RecordDamaged, pack_seq
+from engine.store.report_digest import digest_record
 from engine.store.snapshot_codec import Snapshotted, Stored
 from engine.store.snapshot_io import COMPLETE, LAST, LISTED
 
@@ -44,7 +45,8 @@ from engine.store.trial_index_keeper import IndexKeeper, rebuild_index
 S = TypeVar("S")
 STATE_EVERY = 5000  # run events between two saves of a run's report state
 CACHED = 16  # kept projections' states cached by the writer (per projection and run)
-ENDING_TAGS = frozenset({"run.completed", "run.cancelled", "report.written"})
+REPORT_TAG = "report.written"
+ENDING_TAGS = frozenset({"run.completed", "run.cancelled", REPORT_TAG})
 # what keeping a snapshot may raise without the batch failing (a full map still fails it: it grows)
 # (zlib.error: an output blob the trial index reads is damaged: that run's index is given up, not the append)
 KEEPING_FAILED = (*DECODE_DAMAGE, RecordDamaged, TypeError, ValueError, NotImplementedError, OverflowError,
@@ -152,6 +154,7 @@ class Keeper:
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
             events = decoded_once(rows, live, first)
             self._keep_index(io, run_id, prior, rows, ending, events)
+            self._keep_digests(io, run_id, rows, events)
             for snap in ALL:
                 if snap.key(run_id) in self._given_up:
                     continue
@@ -171,6 +174,21 @@ class Keeper:
             except (*KEEPING_FAILED, KeyError, IndexError, AttributeError):  # a cache: never fails an append
                 self._index.forget()  # readers fold the log after the index's last save
                 self._given_up.add(b"tix\x00" + run_id.encode())
+
+    def _keep_digests(
+        self, io: SnapshotIO, run_id: str, rows: list[tuple[int, str, bytes]], events: dict[int, Any] | None
+    ) -> None:
+        """The digest of each report the batch writes (its blob is in the same transaction)."""
+        for seq, tag, data in rows:
+            if tag != REPORT_TAG:
+                continue
+            try:
+                report_hash = (events[seq] if events is not None else decode(data)).report_hash
+                record = digest_record(run_id, report_hash, io.blob(report_hash))
+            except KEEPING_FAILED:  # a cache: never fails an append (history reads the report)
+                continue
+            if record is not None:
+                io.put(*record)
 
     def _advance_one(
         self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,
@@ -218,6 +236,15 @@ def save_every(snap: Snapshotted[S], state: S) -> int:
     return max(EVERY[snap.name], sized(state) if sized is not None else 0)
 
 
+def _digest_items(log: EventStore, run_id: str, report_hash: str | None) -> list[tuple[bytes, bytes]]:
+    """The digest of the run's latest report, as the keeper stored it when the report was written."""
+    try:
+        record = digest_record(run_id, report_hash, log.get_blob(report_hash)) if report_hash else None
+    except KEEPING_FAILED:  # a report that is not one: history reads it, and says so
+        return []
+    return [record] if record is not None else []
+
+
 def rebuild(log: EventStore) -> int:
     """Fold every snapshot of every run again from the log and store it; how many were written."""
     written = 0
@@ -230,6 +257,8 @@ def rebuild(log: EventStore) -> int:
             last = fold_tail(log, snap.projection, state, run_id, 1)
             items.append((snap.key(run_id), snap.encode(last, state)))
             items += [(d.key(run_id), d.encode(last, d.derive(state))) for d in DERIVED.get(snap.name, ())]
+            if snap is RUN_HEADS:
+                items += _digest_items(log, run_id, state.report_hash())
         try:
             items.extend(rebuild_index(log, run_id, last))
         except KEEPING_FAILED:  # a damaged output blob: no index for this run (its pages fold the log)

@@ -34,6 +34,16 @@ def experiment(cases: int = 12, repeats: int = 2, extra: str = "") -> str:
     return EXPERIMENT.format(repeats=repeats, cases=body) + extra
 
 
+def store_with_runs(where: Path, *run_ids: str, cases: int = 3) -> Path:
+    """A real store (`where/st`) holding these runs of the capitals experiment, made by `engine run`."""
+    file = where / "capitals.toml"
+    file.write_text(experiment(cases=cases, repeats=1))
+    for run_id in run_ids:
+        done = run_engine("run", str(file), "-q", "--run-id", run_id, "--store", "st", cwd=where)
+        assert done.returncode == 0, done.stderr.decode()
+    return where / "st"
+
+
 def test_run_then_replay_and_report_are_byte_identical(tmp_path: Path, write_experiment) -> None:
     file = write_experiment(experiment())
     ran = run_engine("run", str(file), "--json", "--store", "st", cwd=tmp_path)

@@ -78,7 +78,7 @@ def process_alive(pid: int, host: str) -> bool:
 def run_status(log: EventStore, run_id: str, now: float) -> StatusView:
     """`engine status`: the run's summary and the figures kept beside its state (the state itself is
     folded only while those are behind the log: a live run between two saves of its state)."""
-    from engine.store.state_snapshot import STATUS
+    from engine.store.status_record import STATUS
 
     counts = kept(log, STATUS, run_id)
     if counts is None:

@@ -1,7 +1,8 @@
 """Run history: every run of one experiment with its headline figures, and which runs are green.
 
-A projection over the log: each run's summary (lifecycle events only) and its stored report (one blob,
-decoded into the few fields needed), so a thousand runs answer in well under a second. A run is green
+A projection over the log: each run's summary (lifecycle events only) and the few figures of its stored
+report (kept beside it: store.report_digest; the report itself when they are not), so a history costs
+the runs it lists, not their sizes. A run is green
 when `engine mark RUN green` said so, or, unless marked red, when it completed with its error rate
 within the limit and no candidate significantly worse than its baseline.
 """
@@ -13,39 +14,11 @@ import time
 import msgspec
 
 from engine.runtime.run_status import summarize
-from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
+from engine.store.report_digest import report_digest
 from engine.store.snapshot_read import RUN_HEADS, load, run_ids
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
-
-
-class _Latency(msgspec.Struct):
-    p95: float | None = None
-
-
-class _Variant(msgspec.Struct):
-    name: str
-    scored: int = 0
-    passed: int = 0
-    mean_score: float | None = None
-    cost_usd: float = 0.0
-    latency_ms: _Latency = msgspec.field(default_factory=_Latency)
-
-
-class _Comparison(msgspec.Struct):
-    significant: bool = False
-    delta: float | None = None
-    more_errors: bool = False  # significantly more errors per trial than the baseline: not green
-
-
-class _Report(msgspec.Struct):
-    """The fields of the report history reads (the rest is skipped while decoding)."""
-
-    variants: list[_Variant] = []
-    comparisons: list[_Comparison] = []
-    spec_hash: str = ""
-    error_rate_exceeded: bool = False
 
 
 class HistoryPoint(msgspec.Struct, kw_only=True):
@@ -73,10 +46,9 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
     heads = load(log, RUN_HEADS, run_id)
     point = HistoryPoint(run_id=run_id, status=status, started=started, mark=heads.mark)
     found = heads.report_hash()
-    data = read_blob(log, found) if found else None
-    if data is None:  # live or killed: no figures until it writes its report
+    if found is None:  # live or killed: no figures until it writes its report
         return point
-    report = msgspec.json.decode(data, type=_Report)
+    report = report_digest(log, run_id, found)
     point.spec_hash = report.spec_hash
     chosen = next((v for v in report.variants if v.name == variant), None) if variant else None
     chosen = chosen or (report.variants[0] if report.variants else None)

@@ -3,29 +3,10 @@ compare`'s latency and cost gates (stats/run_spread.py says how)."""
 
 from __future__ import annotations
 
-import msgspec
-
 from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
-from engine.store.snapshots import run_ids
-from engine.views.queries import stored_report
-
-
-class _Latency(msgspec.Struct):
-    p95: float | None = None
-
-
-class _Variant(msgspec.Struct):
-    name: str
-    trials: int = 0
-    cost_usd: float = 0.0
-    latency_ms: _Latency = msgspec.field(default_factory=_Latency)
-
-
-class _Report(msgspec.Struct):
-    """The fields the margins read (the rest is skipped while decoding)."""
-
-    variants: list[_Variant] = []
+from engine.store.report_digest import report_digest
+from engine.store.snapshot_read import RUN_HEADS, load, run_ids
 
 
 def earlier_figures(log: EventStore, base_id: str, cand_id: str) -> dict[str, list[tuple[float, float]]]:
@@ -39,10 +20,10 @@ def earlier_figures(log: EventStore, base_id: str, cand_id: str) -> dict[str, li
         s = summarize(log, run_id)
         if s.experiment != cand.experiment or s.status != "completed" or s.started_ts >= cand.started_ts:
             continue
-        data = stored_report(log, run_id)
-        if data is None:
+        report = load(log, RUN_HEADS, run_id).report_hash()
+        if report is None:
             continue
-        for v in msgspec.json.decode(data, type=_Report).variants:
+        for v in report_digest(log, run_id, report).variants:
             if v.trials and v.latency_ms.p95 is not None:
                 found.setdefault(v.name, []).append((v.latency_ms.p95, v.cost_usd / v.trials))
     return found

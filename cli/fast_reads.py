@@ -1,0 +1,84 @@
+"""`engine list`, `status` and `history` without typer. Importing typer (and the click it carries)
+costs ~60 ms of CPU, more than these reads themselves on any store, and a person types them often.
+
+Only their plain forms are read here: known options, each at most once, with a value where one is
+due, and the right number of arguments. Anything else (`--help`, an unknown or repeated option, a
+missing argument, `--`) returns None and goes to typer, which stays the one judge of usage and says
+what is wrong. tests/test_fast_reads.py checks these tables against the typer commands' own
+parameters and compares what both paths print."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+STORE = {"--store": "store", "--json": "as_json"}
+FLAGS = frozenset({"--json"})  # options without a value
+
+
+class ReadCommand(NamedTuple):  # not a dataclass: `dataclasses` imports `inspect`, ~10 ms
+    function: str  # in engine.cli.reads
+    arguments: tuple[str, ...]  # positional parameters, in order
+    required: int  # how many of them must be given
+    options: dict[str, str]  # option -> parameter
+
+    def call(self, given: dict[str, Any]) -> None:
+        from engine.cli import reads
+
+        run: Callable[..., None] = getattr(reads, self.function)
+        run(**given)
+
+
+FAST: dict[str, ReadCommand] = {
+    "list": ReadCommand("list_runs", (), 0, STORE),
+    "status": ReadCommand("run_status", ("run_id",), 0, STORE),
+    "history": ReadCommand(
+        "history", ("experiment",), 1, {"--metric": "metric", "--variant": "variant", **STORE}
+    ),
+}
+
+
+def fast_read(argv: list[str]) -> Callable[[], None] | None:
+    """The command to run for this command line, or None when typer should read it."""
+    command = FAST.get(argv[1]) if len(argv) > 1 else None
+    if command is None or _completing():
+        return None
+    given = _parsed(command, argv[2:])
+    if given is None:
+        return None
+    return lambda: command.call(given)
+
+
+def _parsed(command: ReadCommand, words: list[str]) -> dict[str, Any] | None:
+    given: dict[str, Any] = {}
+    arguments: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        if not word.startswith("-"):
+            arguments.append(word)
+            continue
+        option, has_value, value = word.partition("=")
+        parameter = command.options.get(option)
+        if parameter is None or parameter in given:
+            return None
+        if option in FLAGS:
+            if has_value:
+                return None
+            given[parameter] = True
+            continue
+        if not has_value:
+            value = next(rest, "")
+        if not value or value.startswith("-"):
+            return None  # click's own reading of these is for typer to give
+        given[parameter] = Path(value) if parameter == "store" else value
+    if not command.required <= len(arguments) <= len(command.arguments):
+        return None
+    given.update(zip(command.arguments, arguments, strict=False))
+    return given
+
+
+def _completing() -> bool:
+    """Shell completion is click's: it reads the command line from its own variables."""
+    return any(name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ)

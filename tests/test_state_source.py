@@ -1,0 +1,22 @@
+"""The run state's pinned version and tags (store.state_source) are the state's own: a change to the
+run state's fields or fold fails here until the pin is updated, so a status record kept beside an
+older state is never read as current."""
+
+from __future__ import annotations
+
+from engine.store.snapshots import DERIVED
+from engine.store.state_snapshot import STATES
+from engine.store.state_source import RUN_STATE_SOURCE
+
+
+def test_the_pin_is_the_run_states_version_and_tags() -> None:
+    assert RUN_STATE_SOURCE.name == STATES.name
+    assert RUN_STATE_SOURCE.version == STATES.version, "update store/state_source.py to this version"
+    assert RUN_STATE_SOURCE.tags == STATES.projection.tags, "update store/state_source.py's tags"
+
+
+def test_every_derived_record_names_its_kept_source() -> None:
+    for name, records in DERIVED.items():
+        for record in records:
+            assert record.source.name == name
+            assert record.version.endswith("+" + STATES.version)
