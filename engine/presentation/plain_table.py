@@ -100,7 +100,9 @@ def _isatty(stream: object) -> bool:
         return False
 
 
-def plain_stdout(title: str, header: list[str], rows: list[list[str]], left: Columns, width: int) -> str | None:
+def plain_stdout(
+    title: str, header: list[str], rows: list[list[str]], left: Columns, width: int
+) -> str | None:
     """`render` for stdout, styled as rich would style it there; None where rich draws differently
     (a non-UTF encoding makes rich draw the rule in ASCII; Windows consoles have their own boxes)."""
     encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower()
