@@ -24,7 +24,8 @@ def print_history(log: Any, experiment: str, metric: str, variant: str | None, a
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(points) + b"\n")
         return
-    from engine.cli.render import make_console
+    from engine.cli.render import console_width, make_console
+    from engine.presentation.plain_table import plain_stdout, plain_text
     from engine.presentation.term_table import table
 
     values = [getattr(p, metric) for p in points]
@@ -33,16 +34,20 @@ def print_history(log: Any, experiment: str, metric: str, variant: str | None, a
          "yes" if p.green else "", _num(getattr(p, metric)), p.spec_hash[:8]]
         for p in points
     ]  # fmt: skip
+    title = f"{experiment}: {metric}, oldest first"
+    header = ["run", "status", "started", "green", metric, "spec"]
+    spark = sparkline(values)
+    line = f"{metric} {spark}  ({len(points)} runs; last green: {_last_green(points)})"
+    width = console_width()
+    text = plain_stdout(title, header, rows, 4, width)
+    # the line as rich prints it when it is plain and fits (its bars are one column each; rich would
+    # colour its figures on a terminal, this does not), else the table and the line by rich
+    if text is not None and len(line) <= width and plain_text(line.replace(spark, " " * len(spark))):
+        sys.stdout.write(f"{text}{line}\n")
+        return
     console = make_console()
-    console.print(
-        table(
-            f"{experiment}: {metric}, oldest first",
-            ["run", "status", "started", "green", metric, "spec"],
-            rows,
-            left=4,
-        )
-    )
-    console.print(f"{metric} {sparkline(values)}  ({len(points)} runs; last green: {_last_green(points)})")
+    console.print(table(title, header, rows, left=4))
+    console.print(line)
 
 
 def _last_green(points: list[Any]) -> str:
@@ -58,7 +63,7 @@ def print_audit(audit: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(audit) + b"\n")
         return
-    from engine.cli.render import make_console
+    from engine.cli.render import make_console, print_table
     from engine.presentation.term_table import table
 
     header = ["judge", "outputs", "same score", "mean change", "max change", "pass flips", "unreadable"]
@@ -67,16 +72,17 @@ def print_audit(audit: Any, as_json: bool) -> None:
          str(j.pass_flips), str(j.unparseable)]
         for j in audit.judges
     ]  # fmt: skip
+    title = f"judge audit of run {audit.run_id} (scores on 0-1)"
+    if audit.people is None:  # the judges' table alone: plain when it can be
+        print_table(title, header, rows)
+        return
     console = make_console()
-    console.print(table(f"judge audit of run {audit.run_id} (scores on 0-1)", header, rows))
-    if audit.people is not None:
-        from rich.text import Text
+    console.print(table(title, header, rows))
+    from rich.text import Text
 
-        from engine.presentation import labels_view
+    from engine.presentation import labels_view
 
-        rows = labels_view.label_rows(audit.people)
-        console.print(
-            table(labels_view.TITLE, labels_view.LABELS_HEADER, rows, left=labels_view.TEXT_COLUMNS)
-        )
-        for line in labels_view.label_lines(audit.people):
-            console.print(Text(f"  {line}"))
+    rows = labels_view.label_rows(audit.people)
+    console.print(table(labels_view.TITLE, labels_view.LABELS_HEADER, rows, left=labels_view.TEXT_COLUMNS))
+    for line in labels_view.label_lines(audit.people):
+        console.print(Text(f"  {line}"))

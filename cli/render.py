@@ -1,4 +1,5 @@
-"""Terminal rendering of reports, run lists and status (rich tables, imported when one is drawn)."""
+"""Terminal rendering of reports, run lists and status: plain tables when they can be (see
+presentation.plain_table), rich's (imported when one is drawn) otherwise."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 import msgspec
 
-from engine.presentation.term_table import table
+from engine.presentation.plain_table import plain_stdout
+from engine.presentation.term_table import Columns, table
 
 
 def print_report(data: bytes, as_json: bool) -> None:
@@ -26,15 +28,29 @@ def print_report(data: bytes, as_json: bool) -> None:
 WIDTH = 100  # every table fits a 100-column terminal; wider terminals get the same layout
 
 
-def make_console() -> Any:
+def console_width() -> int:
     """A terminal narrower than 100 columns gets its own width; anything else (a pipe, a file, a wide
     terminal) gets 100, so tables never wrap and are never cut."""
     import shutil
 
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if sys.stdout.isatty() else WIDTH
+    return min(width, WIDTH)
+
+
+def make_console() -> Any:
     from rich.console import Console
 
-    width = shutil.get_terminal_size((WIDTH, 24)).columns if sys.stdout.isatty() else WIDTH
-    return Console(width=min(width, WIDTH))
+    return Console(width=console_width())
+
+
+def print_table(title: str, header: list[str], rows: list[list[str]], left: Columns = 1) -> None:
+    """term_table's table on stdout: written plainly when every cell is plain and it fits (the same
+    bytes, without importing rich), else drawn by rich."""
+    text = plain_stdout(title, header, rows, left, console_width())
+    if text is None:
+        make_console().print(table(title, header, rows, left))
+    else:
+        sys.stdout.write(text)
 
 
 def _when(ts: float, form: str = "%Y-%m-%d %H:%M:%S") -> str:
@@ -55,7 +71,7 @@ def print_runs(runs: list[Any], as_json: bool) -> None:
     header = ["run id", "experiment", "status", "trials", "started", "origin"]
     if all(s.origin == "manual" for s in runs):
         header, rows = header[:-1], [row[:-1] for row in rows]
-    make_console().print(table("", header, rows, left={0, 1, 2, 4, 5}))
+    print_table("", header, rows, left={0, 1, 2, 4, 5})
 
 
 def print_status(view: Any, as_json: bool) -> None:
@@ -88,4 +104,4 @@ def print_best(best: list[Any], as_json: bool) -> None:
         for b in best
     ]  # fmt: skip
     header = ["parameter", "value", "score", "delta", "run id", "origin", "when"]
-    make_console().print(table("best accepted variation per parameter", header, rows, left={0, 1, 4, 5, 6}))
+    print_table("best accepted variation per parameter", header, rows, left={0, 1, 4, 5, 6})

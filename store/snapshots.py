@@ -68,6 +68,10 @@ class SnapshotIO(Protocol):
 
     def put(self, key: bytes, value: bytes) -> None: ...
 
+    def blob(self, key: str) -> bytes | None:
+        """A blob as stored (written in this transaction or before it)."""
+        ...
+
     def last_before(self, run_id: str, seq: int) -> int:
         """The sequence number of the run's last event before `seq` (0: none)."""
         ...

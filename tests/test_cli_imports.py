@@ -28,6 +28,8 @@ NOT_FOR_LIST = [
     "engine.store.status_record", "engine.store.projections.run_state", "engine.store.state_snapshot",
     "socket",
 ]  # fmt: skip
+# a table of plain cells that fits is written without rich (presentation.plain_table); others by rich
+RICH = ["rich"]
 PROBE = """
 import json, sys
 from engine.cli.main import main
@@ -43,19 +45,24 @@ print(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.module
 
 def imported(tmp_path: Path, *args: str) -> list[str]:
     command = [sys.executable, "-c", PROBE, *args, "--store", "st"]
-    watched = json.dumps(NEVER + NOT_FOR_LIST).encode()
+    watched = json.dumps(NEVER + NOT_FOR_LIST + RICH).encode()
     done = subprocess.run(command, cwd=tmp_path, env=engine_env(), input=watched, capture_output=True)
     report = json.loads(done.stderr.decode().splitlines()[-1])
     assert report["code"] in (0, None), done.stderr.decode()
     return report["loaded"]
 
 
-@pytest.fixture
-def store(tmp_path: Path, write_experiment) -> Path:
-    file = write_experiment(experiment(cases=3, repeats=1), "capitals.toml")
+def make_store(tmp_path: Path, write_experiment, name: str = "capitals") -> Path:
+    text = experiment(cases=3, repeats=1).replace('name = "capitals"', f'name = "{name}"', 1)
+    file = write_experiment(text, "capitals.toml")
     done = run_engine("run", str(file), "-q", "--run-id", "r1", "--store", "st", cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
     return tmp_path
+
+
+@pytest.fixture
+def store(tmp_path: Path, write_experiment) -> Path:
+    return make_store(tmp_path, write_experiment)
 
 
 def test_list_status_history_import_their_read_path_only(store: Path) -> None:
@@ -63,10 +70,17 @@ def test_list_status_history_import_their_read_path_only(store: Path) -> None:
     assert imported(store, "list", "--json") == []
     # the probe sees what a command imports; a finished run's status does not fold its state
     assert imported(store, "status", "r1") == ["engine.store.status_record"]
-    # history checks the stored reports' content hashes: hashlib is its own
+    # history reads the reports' digests (their store module imports hashlib, for the reports)
     history = imported(store, "history", "capitals")
-    assert [m for m in history if m in NEVER + NOT_FOR_LIST and m != "hashlib"] == []
+    assert [m for m in history if m in NEVER + NOT_FOR_LIST + RICH and m != "hashlib"] == []
 
 
 def test_other_forms_of_them_go_through_typer(store: Path) -> None:
     assert "typer" in imported(store, "list", "--store", "st")  # a repeated option: typer's to read
+
+
+def test_a_table_rich_must_draw_imports_rich(tmp_path: Path, write_experiment) -> None:
+    name = "capitals-" + "x" * 31  # 40 characters: rich folds a text cell over 30
+    make_store(tmp_path, write_experiment, name)
+    assert imported(tmp_path, "list") == RICH
+    assert "rich" in imported(tmp_path, "history", name)  # its title is longer than the table: rich wraps it
