@@ -126,22 +126,26 @@ def report(
     """Show the report stored at the end of a run (rebuilt from the log if the run never finished)."""
     from engine.cli.render import print_report
     from engine.errors import InputError
-    from engine.presentation.formats import FORMATS, render_report
-    from engine.presentation.model import as_report
     from engine.views.current_report import current_report_json
 
     if as_json + markdown + (html is not None) + (fmt is not None) > 1:
         raise InputError("engine report", "options", "only one of --json, --markdown, --html FILE, --format")
-    if fmt is not None and not FORMATS.has(fmt, "report"):
-        raise InputError("engine report", "--format", f"expected one of {', '.join(FORMATS.names('report'))}")
+    if fmt is not None:  # the formats' registry (its plugins' entry points) only when one is asked for
+        from engine.presentation.formats import FORMATS
+
+        if not FORMATS.has(fmt, "report"):
+            expected = f"expected one of {', '.join(FORMATS.names('report'))}"
+            raise InputError("engine report", "--format", expected)
     from engine.cli.bundle_cmd import run_source
-    from engine.presentation.html_file import file_matrix
 
     fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
     with run_source(store_path(store), run_id) as (log, rid):
         data = current_report_json(log, rid, grading)  # stored while current, else built
-        # the HTML file carries the outputs too: it is read without a server
-        extra = {"matrix": file_matrix(log, rid, data)} if fmt == "html" else {}
+        extra = {}
+        if fmt == "html":  # the HTML file carries the outputs too: it is read without a server
+            from engine.presentation.html_file import file_matrix
+
+            extra = {"matrix": file_matrix(log, rid, data)}
     if as_json or fmt == "json":  # the stored bytes themselves: replay reproduces them exactly
         if out is None:
             print_report(data, as_json=True)
@@ -151,6 +155,9 @@ def report(
     if fmt is None:
         print_report(data, as_json=False)
         return
+    from engine.presentation.formats import render_report
+    from engine.presentation.model import as_report
+
     text = render_report(fmt, as_report(data), **extra)
     if out is None:
         sys.stdout.buffer.write(text.encode())

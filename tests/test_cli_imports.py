@@ -20,7 +20,7 @@ from tests.test_cli_run import experiment
 NEVER = [
     "typer", "trio", "numpy", "hdrh", "engine.actors", "engine.input.experiment_plan",
     "engine.store.trial_index", "engine.store.snapshots", "engine.store.verify",
-    "engine.presentation.terminal", "hashlib",
+    "engine.presentation.terminal", "hashlib", "engine.store.projections.report_builder",
 ]  # fmt: skip
 # status reads its kept figures (checked against the run state's pinned version: store.state_source)
 # and folds the run state only when they are behind the log; list reads neither
@@ -84,3 +84,10 @@ def test_a_table_rich_must_draw_imports_rich(tmp_path: Path, write_experiment) -
     make_store(tmp_path, write_experiment, name)
     assert imported(tmp_path, "list") == RICH
     assert "rich" in imported(tmp_path, "history", name)  # its title is longer than the table: rich wraps it
+
+
+def test_a_current_reports_json_is_read_not_built(store: Path) -> None:
+    """`engine report --json` of a finished run prints its stored report: the state's fold, the keeper
+    and the report's builder are not imported (typer is: report has no typer-free path)."""
+    loaded = imported(store, "report", "r1", "--json")
+    assert [m for m in loaded if m not in ("typer", "hashlib", "engine.store.status_record")] == []

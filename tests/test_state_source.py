@@ -20,3 +20,10 @@ def test_every_derived_record_names_its_kept_source() -> None:
         for record in records:
             assert record.source.name == name
             assert record.version.endswith("+" + STATES.version)
+
+
+def test_the_kept_state_heads_reader_reads_the_run_states_snapshots() -> None:
+    from engine.store.projections import kept_head
+
+    assert kept_head.STATES.key("r1") == STATES.key("r1")
+    assert kept_head.STATES.version == STATES.version

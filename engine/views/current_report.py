@@ -4,7 +4,7 @@ kept run state.
 A run writes its report (report.written + blob) when it ends and when a regrade or label round
 ends. Serving those bytes costs a blob read; building the report of a 100,000-trial run costs its
 statistics over every case. The stored report is current exactly when no event the report's fold
-reads (RUN_STATE's tags) follows its report.written in the run's log: a resumed run's new trials,
+reads (the run state's tags) follows its report.written in the run's log: a resumed run's new trials,
 a regrade started, a cancel, all make it stale until the next report is written. Labels are not in
 that fold: they are merged into the report when it is read (report_labels.with_labels), stored or
 built.
@@ -15,15 +15,12 @@ from __future__ import annotations
 import msgspec
 
 from engine.events import kinds as k
-from engine.events.codec import to_json
-from engine.runtime.run_status import run_state
 from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
 from engine.store.guard import decode_of_run
 from engine.store.projections.kept_head import kept_state_head
-from engine.store.projections.report_builder import build_report
-from engine.store.projections.run_state import RUN_STATE
-from engine.store.snapshots import RUN_HEADS, load
+from engine.store.snapshot_read import RUN_HEADS, load
+from engine.store.state_source import RUN_STATE_SOURCE
 
 # the run's index is read backwards from its last event in windows of this many sequence numbers,
 # doubling, until the report.written is in one: it is the run's last event or close to it
@@ -94,7 +91,7 @@ def _unchanged_since(log: EventStore, run_id: str, report_hash: str, one_round: 
                     continue
                 if one_round and tag == "regrade.started":
                     break
-                if tag in RUN_STATE.tags:
+                if tag in RUN_STATE_SOURCE.tags:
                     return False
             return _wrote(log, run_id, written[-1], report_hash)
         if start == 1:
@@ -115,6 +112,11 @@ def current_report(log: EventStore, run_id: str, grading: int | None = None) -> 
     found = _current_stored(log, run_id, grading)
     if found is not None:
         return found[1]
+    # building costs the state's fold and the statistics: their modules are imported only then
+    from engine.events.codec import to_json
+    from engine.runtime.run_status import run_state
+    from engine.store.projections.report_builder import build_report
+
     return to_json(build_report(run_state(log, run_id, grading)))
 
 
