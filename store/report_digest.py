@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import msgspec
 
-from engine.store.blobs import checked_blob, read_blob
 from engine.store.contract import EventStore
 from engine.store.snapshot_codec import Snapshotted
 
@@ -66,6 +65,8 @@ def digest_of(report: bytes, report_hash: str) -> ReportDigest:
 def digest_record(run_id: str, report_hash: str, stored: bytes | None) -> tuple[bytes, bytes] | None:
     """The digest's key and bytes for a report as its blob is stored; None when the blob is missing
     or damaged (a reader then reads the report, and meets the damage there)."""
+    from engine.store.blobs import checked_blob  # hashlib (OpenSSL: ~4 ms) only for the writer
+
     report = checked_blob(report_hash, stored) if stored is not None else None
     if report is None:
         return None
@@ -83,4 +84,9 @@ def kept_digest(log: EventStore, run_id: str, report_hash: str) -> ReportDigest 
 
 def report_digest(log: EventStore, run_id: str, report_hash: str) -> ReportDigest:
     """The digest of this report of the run: kept, or made from the report when it is not."""
-    return kept_digest(log, run_id, report_hash) or digest_of(read_blob(log, report_hash), report_hash)
+    kept = kept_digest(log, run_id, report_hash)
+    if kept is not None:
+        return kept
+    from engine.store.blobs import read_blob  # hashlib: only where a report is read
+
+    return digest_of(read_blob(log, report_hash), report_hash)

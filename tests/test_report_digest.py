@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.store import report_digest
+from engine.store import blobs
 from engine.store.blobs import read_blob
 from engine.store.log import EventLog
 from engine.store.report_digest import DIGESTS, ReportDigest, digest_of
@@ -30,7 +30,7 @@ def no_report_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         read.append(key)
         return read_blob(log, key)
 
-    monkeypatch.setattr(report_digest, "read_blob", counted)
+    monkeypatch.setattr(blobs, "read_blob", counted)
     return read
 
 
