@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-STORE = {"--store": "store", "--json": "as_json"}
+COMMON = {"--store": "store", "--json": "as_json"}  # the options all three take
 FLAGS = frozenset({"--json"})  # options without a value
 
 
@@ -32,23 +32,67 @@ class ReadCommand(NamedTuple):  # not a dataclass: `dataclasses` imports `inspec
 
 
 FAST: dict[str, ReadCommand] = {
-    "list": ReadCommand("list_runs", (), 0, STORE),
-    "status": ReadCommand("run_status", ("run_id",), 0, STORE),
+    "list": ReadCommand("list_runs", (), 0, COMMON),
+    "status": ReadCommand("run_status", ("run_id",), 0, COMMON),
     "history": ReadCommand(
-        "history", ("experiment",), 1, {"--metric": "metric", "--variant": "variant", **STORE}
+        "history", ("experiment",), 1, {"--metric": "metric", "--variant": "variant", **COMMON}
     ),
 }
 
 
-def fast_read(argv: list[str]) -> Callable[[], None] | None:
-    """The command to run for this command line, or None when typer should read it."""
+def fast_read(argv: list[str]) -> Callable[[], int] | None:
+    """The command to run for this command line (it returns the exit code), or None when typer
+    should read it."""
     command = FAST.get(argv[1]) if len(argv) > 1 else None
     if command is None or _completing():
         return None
     given = _parsed(command, argv[2:])
     if given is None:
         return None
-    return lambda: command.call(given)
+    return lambda: as_typer_runs(lambda: command.call(given))
+
+
+def as_typer_runs(run: Callable[[], None]) -> int:
+    """Run a command as typer's own main would: Ctrl-C exits 130 and says nothing, the end of input
+    is an abort (exit 1), and a reader that closed the pipe (`engine list | head -1`) ends it
+    quietly (exit 1). Engine errors go up to the entry point, as from typer."""
+    import errno
+    import sys
+
+    try:
+        run()
+    except KeyboardInterrupt:
+        return 130
+    except EOFError:
+        print("\nerror: aborted", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        sys.stdout = _Unflushed(sys.stdout)  # type: ignore[assignment]
+        sys.stderr = _Unflushed(sys.stderr)  # type: ignore[assignment]
+        return 1
+    return 0
+
+
+class _Unflushed:
+    """A stream whose reader is gone: what is still buffered is dropped at exit, without a second
+    broken-pipe error (as click does)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def flush(self) -> None:
+        import errno
+
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _parsed(command: ReadCommand, words: list[str]) -> dict[str, Any] | None:

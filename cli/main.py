@@ -58,9 +58,6 @@ def main() -> None:
     fast = fast_read(sys.argv)  # list, status, history: typer is not imported for their plain forms
     try:
         code = fast() if fast is not None else _typer_main(sys.argv)
-    except (KeyboardInterrupt, EOFError):  # as click tells them on the typer path
-        print("\nerror: aborted", file=sys.stderr)
-        sys.exit(1)
     except Exception as exc:
         found = _exit_and_line(exc)
         if found is None:

@@ -51,7 +51,11 @@ class ReportDigest(msgspec.Struct):
 
 # kept per run, of its latest report; no projection folds it (store.snapshots keeps and rebuilds it)
 DIGESTS: Snapshotted[ReportDigest] = Snapshotted(
-    "digest", 1, None, ReportDigest, lambda run_id: ReportDigest()  # type: ignore[arg-type]
+    "digest",
+    1,
+    None,
+    ReportDigest,
+    lambda run_id: ReportDigest(),  # type: ignore[arg-type]
 )
 
 

@@ -16,6 +16,7 @@ stays the source of truth: `rebuild` folds every snapshot again from it, to the 
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
@@ -39,6 +40,7 @@ from engine.store.snapshot_read import kept as kept
 from engine.store.snapshot_read import load as load
 from engine.store.snapshot_read import run_ids as run_ids
 from engine.store.state_snapshot import STATES, STATUS
+from engine.store.state_source import RUN_STATE_SOURCE
 from engine.store.trial_index import TAGS as INDEX_TAGS
 from engine.store.trial_index_keeper import IndexKeeper, rebuild_index
 
@@ -221,7 +223,7 @@ class Keeper:
         if ending or unsaved >= save_every(snap, cached.state):
             io.put(key, snap.encode(cached.seq, cached.state))
             self._saved.add(key)
-            for derived in DERIVED.get(snap.name, ()):
+            for derived in derived_of(snap.name):
                 io.put(derived.key(run_id), derived.encode(cached.seq, derived.derive(cached.state)))
             self._unsaved[key] = 0
 
@@ -232,6 +234,18 @@ class Keeper:
         if stored.seq < prior:
             fold_rows(snap.projection, stored.state, io.events(run_id, stored.seq + 1, snap.projection.tags))
         return Stored(prior, stored.state)
+
+
+def derived_of(name: str) -> tuple[Derived[Any], ...]:
+    """The records derived from this kept state. None while the run state's pin (store.state_source,
+    which readers check them against) is not the state's own version and tags: a record a changed
+    state made must never read as current (tests/test_state_source.py fails first)."""
+    return DERIVED.get(name, ()) if _pin_holds() else ()
+
+
+@functools.cache
+def _pin_holds() -> bool:
+    return STATES.version == RUN_STATE_SOURCE.version and STATES.projection.tags == RUN_STATE_SOURCE.tags
 
 
 def save_every(snap: Snapshotted[S], state: S) -> int:
@@ -260,7 +274,7 @@ def rebuild(log: EventStore) -> int:
             state = snap.new(run_id)
             last = fold_tail(log, snap.projection, state, run_id, 1)
             items.append((snap.key(run_id), snap.encode(last, state)))
-            items += [(d.key(run_id), d.encode(last, d.derive(state))) for d in DERIVED.get(snap.name, ())]
+            items += [(d.key(run_id), d.encode(last, d.derive(state))) for d in derived_of(snap.name)]
             if snap is RUN_HEADS:
                 items += _digest_items(log, run_id, state.report_hash())
         try:

@@ -4,7 +4,9 @@ both paths print the same thing and fail the same way on a real store."""
 
 from __future__ import annotations
 
+import errno
 import inspect
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +85,16 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return store_with_runs(tmp_path_factory.mktemp("fast"), "r1", "r2", cases=3)
 
 
-def outcome(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str],
-            through_typer: bool) -> tuple[Any, str, str]:  # fmt: skip
-    if through_typer:
-        monkeypatch.setattr(cli_main, "fast_read", lambda argv: None)
-    monkeypatch.setattr("sys.argv", argv)
-    with pytest.raises(SystemExit) as exited:
-        cli_main.main()
-    monkeypatch.undo()
+def outcome(capsys: pytest.CaptureFixture[str], argv: list[str], through_typer: bool) -> tuple[Any, str, str]:
+    """(exit code, stdout, stderr) of `main()` on this command line, by either path."""
+    with pytest.MonkeyPatch.context() as patch:
+        if through_typer:
+            patch.setattr(cli_main, "fast_read", lambda argv: None)
+        patch.setattr("sys.argv", argv)
+        patch.setattr("sys.stdout", sys.stdout)  # a closed pipe's wrapper does not outlive the test
+        patch.setattr("sys.stderr", sys.stderr)
+        with pytest.raises(SystemExit) as exited:
+            cli_main.main()
     out, err = capsys.readouterr()
     return exited.value.code, out, err
 
@@ -104,20 +108,37 @@ def outcome(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         ["history", "nosuch"],
     ],
 )  # fmt: skip
-def test_both_paths_print_the_same(
-    store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], words: list[str]
-) -> None:
+def test_both_paths_print_the_same(store: Path, capsys: pytest.CaptureFixture[str], words: list[str]) -> None:
     argv = ["engine", *words, "--store", str(store)]
     assert fast_read(argv) is not None
-    fast = outcome(monkeypatch, capsys, argv, through_typer=False)
-    assert fast == outcome(monkeypatch, capsys, argv, through_typer=True)
+    fast = outcome(capsys, argv, through_typer=False)
+    assert fast == outcome(capsys, argv, through_typer=True)
     assert fast[0] in (0, 2) and (fast[1] or fast[2])
 
 
-def test_a_missing_store_is_the_same_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_missing_store_is_the_same_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["engine", "list", "--store", str(tmp_path / "none")]
-    fast = outcome(monkeypatch, capsys, argv, through_typer=False)
-    assert fast == outcome(monkeypatch, capsys, argv, through_typer=True)
+    fast = outcome(capsys, argv, through_typer=False)
+    assert fast == outcome(capsys, argv, through_typer=True)
     assert fast[0] == 2 and fast[2].startswith("error: no store at")
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "err"),
+    [
+        (KeyboardInterrupt(), 130, ""),  # Ctrl-C: typer exits 130 and says nothing
+        (EOFError(), 1, "\nerror: aborted\n"),
+        (BrokenPipeError(errno.EPIPE, "Broken pipe"), 1, ""),  # `engine list | head -1`
+    ],
+)
+def test_interrupts_and_closed_pipes_end_as_through_typer(
+    store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    raised: BaseException, code: int, err: str,
+) -> None:  # fmt: skip
+    def interrupted(*args: object, **kw: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(reads, "list_runs", interrupted)
+    argv = ["engine", "list", "--store", str(store)]
+    fast = outcome(capsys, argv, through_typer=False)
+    assert fast == outcome(capsys, argv, through_typer=True) == (code, "", err)

@@ -4,6 +4,8 @@ older state is never read as current."""
 
 from __future__ import annotations
 
+import pytest
+
 from engine.store.snapshots import DERIVED
 from engine.store.state_snapshot import STATES
 from engine.store.state_source import RUN_STATE_SOURCE
@@ -27,3 +29,17 @@ def test_the_kept_state_heads_reader_reads_the_run_states_snapshots() -> None:
 
     assert kept_head.STATES.key("r1") == STATES.key("r1")
     assert kept_head.STATES.version == STATES.version
+
+
+def test_a_stale_pin_writes_no_derived_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.store import snapshots
+
+    assert snapshots.derived_of(STATES.name)  # the pin holds: the status figures are kept
+    stale = RUN_STATE_SOURCE._replace(version="2.00000000")
+    monkeypatch.setattr(snapshots, "RUN_STATE_SOURCE", stale)
+    snapshots._pin_holds.cache_clear()
+    try:
+        assert snapshots.derived_of(STATES.name) == ()  # readers fold the state instead
+    finally:
+        monkeypatch.undo()
+        snapshots._pin_holds.cache_clear()

@@ -3,11 +3,12 @@
 Importing rich (console + table) costs ~40 ms of CPU, a large share of `engine list` and `engine
 history`. When every cell is plain (printable ASCII, no markup, no emoji code, text cells no longer
 than rich's 30-column fold) and the table fits the width, rich's output is simple enough to write
-here: `render` returns the very bytes rich prints (tests/test_plain_table.py checks it against rich
-with Hypothesis), else None and the caller draws with rich as before.
+here: unstyled, `render` returns the very bytes rich prints (tests/test_plain_table.py checks it
+against rich with Hypothesis), else None and the caller draws with rich as before.
 
-On a terminal rich styles the header bold and the title italic; so does `render(styled=True)`.
-Rich also colours numbers in cells there (its highlighter): this table does not.
+On a terminal rich styles the header bold and the title italic; so does `render(styled=True)`. The
+escape codes differ (rich also bolds the space after each header cell): the text is the same and
+looks the same. Cells are not highlighted by either (a table's `highlight` is off in rich).
 """
 
 from __future__ import annotations
