@@ -9,7 +9,9 @@ parameters and compares what both paths print."""
 
 from __future__ import annotations
 
+import errno
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -56,9 +58,6 @@ def as_typer_runs(run: Callable[[], None]) -> int:
     """Run a command as typer's own main would: Ctrl-C exits 130 and says nothing, the end of input
     is an abort (exit 1), and a reader that closed the pipe (`engine list | head -1`) ends it
     quietly (exit 1). Engine errors go up to the entry point, as from typer."""
-    import errno
-    import sys
-
     try:
         run()
     except KeyboardInterrupt:
@@ -83,8 +82,6 @@ class _Unflushed:
         self._stream = stream
 
     def flush(self) -> None:
-        import errno
-
         try:
             self._stream.flush()
         except OSError as exc:

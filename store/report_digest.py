@@ -16,7 +16,8 @@ from __future__ import annotations
 import msgspec
 
 from engine.store.contract import EventStore
-from engine.store.snapshot_codec import Snapshotted
+from engine.store.snapshot_codec import KeptRecord
+from engine.store.snapshot_read import kept_record
 
 
 class DigestLatency(msgspec.Struct):
@@ -50,13 +51,7 @@ class ReportDigest(msgspec.Struct):
 
 
 # kept per run, of its latest report; no projection folds it (store.snapshots keeps and rebuilds it)
-DIGESTS: Snapshotted[ReportDigest] = Snapshotted(
-    "digest",
-    1,
-    None,
-    ReportDigest,
-    lambda run_id: ReportDigest(),  # type: ignore[arg-type]
-)
+DIGESTS = KeptRecord("digest", 1, ReportDigest)
 
 
 def digest_of(report: bytes, report_hash: str) -> ReportDigest:
@@ -79,8 +74,7 @@ def digest_record(run_id: str, report_hash: str, stored: bytes | None) -> tuple[
 
 def kept_digest(log: EventStore, run_id: str, report_hash: str) -> ReportDigest | None:
     """The kept digest of this report of the run; None when there is none for it."""
-    get = getattr(log, "get_snapshot", None)
-    stored = DIGESTS.decode(get(DIGESTS.key(run_id))) if get is not None else None
+    stored = kept_record(log, DIGESTS, run_id)
     if stored is None or stored.state.report_hash != report_hash:
         return None
     return stored.state

@@ -28,7 +28,6 @@ from engine.store.records import RESIDUE, TRAILER, crc32c, seal
 from engine.store.unpacked import unpack
 
 S = TypeVar("S")
-T = TypeVar("T")
 
 
 class Stored(NamedTuple, Generic[S]):
@@ -146,13 +145,13 @@ def _compressed(packed: bytes) -> bytes:
     return b"".join(parts)
 
 
-class Snapshotted(Generic[S]):
-    """A projection whose state is kept in the store, per run, under `name`."""
+class KeptRecord(Generic[S]):
+    """A record of type `kind` kept in the store per run under `name`, checksummed and versioned by
+    its number and its type's fingerprint: a projection's state (Snapshotted), or a record made from
+    one or from a stored report (store.snapshot_read.Derived, store.report_digest)."""
 
-    def __init__(
-        self, name: str, version: int, projection: Projection[S], kind: type[S], new: Callable[[str], S]
-    ) -> None:
-        self.name, self.projection, self.new = name, projection, new
+    def __init__(self, name: str, version: int, kind: type[S]) -> None:
+        self.name = name
         self._number = version
         self.kind = kind
         self._encoder = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
@@ -188,12 +187,8 @@ class Snapshotted(Generic[S]):
 
     def decode(self, data: bytes | None) -> Stored[S] | None:
         """The stored state, or None when there is none, or it is of another version (or unreadable:
-        a snapshot is only ever a shortcut, the log says the same)."""
-        return self.decode_as(data, None)
-
-    def decode_as(self, data: bytes | None, kind: type[T] | None) -> Stored[Any] | None:
-        """As decode; with `kind`, the state read as that type instead (a few of its fields, say:
-        a Struct ignores the fields it does not name), without decoding the rest."""
+        a snapshot is only ever a shortcut, the log says the same). A `kind` that names a few of a
+        stored state's fields reads only those (a Struct skips the fields it does not name)."""
         if data is None or crc32c(data) != RESIDUE:  # bytes changed on disk: fold from the log instead
             return None
         try:
@@ -201,7 +196,17 @@ class Snapshotted(Generic[S]):
             version, seq, raw = msgspec.msgpack.decode(packed, type=tuple[str, int, msgspec.Raw])
             if version != self.version:
                 return None
-            state = self._decode_state(raw) if kind is None else msgspec.msgpack.decode(raw, type=kind)
-            return Stored(seq, state)
+            return Stored(seq, self._decode_state(raw))
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, zlib.error):
             return None
+
+
+class Snapshotted(KeptRecord[S]):
+    """A projection whose state is kept in the store, per run, under `name`: folded by `projection`
+    from a state made by `new`."""
+
+    def __init__(
+        self, name: str, version: int, projection: Projection[S], kind: type[S], new: Callable[[str], S]
+    ) -> None:
+        super().__init__(name, version, kind)
+        self.projection, self.new = projection, new

@@ -16,7 +16,7 @@ from engine.store.guard import decode_of_run
 from engine.store.projection import Projection
 from engine.store.projections.heads import HEADS, RunHeads
 from engine.store.projections.summary import SUMMARY, RunSummary
-from engine.store.snapshot_codec import Snapshotted, fingerprint
+from engine.store.snapshot_codec import KeptRecord, Snapshotted, Stored, fingerprint
 from engine.store.state_source import StateSource
 
 S = TypeVar("S")
@@ -26,16 +26,17 @@ SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
 RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
 
 
-class Derived(Snapshotted[S]):
+class Derived(KeptRecord[S]):
     """A record computed from another kept state whenever that one is saved, at the same sequence
     number (not a fold of its own): a few figures of a big state, read without decoding it. Its
     version includes its source's, so a change of the source's meaning rebuilds it too. The source is
     known by its name, version and tags (store.state_source): reading the record imports nothing of
     the source's own module."""
 
-    def __init__(self, name: str, version: int, source: StateSource, kind: type[S],
-                 derive: Callable[[Any], S]) -> None:  # fmt: skip
-        super().__init__(name, version, None, kind, lambda run_id: kind())  # type: ignore[arg-type]
+    def __init__(
+        self, name: str, version: int, source: StateSource, kind: type[S], derive: Callable[[Any], S]
+    ) -> None:
+        super().__init__(name, version, kind)
         self.source, self.derive = source, derive
 
     @functools.cached_property
@@ -43,10 +44,15 @@ class Derived(Snapshotted[S]):
         return f"{self._number}.{fingerprint(self.kind):08x}+{self.source.version}"
 
 
+def kept_record(log: EventStore, record: KeptRecord[S], run_id: str) -> Stored[S] | None:
+    """The run's record as stored, when there is a readable one of this version (else None)."""
+    get = getattr(log, "get_snapshot", None)
+    return record.decode(get(record.key(run_id))) if get is not None else None
+
+
 def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
     """The projection's state of the run: its snapshot, folded forward over the events after it."""
-    get = getattr(log, "get_snapshot", None)
-    stored = snap.decode(get(snap.key(run_id))) if get is not None else None
+    stored = kept_record(log, snap, run_id)
     seq, state = stored if stored is not None else (0, snap.new(run_id))
     known = getattr(log, "last_of", None)
     last = known(run_id) if known is not None and stored is not None else None
@@ -58,8 +64,7 @@ def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
 def kept(log: EventStore, derived: Derived[S], run_id: str) -> S | None:
     """The derived record of the run, when it is as current as its source's fold would be (no event
     of the source's tags after it); else None: the caller folds the source instead."""
-    get = getattr(log, "get_snapshot", None)
-    stored = derived.decode(get(derived.key(run_id))) if get is not None else None
+    stored = kept_record(log, derived, run_id)
     if stored is None:
         return None
     known = getattr(log, "last_of", None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import msgspec
 
 from engine.store.contract import EventStore
-from engine.store.snapshot_codec import Snapshotted
+from engine.store.snapshot_codec import KeptRecord
+from engine.store.snapshot_read import kept_record
 from engine.store.state_source import RUN_STATE_SOURCE
 
 
@@ -23,19 +24,19 @@ class StateHead(msgspec.Struct, kw_only=True):
     report_hash: str = ""
 
 
-class _PinnedStates(Snapshotted[StateHead]):
-    """The run state's snapshots as this reads them: by its pinned version (store.state_source), so
-    `engine report` need not import the state's module (nor the keeper) to tell a report current."""
+class _PinnedStates(KeptRecord[StateHead]):
+    """The run state's snapshots as this reads them, a few fields of each, by the state's pinned
+    version (store.state_source): `engine report` need not import the state's module (nor the
+    keeper) to tell a report current."""
 
     version = RUN_STATE_SOURCE.version  # type: ignore[assignment]
 
 
-STATES = _PinnedStates(RUN_STATE_SOURCE.name, 0, None, StateHead, lambda run_id: StateHead())  # type: ignore[arg-type]
+STATES = _PinnedStates(RUN_STATE_SOURCE.name, 0, StateHead)
 
 
 def kept_state_head(log: EventStore, run_id: str) -> tuple[int, StateHead] | None:
     """(the snapshot's sequence number, its head), or None when there is no readable snapshot of
     this version (callers then ask the log)."""
-    get = getattr(log, "get_snapshot", None)
-    stored = STATES.decode_as(get(STATES.key(run_id)) if get is not None else None, StateHead)
+    stored = kept_record(log, STATES, run_id)
     return None if stored is None else (stored.seq, stored.state)
