@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import encode_many  # noqa: E402
-from engine.store.log import EventLog  # noqa: E402
+from engine.store.log.event_log import EventLog  # noqa: E402
 
 GROUPS = (1, 10, 100, 1000, 5000)
 TARGET = 300_000

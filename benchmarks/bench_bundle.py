@@ -20,7 +20,7 @@ import trio
 from engine.api import open_engine, spec_from_dict
 from engine.input.bundle_files import load_bundle
 from engine.runtime.bundle_import import import_bundle
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.views.export import bundle as bundle_export
 from engine.views.queries import replay_json
 

@@ -31,12 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_append import trial_events  # noqa: E402
 
-import engine.store.log as log_module  # noqa: E402
-import engine.store.log_reads as reads_module  # noqa: E402
-import engine.store.log_writes as writes_module  # noqa: E402
+import engine.store.log.event_log as log_module  # noqa: E402
+import engine.store.log.reads as reads_module  # noqa: E402
+import engine.store.log.writes as writes_module  # noqa: E402
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import decode, encode_many  # noqa: E402
-from engine.store.records import seal, unseal_run  # noqa: E402
+from engine.store.log.records import seal, unseal_run  # noqa: E402
 
 GROUP = 5000
 

@@ -17,7 +17,7 @@ import trio
 
 from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.views.history import history
 
 

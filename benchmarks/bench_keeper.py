@@ -22,11 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import engine.store.snapshots as snapshots  # noqa: E402
+import engine.store.kept.snapshots as snapshots  # noqa: E402
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import encode  # noqa: E402
 from engine.events.kinds import TAG_BY_TYPE  # noqa: E402
-from engine.store.log import EventLog  # noqa: E402
+from engine.store.log.event_log import EventLog  # noqa: E402
 
 Rows = list[tuple[str, str, bytes]]
 

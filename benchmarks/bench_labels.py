@@ -22,7 +22,7 @@ from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.input.labels_file import LabelRow
 from engine.runtime.label_record import record_labels
-from engine.store.log import Append, EventLog
+from engine.store.log.event_log import Append, EventLog
 from engine.store.projections.label_agreement import label_agreement
 from engine.store.projections.labels import load_labelled, load_labels
 from engine.web.label_queue import label_queue

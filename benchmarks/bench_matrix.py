@@ -34,7 +34,7 @@ from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import encode  # noqa: E402
 from engine.events.kinds import TAG_BY_TYPE  # noqa: E402
 from engine.store.blobs import pack_blob  # noqa: E402
-from engine.store.log import EventLog  # noqa: E402
+from engine.store.log.event_log import EventLog  # noqa: E402
 
 MAKE_RUN = r"""
 import sys, trio
@@ -110,7 +110,7 @@ class Server:
 
 def requests_of(store: Path, run: str) -> list[str]:
     """REQUESTS for `run`, naming two of its cases (the first and the 4,243rd, or its last)."""
-    from engine.store.trial_index_read import load_index
+    from engine.store.trial_index.read import load_index
 
     with EventLog(store) as log:
         index = load_index(log, run)
@@ -148,7 +148,7 @@ def serve_figures(store: Path, warm: int, run: str) -> None:
 
 def writer_cost(trials: int, folder: str | None) -> None:
     """CPU per trial of appending a run's events with and without keeping the trial index."""
-    import engine.store.snapshots as snapshots
+    import engine.store.kept.snapshots as snapshots
 
     words = ["Paris", "straße", "naïve", "東京", "ΣΟΦΙΑ", "yes", "no"]
     blobs = [pack_blob(" ".join(words[(i >> s) % 7] for s in range(0, 30, 3)).encode()) for i in range(512)]

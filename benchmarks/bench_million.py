@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.fake_server import start_server  # noqa: E402
-from engine.store.log import EventLog  # noqa: E402
+from engine.store.log.event_log import EventLog  # noqa: E402
 
 RUN = "million"
 SEGMENT = 100_000

@@ -62,7 +62,7 @@ async def fill(store: Path, base_url: str, runs: int, trials: int) -> None:
 QUERY = r"""
 import sys, time
 from pathlib import Path
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 what, store, run = sys.argv[1], sys.argv[2], sys.argv[3]
 def work(log):
     if what == "list (snapshots)":

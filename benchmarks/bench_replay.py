@@ -33,7 +33,7 @@ from bench_append import encode_group, trial_events  # noqa: E402
 from engine.events import codec  # noqa: E402
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import decode  # noqa: E402
-from engine.store.log import EventLog  # noqa: E402
+from engine.store.log.event_log import EventLog  # noqa: E402
 from engine.store.projection import fold  # noqa: E402
 
 TARGET = 500_000

@@ -71,7 +71,7 @@ def first_trial_s(experiment: Path, env: dict[str, str]) -> float:
     run's own log dates it (`trial.started`, the wall clock, the same machine's)."""
     from engine.events import kinds as k
     from engine.events.codec import decode
-    from engine.store.log import EventLog
+    from engine.store.log.event_log import EventLog
 
     with tempfile.TemporaryDirectory() as store:
         launched = time.time()

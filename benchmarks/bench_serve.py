@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import encode  # noqa: E402
-from engine.store.log import EventLog  # noqa: E402
+from engine.store.log.event_log import EventLog  # noqa: E402
 
 MAKE_RUN = r"""
 import sys, trio

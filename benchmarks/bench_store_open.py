@@ -1,7 +1,7 @@
 """What the store checks cost: the page walk done before every open, `engine check`, a backup.
 
 Every command validates the data file before LMDB maps it (size, meta pages, every B-tree page's
-number and kind: see store/files.py). This writes a log of N trial events (1M by default, 100k with
+number and kind: see store/log/files.py). This writes a log of N trial events (1M by default, 100k with
 --quick) with an output blob per trial, then times that validation, a whole open, `EventLog.check`
 (every event decoded, every blob hashed, LMDB's offline page verifier) and a compacted backup.
 
@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_append import encode_group, trial_events  # noqa: E402
 
 from engine.store.blobs import pack_blob  # noqa: E402
-from engine.store.files import check_data_file, tree_pages  # noqa: E402
-from engine.store.log import EventLog  # noqa: E402
+from engine.store.log.event_log import EventLog  # noqa: E402
+from engine.store.log.files import check_data_file, tree_pages  # noqa: E402
 
 TARGET_MS_PER_MILLION = 300.0
 GROUP = 5000

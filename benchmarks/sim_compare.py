@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.events.spec import GateSpec  # noqa: E402
 from engine.store.projections.report_builder import build_report  # noqa: E402
 from engine.store.projections.run_state import RunState  # noqa: E402
-from engine.views.compare import RunComparison, compare_states  # noqa: E402
+from engine.views.compare.comparison import RunComparison, compare_states  # noqa: E402
 from tests.gate_runs import simulated_run  # noqa: E402
 
 CASES, REPEATS = 8, 10

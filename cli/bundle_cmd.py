@@ -37,7 +37,7 @@ def import_command(files: list[str], store: Path, as_id: str | None) -> None:
     from engine.input.bundle_files import load_bundle
     from engine.input.flags import check_run_id
     from engine.runtime.bundle_import import import_bundle
-    from engine.store.log import EventLog
+    from engine.store.log.event_log import EventLog
 
     if as_id is not None and len(files) != 1:
         raise InputError("engine import", "--as", "renames one bundle: pass a single FILE with it")

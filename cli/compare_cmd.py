@@ -8,9 +8,9 @@ from typing import Any
 
 import msgspec
 
-from engine.presentation.report_numbers import money, p_value
-from engine.views.compare import NOTHING, RunComparison
-from engine.views.compare_gates import MetricDelta
+from engine.presentation.report.numbers import money, p_value
+from engine.views.compare.comparison import NOTHING, RunComparison
+from engine.views.compare.gates import MetricDelta
 
 
 def variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | None:

@@ -66,7 +66,7 @@ def compare(
         variant_pair,
     )
     from engine.runtime.run_status import run_state
-    from engine.views.compare import compare_runs
+    from engine.views.compare.comparison import compare_runs
     from engine.views.queries import resolve_run
 
     overrides = {

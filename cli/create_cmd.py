@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from engine.cli.hints import hint
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 
 
 def create_command(file: Path, store: Path, run_id: str | None, as_json: bool, allow_large: bool) -> None:

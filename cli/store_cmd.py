@@ -9,7 +9,7 @@ import typer
 from engine.cli.store_open import open_store
 from engine.errors import InputError
 from engine.events.commands import engine_command
-from engine.store.verify import SHOWN
+from engine.store.log.verify import SHOWN
 
 
 def check_command(store: Path, run_id: str | None) -> int:
@@ -46,7 +46,7 @@ def backup_command(store: Path, dest: Path) -> None:
 def rebuild_command(store: Path) -> None:
     """Every snapshot folded again from the log: what `list`, `status` and `report` read then is the
     log's own answer (the snapshots are only ever a shortcut to it)."""
-    from engine.store.snapshots import rebuild
+    from engine.store.kept.snapshots import rebuild
 
     with open_store(store, write=True) as log:
         written = rebuild(log)

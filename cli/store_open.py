@@ -9,8 +9,8 @@ from pathlib import Path
 
 from engine.errors import NotFoundError
 from engine.store.errors import StoreDamagedError
-from engine.store.guard import DECODE_DAMAGE
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
+from engine.store.log.guard import DECODE_DAMAGE
 
 # what reading stored bytes raises when they were changed on disk (the store opened fine), where
 # a view decodes them itself

@@ -29,7 +29,7 @@ from engine.runtime.cancel import cancel_run
 from engine.runtime.run_status import list_runs
 from engine.runtime.runner import RunControl, RunRequest, execute_run
 from engine.store.contract import EventStore
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.views.queries import replay_json, resolve_run
 
 __all__ = [

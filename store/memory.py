@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 
 from engine.store.contract import Row
-from engine.store.snapshots import Keeper
+from engine.store.kept.snapshots import Keeper
 
 
 class MemoryStore:

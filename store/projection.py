@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 from engine.events.codec import EventDecodeError
 from engine.events.kinds import TAG_BY_TYPE, AnyEvent
 from engine.store.contract import EventStore
-from engine.store.guard import decode_of_run, decode_stored
+from engine.store.log.guard import decode_of_run, decode_stored
 
 S = TypeVar("S")
 Evolve = Callable[[S, AnyEvent], S]

@@ -19,10 +19,10 @@ import pytest
 
 from engine.store.blobs import read_blob
 from engine.store.errors import StoreError
-from engine.store.files import tree_pages
-from engine.store.guard import decode_stored
-from engine.store.log import EventLog
-from engine.store.verify import blob_refs
+from engine.store.log.event_log import EventLog
+from engine.store.log.files import tree_pages
+from engine.store.log.guard import decode_stored
+from engine.store.log.verify import blob_refs
 from tests.conftest import run_engine
 from tests.test_store_damage import EXPERIMENT
 

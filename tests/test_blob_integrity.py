@@ -10,7 +10,7 @@ import pytest
 from engine.events import kinds as k
 from engine.store.blobs import pack_blob, read_blob
 from engine.store.errors import StoreDamagedError
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
 from engine.store.projection import run_events
 from tests.conftest import run_engine

@@ -21,7 +21,7 @@ from engine.presentation.formats import export_run
 from engine.runtime.bundle_import import import_bundle
 from engine.runtime.regrade import regrade_run
 from engine.store.bundle_format import MAGIC
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.views.current_report import current_report_json as report_json
 from engine.views.export import bundle as bundle_export
 from engine.views.queries import replay_json

@@ -11,9 +11,9 @@ import fsspec
 
 from engine.api import open_engine
 from engine.input.bundle_files import bundle_headers, load_bundle
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.views.bundle_sources import last_green_anywhere
-from engine.views.compare import compare_runs
+from engine.views.compare.comparison import compare_runs
 from engine.views.current_report import current_report_json as report_json
 from engine.views.export import bundle as bundle_export
 from tests.conftest import run_engine

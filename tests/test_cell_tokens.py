@@ -4,9 +4,9 @@ trial), completed or failed, through a kept snapshot and its replay alike."""
 from __future__ import annotations
 
 from engine.events import kinds as k
+from engine.store.kept.snapshots import STATES, load
 from engine.store.memory import MemoryStore
 from engine.store.projections.run_state import RUN_STATE, RunState
-from engine.store.snapshots import STATES, load
 from tests.test_snapshots import rows
 
 

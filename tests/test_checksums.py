@@ -10,9 +10,9 @@ import pytest
 
 from engine.events.codec import decode, encode
 from engine.store.errors import StoreDamagedError
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
+from engine.store.log.records import unseal
 from engine.store.projection import run_events
-from engine.store.records import unseal
 from tests.test_log import rows, skipped
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from tests.conftest import run_engine
 
 EXPERIMENT = """name = "flags"

@@ -19,13 +19,14 @@ from tests.test_cli_run import experiment
 # and typer, whose parsing of these plain command lines cli.fast_reads does
 NEVER = [
     "typer", "trio", "numpy", "hdrh", "engine.actors", "engine.input.experiment_plan",
-    "engine.store.trial_index", "engine.store.snapshots", "engine.store.verify",
+    "engine.store.trial_index.index", "engine.store.kept.snapshots", "engine.store.log.verify",
     "engine.presentation.terminal", "hashlib", "engine.store.projections.report_builder",
 ]  # fmt: skip
 # status reads its kept figures (checked against the run state's pinned version: store.state_source)
 # and folds the run state only when they are behind the log; list reads neither
 NOT_FOR_LIST = [
-    "engine.store.status_record", "engine.store.projections.run_state", "engine.store.state_snapshot",
+    "engine.store.kept.status_record", "engine.store.projections.run_state",
+    "engine.store.kept.state_snapshot",
     "socket",
 ]  # fmt: skip
 # a table of plain cells that fits is written without rich (presentation.plain_table); others by rich
@@ -69,7 +70,7 @@ def test_list_status_history_import_their_read_path_only(store: Path) -> None:
     assert imported(store, "list") == []
     assert imported(store, "list", "--json") == []
     # the probe sees what a command imports; a finished run's status does not fold its state
-    assert imported(store, "status", "r1") == ["engine.store.status_record"]
+    assert imported(store, "status", "r1") == ["engine.store.kept.status_record"]
     # history reads the reports' digests, not the reports (whose content hashes need hashlib)
     history = imported(store, "history", "capitals")
     assert [m for m in history if m in NEVER + NOT_FOR_LIST + RICH] == []
@@ -90,4 +91,4 @@ def test_a_current_reports_json_is_read_not_built(store: Path) -> None:
     """`engine report --json` of a finished run prints its stored report: the state's fold, the keeper
     and the report's builder are not imported (typer is: report has no typer-free path)."""
     loaded = imported(store, "report", "r1", "--json")
-    assert [m for m in loaded if m not in ("typer", "hashlib", "engine.store.status_record")] == []
+    assert [m for m in loaded if m not in ("typer", "hashlib", "engine.store.kept.status_record")] == []

@@ -21,7 +21,7 @@ import trio
 
 from engine.events import kinds as k
 from engine.events.codec import decode
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from tests.conftest import STARTED, engine_cmd, engine_env, run_engine
 from tests.fakes.openai_server import FakeOpenAI, open_fake_openai
 

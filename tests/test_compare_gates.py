@@ -7,8 +7,8 @@ import numpy as np
 
 from engine.events.spec import GateSpec
 from engine.store.projections.run_state import RunState
-from engine.views.compare import compare_states
-from engine.views.compare_gates import MetricDelta
+from engine.views.compare.comparison import compare_states
+from engine.views.compare.gates import MetricDelta
 from tests.gate_runs import simulated_run
 
 

@@ -15,7 +15,7 @@ from engine.events.spec import CaseSpec, ExperimentSpec, RepeatSpec, VariantSpec
 from engine.presentation.html_file import report_html
 from engine.presentation.markdown import report_markdown
 from engine.presentation.model import as_report
-from engine.presentation.report_lines import score_basis_note
+from engine.presentation.report.lines import score_basis_note
 from engine.presentation.terminal import report_renderables
 from engine.store.projections.cases import case_values
 from engine.store.projections.report_builder import build_report

@@ -13,11 +13,11 @@ import trio
 from engine.api import open_engine, spec_from_dict
 from engine.events.spec import GateSpec
 from engine.presentation.model import as_report
-from engine.presentation.report_status import more_error_lines, status_lines
+from engine.presentation.report.status import more_error_lines, status_lines
 from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
-from engine.views.compare import compare_runs, compare_states
-from engine.views.compare_gates import MetricDelta
+from engine.views.compare.comparison import compare_runs, compare_states
+from engine.views.compare.gates import MetricDelta
 from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.gate_runs import simulated_run
@@ -112,7 +112,7 @@ async def test_timeouts_from_the_server_rising_fail_the_gate_in_every_format(
     (variant,) = report.variants
     assert variant.errors == 30 and variant.errors_by_class == {"timeout": 30}
     assert variant.unscored_cases == 10 and variant.pass_rate == 1.0  # the rest still pass
-    from engine.store.log import EventLog
+    from engine.store.log.event_log import EventLog
 
     with EventLog(store) as log:
         compared = compare_runs(log, "base", "cand")

@@ -21,11 +21,11 @@ from engine.store.errors import (
     StoreReadOnlyError,
     StoreWriteError,
 )
-from engine.store.records import RecordDamaged
+from engine.store.log.records import RecordDamaged
 from tests.test_layering import LAYERS, module_name, package_files
 
 # private control flow that never leaves its module (the log's "no room" retry signal)
-PRIVATE = {"engine.store.log_writes._NoRoom"}
+PRIVATE = {"engine.store.log.writes._NoRoom"}
 
 
 def defined_exceptions() -> list[type[BaseException]]:

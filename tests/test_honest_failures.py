@@ -173,7 +173,7 @@ def test_status_of_a_killed_run_shows_nothing_in_flight(tmp_path: Path) -> None:
     from engine.api import spec_from_dict
     from engine.events import kinds as k
     from engine.events.codec import encode
-    from engine.store.log import EventLog
+    from engine.store.log.event_log import EventLog
 
     spec = spec_from_dict({"name": "killed", "cases": [{"id": "c", "prompt": "p", "expected": "x"}]})
     ident = {"run_id": "dead", "variant": "baseline", "case": "c"}

@@ -20,8 +20,8 @@ import pytest
 import trio
 import trio.testing
 
-from engine.actors.targets.http_client import ConnectError, HttpPool, RemoteProtocolError
-from engine.actors.targets.http_common import JsonClient, shared_ssl_context
+from engine.actors.targets.http.client import ConnectError, HttpPool, RemoteProtocolError
+from engine.actors.targets.http.common import JsonClient, shared_ssl_context
 from engine.actors.targets.target_protocol import TargetError
 from engine.events.spec import target_spec
 

@@ -9,8 +9,8 @@ from functools import partial
 import pytest
 import trio
 
+from engine.actors.targets.http.proxied import proxy_for
 from engine.actors.targets.openai import OpenAITarget
-from engine.actors.targets.proxied_client import proxy_for
 from engine.events.spec import target_spec
 from tests.test_http_targets import request
 

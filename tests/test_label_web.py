@@ -86,7 +86,7 @@ async def test_a_run_without_labels_is_not_walked_for_them(tmp_path: Path, monke
     run's events (a walk of a big run's index was most of its first load); with one it reads them."""
     from engine.input.labels_file import LabelRow
     from engine.runtime.label_record import record_labels
-    from engine.store.log import EventLog
+    from engine.store.log.event_log import EventLog
     from engine.web import label_pages
     from engine.web.context import WebContext
 

@@ -13,9 +13,9 @@ from engine.events import kinds as k
 from engine.events.codec import decode, encode
 from engine.events.kinds import TAG_BY_TYPE
 from engine.store.contract import EncodedRows
-from engine.store.live_events import adoptable
-from engine.store.log import EventLog
-from engine.store.snapshots import ALL
+from engine.store.kept.live_events import adoptable
+from engine.store.kept.snapshots import ALL
+from engine.store.log.event_log import EventLog
 from tests.test_snapshots import replayed
 
 

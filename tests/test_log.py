@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import engine.store.log_reads
+import engine.store.log.reads
 from engine.events import kinds as k
 from engine.events.codec import decode, encode
 from engine.store.blobs import COMPRESS_ABOVE, pack_blob, read_blob, read_text
 from engine.store.errors import StoreDamagedError
-from engine.store.log import Append, EventLog
+from engine.store.log.event_log import Append, EventLog
 from tests.conftest import ROOT, SAFETY_S
 
 
@@ -73,7 +73,7 @@ def test_read_ranges(tmp_path: Path) -> None:
 
 
 def test_reads_page_through_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine.store.log_reads, "READ_CHUNK", 4)
+    monkeypatch.setattr(engine.store.log.reads, "READ_CHUNK", 4)
     with EventLog(tmp_path) as log:
         log.append(rows(skipped("a", 9) + skipped("b", 9) + skipped("a", 3, start=9)))
         assert [seq for seq, _ in log.read()] == list(range(1, 22))
@@ -179,7 +179,7 @@ def test_map_size_grows_by_itself(tmp_path: Path) -> None:
 READER = """
 import sys
 from engine.events.codec import decode
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 with EventLog(sys.argv[1]) as log:
     events = [decode(data) for _, data in log.read_run("a")]
     print(log.last_seq(), len(events), events[-1].case if events else "-", log.run_ids())
@@ -200,7 +200,7 @@ GROWER = """
 import sys
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 blob = bytes(range(256)) * 256
 with EventLog(sys.argv[1], map_size=1 << 20) as log:
     for i in range(100):
@@ -227,7 +227,7 @@ WRITER = """
 import sys
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 with EventLog(sys.argv[1], map_size=1 << 20) as log:
     batch = log.last_seq() // 100
     while True:

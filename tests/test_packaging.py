@@ -52,8 +52,8 @@ def test_a_built_wheel_holds_every_layer_under_engine(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"engine"}
-    layers = ["events/kinds.py", "stats/inference.py", "store/log.py", "actors/scheduler.py", "cli/main.py",
-              "api.py"]  # fmt: skip
+    layers = ["events/kinds.py", "stats/inference.py", "store/log/event_log.py", "actors/scheduler.py",
+              "cli/main.py", "api.py"]  # fmt: skip
     assert {f"engine/{path}" for path in layers} <= set(names)
     # the web view works offline: its assets ship inside the package
     assert {"engine/web/static/app.js", "engine/web/static/style.css"} <= set(names)
@@ -106,7 +106,7 @@ def test_the_embedding_example_needs_no_deep_import() -> None:
 
 CHECKOUT_IMPORTS = """
 import importlib, sys
-import engine.api, engine.events.kinds, engine.store.log, engine.actors.scheduler, engine.cli.main
+import engine.api, engine.events.kinds, engine.store.log.event_log, engine.actors.scheduler, engine.cli.main
 print(engine.__file__, engine.events.__file__, engine.cli.__file__)
 for name in ("engine.engine", "engine.engine.api", "engine.tests", "engine.tests.conftest"):
     try:

@@ -21,7 +21,7 @@ from engine.events import kinds as k
 from engine.events.spec import CaseSpec
 from engine.runtime.plan import trial_seed
 from engine.stats.preference import binomial_two_sided, case_preference
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.store.projection import run_events
 from tests.fakes.openai_server import open_fake_openai
 

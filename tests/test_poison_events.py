@@ -9,7 +9,7 @@ from pathlib import Path
 
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.store.log import Append, EventLog
+from engine.store.log.event_log import Append, EventLog
 from tests.conftest import run_engine
 from tests.test_cli_run import experiment
 

@@ -221,7 +221,7 @@ async def test_a_race_cut_by_its_budget_saves_nothing_it_did_not_decide(tmp_path
 
 def test_a_variant_with_no_pass_reads_as_such_in_the_race_lines() -> None:
     from engine.events.report import StoppingReport
-    from engine.presentation.report_stopping import race_lines
+    from engine.presentation.report.stopping import race_lines
 
     stopping = {
         "objective": "cost_per_pass", "looks_done": 1, "max_looks": 4, "stopped": "one_left",

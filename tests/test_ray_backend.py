@@ -358,7 +358,7 @@ async def test_short_trials_travel_in_batches_and_each_is_logged_once(
     tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from engine import open_engine, spec_from_dict
-    from engine.actors import ray_batches
+    from engine.actors.ray import batches as ray_batches
     from engine.events.codec import decode
     from engine.store.memory import MemoryStore
 

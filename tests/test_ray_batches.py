@@ -6,7 +6,7 @@ from __future__ import annotations
 import trio
 
 from engine.actors.messages import TrialJob
-from engine.actors.ray_batches import MAX_BATCH, TARGET_TASK_S, BatchSizing, take_batch
+from engine.actors.ray.batches import MAX_BATCH, TARGET_TASK_S, BatchSizing, take_batch
 
 
 def test_a_batch_is_one_trial_until_a_task_has_come_back() -> None:

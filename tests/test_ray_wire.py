@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from engine import spec_from_dict
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
-from engine.actors.ray_wire import (
+from engine.actors.ray.wire import (
     BatchOutcome,
     TrialOutcome,
     _Trial,

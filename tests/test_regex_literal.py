@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from engine.store.regex_literal import required_literal
+from engine.store.trial_index.regex_literal import required_literal
 
 # letters `re` folds with others (ı, ſ, the Kelvin sign, dotted İ), final sigma, ß, caseless CJK
 TRICKY = "aAiIıİsSſkKKσςΣßẞ東京タ.-4 \n\x00"

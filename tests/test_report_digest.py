@@ -11,9 +11,9 @@ import pytest
 
 from engine.store import blobs
 from engine.store.blobs import read_blob
-from engine.store.log import EventLog
-from engine.store.report_digest import DIGESTS, ReportDigest, digest_of
-from engine.store.snapshots import RUN_HEADS, load, rebuild
+from engine.store.kept.report_digest import DIGESTS, ReportDigest, digest_of
+from engine.store.kept.snapshots import RUN_HEADS, load, rebuild
+from engine.store.log.event_log import EventLog
 from engine.views import history as history_view
 from tests.test_cli_run import store_with_runs
 

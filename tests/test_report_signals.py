@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from engine.presentation.model import as_report
-from engine.presentation.report_numbers import money, p_value
-from engine.presentation.report_status import winner_line
-from engine.presentation.report_tables import variant_label
+from engine.presentation.report.numbers import money, p_value
+from engine.presentation.report.status import winner_line
+from engine.presentation.report.tables import variant_label
 from tests.conftest import run_engine
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ import trio
 
 from engine.runtime.run_lease import STALE_AFTER_S, holder_alive
 from engine.store.lease import LeaseHolder, lease_key, take_lease
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
 from tests.conftest import ROOT
 from tests.fakes.openai_server import open_fake_openai
@@ -23,7 +23,7 @@ from tests.test_cli_lifecycle import TOTAL, Engine, answer, completions_per_tria
 
 TAKE = """
 import os, sys, time
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.store.lease import LeaseHolder, take_lease
 log = EventLog(sys.argv[1])
 me = LeaseHolder(token=str(os.getpid()), pid=os.getpid(), host="h", heartbeat=time.time())

@@ -16,8 +16,8 @@ from engine.cli.compare_cmd import margin_line
 from engine.events.spec import GateSpec
 from engine.stats.run_spread import DEFAULT_MARGIN, margin
 from engine.store.projections.run_state import RunState
-from engine.views.compare import compare_runs, compare_states
-from engine.views.compare_gates import MetricDelta
+from engine.views.compare.comparison import compare_runs, compare_states
+from engine.views.compare.gates import MetricDelta
 from tests.gate_runs import simulated_run
 
 

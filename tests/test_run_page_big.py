@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 
 from engine.events.report import FlakyCase
-from engine.presentation.report_tables import MAX_FLAKY_ROWS
+from engine.presentation.report.tables import MAX_FLAKY_ROWS
 from engine.web.run_page import run_html
 from tests.test_report_structure import LIVE, full_report
 

@@ -75,7 +75,7 @@ async def test_unfinished_sessions_are_resumed_at_start(tmp_path: Path) -> None:
 
     from engine.events import kinds as k
     from engine.events.codec import encode
-    from engine.store.log import Append
+    from engine.store.log.event_log import Append
 
     calls = 0
 

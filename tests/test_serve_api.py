@@ -11,7 +11,7 @@ import trio
 
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from tests.conftest import SAFETY_S, run_engine
 from tests.fixtures.agent import SCRIPT_OUTPUT
 from tests.serve_helpers import make_store, serving

@@ -14,7 +14,7 @@ from engine import serve_app
 from engine.events import kinds as k
 from engine.events.codec import decode, encode
 from engine.events.kinds import TAG_BY_TYPE
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.views.queries import replay_json
 from tests.serve_helpers import make_store
 

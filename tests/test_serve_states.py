@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from tests.conftest import SAFETY_S, engine_cmd, engine_env
 from tests.serve_helpers import make_store, serving
 

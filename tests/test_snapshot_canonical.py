@@ -3,9 +3,9 @@ and only the fields that hold a set are copied to sort them: a run's cells are e
 
 from __future__ import annotations
 
+from engine.store.kept.codec import _canonical
+from engine.store.kept.snapshots import STATES
 from engine.store.projections.run_state import Cell, RunState
-from engine.store.snapshot_codec import _canonical
-from engine.store.snapshots import STATES
 
 
 def state(keys: list[tuple[str, str, int]]) -> RunState:
@@ -32,7 +32,7 @@ def test_a_struct_kept_as_an_array_has_another_fingerprint_than_as_a_map() -> No
     """Cells once stored as maps are rebuilt, never read by position: the shape is in the version."""
     import msgspec
 
-    from engine.store.snapshot_codec import fingerprint
+    from engine.store.kept.codec import fingerprint
 
     class Row(msgspec.Struct):
         a: int = 0

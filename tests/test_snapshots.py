@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import engine.store.snapshots as snapshots
+import engine.store.kept.snapshots as snapshots
 from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
 from engine.store.contract import EventStore
-from engine.store.log import EventLog
+from engine.store.kept.codec import Snapshotted
+from engine.store.kept.snapshots import ALL, RUN_HEADS, STATES, SUMMARIES, load, rebuild
+from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
-from engine.store.snapshot_codec import Snapshotted
-from engine.store.snapshots import ALL, RUN_HEADS, STATES, SUMMARIES, load, rebuild
 from tests.killed_writers import killed_writers
 from tests.test_replay_equivalence import RUN, runs
 
@@ -122,7 +122,7 @@ def test_a_version_counts_the_fields_of_the_state_and_of_what_it_holds() -> None
     """A state type whose fields change gets another version: its old snapshots are rebuilt."""
     from dataclasses import make_dataclass
 
-    from engine.store.snapshot_codec import fingerprint
+    from engine.store.kept.codec import fingerprint
 
     def outer(*inner_fields: str) -> type:
         inner = make_dataclass("Inner", [(name, int) for name in inner_fields])
@@ -135,12 +135,12 @@ def test_a_version_counts_the_fields_of_the_state_and_of_what_it_holds() -> None
 
 WRITER = """
 import sys
-import engine.store.snapshots as snapshots
+import engine.store.kept.snapshots as snapshots
 from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
 from engine.store.blobs import pack_blob
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 key, blob = pack_blob(b"an output")
 snapshots.EVERY[snapshots.STATES.name] = int(sys.argv[2])
 with EventLog(sys.argv[1], map_size=1 << 20) as log:
@@ -182,7 +182,7 @@ def test_runs_are_listed_from_the_snapshots_until_a_writer_that_keeps_none_appen
         assert load(log, SUMMARIES, "b").status == "completed"
     # an engine from before snapshots appends: the snapshots neither list nor know its events
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("engine.store.log_writes.mark_written", lambda txn, db: None)
+        patch.setattr("engine.store.log.writes.mark_written", lambda txn, db: None)
         patch.setattr(snapshots.Keeper, "advance", lambda self, io, batch, first: None)
         with EventLog(tmp_path / "store") as log:
             log.append(rows([k.RunCompleted(run_id="a", status="failed"), *started_run("c")]))
@@ -198,7 +198,7 @@ def test_runs_are_listed_from_the_snapshots_until_a_writer_that_keeps_none_appen
 
 def test_a_store_from_before_snapshots_reads_as_it_did_and_lists_runs_after_a_rebuild(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("engine.store.log_writes.mark_written", lambda txn, db: None)
+        patch.setattr("engine.store.log.writes.mark_written", lambda txn, db: None)
         patch.setattr(snapshots.Keeper, "advance", lambda self, io, batch, first: None)
         with EventLog(tmp_path / "store") as log:
             log.append(rows(started_run("old", 3)))
@@ -298,7 +298,7 @@ def test_engine_rebuild_writes_the_bytes_the_writer_kept(tmp_path: Path) -> None
 def test_masks_past_64_repeats_round_trip_and_both_encodings_agree() -> None:
     import msgspec
 
-    from engine.store import snapshot_codec as codec
+    from engine.store.kept import codec as codec
 
     store = MemoryStore()
     events = [*started_run("r"), *(k.TrialSkipped(run_id="r", variant="v", case="c", repeat=n, reason="x")
@@ -362,8 +362,8 @@ def test_a_big_state_is_saved_in_proportion_to_its_cells_and_never_further_behin
 
 
 def test_the_kept_status_figures_are_the_state_s_own_and_only_read_while_current() -> None:
+    from engine.store.kept.snapshots import STATUS, kept
     from engine.store.projections.status import counts_of
-    from engine.store.snapshots import STATUS, kept
 
     store = MemoryStore()
     failed = k.TrialFailed(run_id="r", variant="v", case="c0", repeat=1, error_kind="infra",

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from engine.store.snapshots import DERIVED
-from engine.store.state_snapshot import STATES
-from engine.store.state_source import RUN_STATE_SOURCE
+from engine.store.kept.snapshots import DERIVED
+from engine.store.kept.state_snapshot import STATES
+from engine.store.kept.state_source import RUN_STATE_SOURCE
 
 
 def test_the_pin_is_the_run_states_version_and_tags() -> None:
     assert RUN_STATE_SOURCE.name == STATES.name
-    assert RUN_STATE_SOURCE.version == STATES.version, "update store/state_source.py to this version"
-    assert RUN_STATE_SOURCE.tags == STATES.projection.tags, "update store/state_source.py's tags"
+    assert RUN_STATE_SOURCE.version == STATES.version, "update store/kept/state_source.py to this version"
+    assert RUN_STATE_SOURCE.tags == STATES.projection.tags, "update store/kept/state_source.py's tags"
 
 
 def test_every_derived_record_names_its_kept_source() -> None:
@@ -32,7 +32,7 @@ def test_the_kept_state_heads_reader_reads_the_run_states_snapshots() -> None:
 
 
 def test_a_stale_pin_writes_no_derived_record(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.store import snapshots
+    from engine.store.kept import snapshots
 
     assert snapshots.derived_of(STATES.name)  # the pin holds: the status figures are kept
     stale = RUN_STATE_SOURCE._replace(version="2.00000000")

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import engine.store.log_reads
+import engine.store.log.reads
 from engine.store.contract import EventStore
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
 
 
@@ -74,7 +74,7 @@ def test_blobs_commit_with_their_batch_and_the_first_write_wins(store: EventStor
 
 
 def test_reads_page_through_large_runs(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine.store.log_reads, "READ_CHUNK", 4)  # the log reads in chunks: cross their edges
+    monkeypatch.setattr(engine.store.log.reads, "READ_CHUNK", 4)  # the log reads in chunks: cross their edges
     store.append(rows("a", 9) + rows("b", 9) + rows("a", 3, start=9))
     assert [d for _, d in store.read_run("a")] == [f"a:{i}".encode() for i in range(12)]
     assert len(list(store.read())) == 21 and len(store.run_index("b")) == 9

@@ -20,8 +20,8 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from engine.store.files import tree_pages
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
+from engine.store.log.files import tree_pages
 from tests.conftest import engine_cmd, engine_env, run_engine
 
 READERS = ("list", "report", "status", "replay", "export")

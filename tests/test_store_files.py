@@ -1,4 +1,4 @@
-"""The file checks done before LMDB maps a store (store/files.py, lmdb_pages.py, leaves.py), on real
+"""The file checks done before LMDB maps a store (store/log/files.py, lmdb_pages.py, leaves.py), on real
 LMDB files: both the per-page and the bulk (numpy) record checks, large values in overflow pages,
 a store another process is creating, and a walk while a writer commits."""
 
@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import lmdb_pages
 from engine.store.blobs import pack_blob
 from engine.store.errors import StoreDamagedError
-from engine.store.files import check_data_file, tree_pages
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog, lmdb_pages
+from engine.store.log.files import check_data_file, tree_pages
 
 BULK = [pytest.param(0, id="bulk"), pytest.param(10**9, id="per-page")]
 

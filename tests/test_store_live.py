@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from tests.conftest import SAFETY_S, run_engine
 from tests.test_log import subprocess_env
 
@@ -23,7 +23,7 @@ import sys, threading
 from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.store.blobs import pack_blob
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 
 stop = threading.Event()
 threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
@@ -46,7 +46,7 @@ with EventLog(sys.argv[1]) as log:
 # the creator stops between creating the files (LMDB's first pages) and creating the databases
 CREATOR = """
 import sys
-import engine.store.log as log_module
+import engine.store.log.event_log as log_module
 
 real = log_module.open_databases
 

@@ -11,7 +11,7 @@ import pytest
 from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.store.contract import EventStore
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
 from engine.store.projections.best import best_variations
 from engine.store.writes import append_events, event_rows

@@ -17,11 +17,11 @@ from engine.events.kinds import TAG_BY_TYPE
 from engine.events.spec import CaseSpec, ExperimentSpec, VariantSpec
 from engine.store import trial_index, trial_index_codec
 from engine.store.blobs import pack_blob
-from engine.store.log import EventLog
+from engine.store.kept.snapshots import rebuild
+from engine.store.log.event_log import EventLog
 from engine.store.projections.trials import load_trials
-from engine.store.snapshots import rebuild
-from engine.store.trial_index_codec import head_key
-from engine.store.trial_index_read import load_index
+from engine.store.trial_index.codec import head_key
+from engine.store.trial_index.read import load_index
 from engine.web.data import RunViews, indexed_view, new_view
 from engine.web.matrix_view import matrix, query_of
 from engine.web.trials_api import TrialFilter, trials_page
@@ -185,7 +185,7 @@ from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
 from engine.store import trial_index, trial_index_codec
 from engine.store.blobs import pack_blob
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 trial_index_codec.CHUNK, trial_index.EVERY = 4, int(sys.argv[2])
 blobs = [pack_blob(f"output {i} ß".encode()) for i in range(5)]
 with EventLog(sys.argv[1], map_size=1 << 22) as log:

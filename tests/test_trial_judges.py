@@ -14,7 +14,7 @@ import httpx
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.codec import decode
-from engine.store.log import EventLog
+from engine.store.log.event_log import EventLog
 from tests.conftest import SAFETY_S
 from tests.fakes.openai_server import open_fake_openai
 from tests.serve_helpers import serving

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from engine.store.trial_rows import FAR, TrialRows, cell_of
+from engine.store.trial_index.row_positions import FAR, TrialRows, cell_of
 
 REPEATS = st.one_of(st.integers(0, 9), st.just(FAR + 1), st.integers(-3, -1))
 TRIALS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5), REPEATS), max_size=60)

@@ -15,7 +15,7 @@ from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events import kinds as k
-from engine.presentation.report_tables import variation_rows
+from engine.presentation.report.tables import variation_rows
 from engine.stats.racing import race_threshold
 from engine.store.projection import run_events
 

@@ -7,7 +7,7 @@ import zlib
 
 import trio
 
-from engine.store.unpacked import unpack, unpacked_once
+from engine.store.kept.unpacked import unpack, unpacked_once
 
 TRAILER = 4
 

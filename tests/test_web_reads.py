@@ -12,8 +12,8 @@ import msgspec
 from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.runtime.run_status import run_state
-from engine.store.log import EventLog
-from engine.views.compare import compare_states
+from engine.store.log.event_log import EventLog
+from engine.views.compare.comparison import compare_states
 from engine.views.current_report import current_report_json
 from engine.web.context import WebContext
 from engine.web.run_page import run_body, run_fragment

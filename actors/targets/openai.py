@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.actors.targets.http_common import (
+from engine.actors.targets.http.common import (
     JsonApiTarget,
     malformed,
     text_content,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.events.report import RunReport
-from engine.presentation.report_numbers import interval
-from engine.presentation.report_tables import role
+from engine.presentation.report.numbers import interval
+from engine.presentation.report.tables import role
 
 ROW_H, LABEL_W, VALUE_W, PLOT_W, TOP, AXIS_H = 30, 190, 170, 460, 8, 28
 

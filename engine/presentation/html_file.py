@@ -14,7 +14,7 @@ from engine.presentation.file_trials import drill_data, script_json
 from engine.presentation.matrix import LEGEND, MatrixRow, build_rows
 from engine.presentation.matrix_query import MatrixQuery, select
 from engine.presentation.model import ReportInput, as_report
-from engine.presentation.report_status import status_lines, winner_line
+from engine.presentation.report.status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, sections
 from engine.presentation.templates import TEMPLATES, render, stylesheet
 from engine.store.contract import EventStore

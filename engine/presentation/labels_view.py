@@ -7,7 +7,7 @@ failed, FN fails the judge gave that people passed.
 from __future__ import annotations
 
 from engine.events.report import GroundTruth, JudgeVsPeople, LabelAgreement, RunReport
-from engine.presentation.report_numbers import fmt
+from engine.presentation.report.numbers import fmt
 
 TITLE = "Judges against people's labels"
 LABELS_HEADER = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.presentation.model import ReportInput, as_report
-from engine.presentation.report_status import status_lines, winner_line
+from engine.presentation.report.status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, Section, sections
 
 _MD_SPECIAL = "\\`*_[]|~"

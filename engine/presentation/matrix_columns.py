@@ -14,8 +14,8 @@ from engine.events.spec import ReplicaAggregation
 from engine.presentation.matrix import MatrixCell, MatrixRow, _expected
 from engine.presentation.matrix_query import MatrixQuery, ReadOutput, matcher
 from engine.store.projections.trials import RunTrials
-from engine.store.trial_index_codec import COMPLETED, FAILED, GRADED, SCORED, SKIPPED
-from engine.store.trial_index_table import ERROR, FAIL, GRADING_ERROR, PASS, Table
+from engine.store.trial_index.codec import COMPLETED, FAILED, GRADED, SCORED, SKIPPED
+from engine.store.trial_index.table import ERROR, FAIL, GRADING_ERROR, PASS, Table
 
 NAMES = ("pass", "fail", "flaky", "error", "grading_error", "ungraded", "pending")
 V_PASS, V_FAIL, V_FLAKY, V_ERROR, V_GRADING_ERROR, V_UNGRADED, V_PENDING = range(7)

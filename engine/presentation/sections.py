@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from engine.events.report import RunReport
 from engine.presentation import labels_view
-from engine.presentation import report_lines as text
-from engine.presentation import report_tables as tables
-from engine.presentation.report_stopping import stopping_lines
+from engine.presentation.report import lines as text
+from engine.presentation.report import tables as tables
+from engine.presentation.report.stopping import stopping_lines
 
 SECTION_KEYS = (
     "variants", "spend", "comparisons", "pairwise", "labels", "tuning", "errors", "grading_errors",

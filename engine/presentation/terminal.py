@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 
 from engine.presentation.model import ReportInput, as_report
-from engine.presentation.report_status import status_lines, winner_line
+from engine.presentation.report.status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, Section, sections
 from engine.presentation.term_table import table
 

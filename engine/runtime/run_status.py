@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from engine.errors import NotFoundError
 from engine.events import kinds as k
 from engine.store.contract import EventStore
+from engine.store.kept.read import SUMMARIES, kept, load, run_ids
 from engine.store.projection import run_events
 from engine.store.projections.status import StatusView, counts_of, status_of
 from engine.store.projections.summary import RunSummary
-from engine.store.snapshot_read import SUMMARIES, kept, load, run_ids
 
 if TYPE_CHECKING:
     from engine.store.projections.run_state import RunState
@@ -50,7 +50,7 @@ def with_trial_count(log: EventStore, summary: RunSummary) -> RunSummary:
     spec = defined.spec
     summary.experiment = summary.experiment or spec.name
     if spec.kind == "tune":
-        from engine.store.state_snapshot import STATES
+        from engine.store.kept.state_snapshot import STATES
 
         summary.trials_total = load(log, STATES, summary.run_id).trials_done()
     else:
@@ -78,7 +78,7 @@ def process_alive(pid: int, host: str) -> bool:
 def run_status(log: EventStore, run_id: str, now: float) -> StatusView:
     """`engine status`: the run's summary and the figures kept beside its state (the state itself is
     folded only while those are behind the log: a live run between two saves of its state)."""
-    from engine.store.status_record import STATUS
+    from engine.store.kept.status_record import STATUS
 
     counts = kept(log, STATUS, run_id)
     if counts is None:
@@ -91,8 +91,8 @@ def run_status(log: EventStore, run_id: str, now: float) -> StatusView:
 def run_state(log: EventStore, run_id: str, grading: int | None = None, replay: bool = False) -> RunState:
     """The run's state: of the latest grading round, its snapshot folded forward over the events
     after it; of an earlier round, or to `replay`, folded from the whole log."""
+    from engine.store.kept.state_snapshot import STATES
     from engine.store.projections.run_state import load_run_state
-    from engine.store.state_snapshot import STATES
 
     if grading is None and not replay:
         state = load(log, STATES, run_id)

@@ -41,8 +41,8 @@ from engine.runtime.ray_session import ray_session
 from engine.runtime.run_lease import run_lease
 from engine.runtime.run_status import process_alive
 from engine.runtime.sequential_rounds import run_sequential
-from engine.runtime.tune import tune_session
-from engine.runtime.tune_run import TuneRun
+from engine.runtime.tuning.session import tune_session
+from engine.runtime.tuning.tuning_run import TuneRun
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore, store_call

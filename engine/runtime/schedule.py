@@ -22,7 +22,7 @@ from engine.events.spec import ExperimentSpec
 from engine.input.validate import check_cron
 from engine.runtime.run_status import list_runs
 from engine.runtime.runner import RunControl
-from engine.runtime.tune_history import last_scheduled_end
+from engine.runtime.tuning.history import last_scheduled_end
 from engine.store.contract import EventStore
 from engine.store.projections.best import best_variations
 

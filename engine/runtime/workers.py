@@ -19,7 +19,7 @@ from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.grading_pool import grading_pool
 from engine.actors.inline_grading import InlineGrading, grades_inline
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
-from engine.actors.ray_executor import RayWork, ray_executor_pool
+from engine.actors.ray.executor import RayWork, ray_executor_pool
 from engine.actors.scheduler import Limits, Plan, Scheduler
 from engine.actors.watcher import watch_for_cancel
 from engine.events.spec import ExperimentSpec

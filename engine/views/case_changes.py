@@ -17,7 +17,7 @@ import numpy as np
 from engine.stats.columns import fisher_by_table, holm_array
 from engine.store.projections.case_columns import StateColumns
 from engine.store.projections.run_state import RunState
-from engine.views.compare_columns import ComparedColumns
+from engine.views.compare.columns import ComparedColumns
 
 
 class CaseChange(msgspec.Struct, kw_only=True):

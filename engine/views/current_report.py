@@ -17,10 +17,10 @@ import msgspec
 from engine.events import kinds as k
 from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
-from engine.store.guard import decode_of_run
+from engine.store.kept.read import RUN_HEADS, load
+from engine.store.kept.state_source import RUN_STATE_SOURCE
+from engine.store.log.guard import decode_of_run
 from engine.store.projections.kept_head import kept_state_head
-from engine.store.snapshot_read import RUN_HEADS, load
-from engine.store.state_source import RUN_STATE_SOURCE
 
 # the run's index is read backwards from its last event in windows of this many sequence numbers,
 # doubling, until the report.written is in one: it is the run's last event or close to it

@@ -15,8 +15,8 @@ import msgspec
 
 from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
-from engine.store.report_digest import report_digest
-from engine.store.snapshot_read import RUN_HEADS, load, run_ids
+from engine.store.kept.read import RUN_HEADS, load, run_ids
+from engine.store.kept.report_digest import report_digest
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
 

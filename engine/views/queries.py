@@ -6,7 +6,7 @@ from engine.errors import NotFoundError
 from engine.events.codec import to_json
 from engine.runtime.run_status import run_state
 from engine.store.contract import EventStore
-from engine.store.snapshot_read import RUN_HEADS, load, run_ids
+from engine.store.kept.read import RUN_HEADS, load, run_ids
 
 
 def resolve_run(log: EventStore, run_id: str | None) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
-from engine.store.report_digest import report_digest
-from engine.store.snapshot_read import RUN_HEADS, load, run_ids
+from engine.store.kept.read import RUN_HEADS, load, run_ids
+from engine.store.kept.report_digest import report_digest
 
 
 def earlier_figures(log: EventStore, base_id: str, cand_id: str) -> dict[str, list[tuple[float, float]]]:

@@ -28,7 +28,7 @@ STATIC = Path(__file__).parent / "static"
 
 
 def open_read_only(path: str | os.PathLike[str]) -> EventStore:
-    from engine.store.log import EventLog
+    from engine.store.log.event_log import EventLog
 
     _must_exist(path)
     return EventLog(path, readonly=True)
@@ -43,7 +43,7 @@ def _must_exist(path: str | os.PathLike[str]) -> None:
 
 def open_writable(path: str | os.PathLike[str]) -> EventStore:
     """The store for a view that labels: its runs may go on beside it (appends are small, one at a time)."""
-    from engine.store.log import EventLog
+    from engine.store.log.event_log import EventLog
 
     _must_exist(path)
     return EventLog(path)

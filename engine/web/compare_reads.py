@@ -23,9 +23,9 @@ from engine.runtime.run_status import run_state
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
-from engine.views.compare import compare_states
-from engine.views.compare_columns import ComparedColumns
-from engine.views.compare_metrics import ReportFigures
+from engine.views.compare.columns import ComparedColumns
+from engine.views.compare.comparison import compare_states
+from engine.views.compare.metrics import ReportFigures
 from engine.views.run_history import earlier_figures
 from engine.web.compare_verdicts import column_verdict_changes
 from engine.web.diffs import MAX_DIFFS, DiffItem, _pairs, _renames

@@ -26,10 +26,10 @@ from engine.store.contract import EventStore
 from engine.store.projections.run_state import RUN_STATE, RunState
 from engine.store.projections.summary import SUMMARY, RunSummary
 from engine.store.projections.trials import TRIALS, RunTrials, TrialRecord
-from engine.store.trial_index_read import RunIndex, load_index
-from engine.store.trial_index_rows import index_trials
-from engine.store.trial_index_search import search_rows
-from engine.store.trial_index_table import Table, table_of
+from engine.store.trial_index.read import RunIndex, load_index
+from engine.store.trial_index.rows import index_trials
+from engine.store.trial_index.search import search_rows
+from engine.store.trial_index.table import Table, table_of
 from engine.views.export import output_of
 
 T = TypeVar("T")

@@ -17,8 +17,8 @@ from starlette.responses import JSONResponse, Response
 
 from engine.errors import InputError, NotFoundError
 from engine.runtime.run_status import process_alive, with_trial_count
-from engine.store.snapshots import SUMMARIES, load, run_ids
-from engine.store.unpacked import unpacked_once
+from engine.store.kept.snapshots import SUMMARIES, load, run_ids
+from engine.store.kept.unpacked import unpacked_once
 from engine.web.context import WebContext
 from engine.web.data import RunView
 from engine.web.matrix_view import matrix, query_of

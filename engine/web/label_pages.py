@@ -11,9 +11,9 @@ from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.routing import Route
 
 from engine.events.codec import to_builtins
+from engine.store.kept.snapshots import RUN_HEADS, load
 from engine.store.projections.label_agreement import label_agreement
 from engine.store.projections.labels import LabelState, load_labelled
-from engine.store.snapshots import RUN_HEADS, load
 from engine.web.context import WebContext
 from engine.web.html import page, q
 from engine.web.json_api import _known, in_thread

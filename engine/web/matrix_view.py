@@ -12,7 +12,7 @@ from engine.presentation.matrix import MatrixCell, MatrixRow, build_rows
 from engine.presentation.matrix_columns import select_columns
 from engine.presentation.matrix_query import MatrixQuery, check, select
 from engine.store.contract import EventStore
-from engine.store.trial_index_search import search_rows
+from engine.store.trial_index.search import search_rows
 from engine.web.data import IndexedView, RunView
 from engine.web.query_params import int_param
 

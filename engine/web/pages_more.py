@@ -13,8 +13,8 @@ from engine.events.graders import GRADERS
 from engine.presentation.judge_view import criterion_scores
 from engine.presentation.templates import render
 from engine.presentation.transcript import conversation
-from engine.store.snapshots import run_ids
-from engine.views.compare import NOTHING
+from engine.store.kept.snapshots import run_ids
+from engine.views.compare.comparison import NOTHING
 from engine.views.history import history
 from engine.views.pairwise_trials import case_pairwise
 from engine.web.compare_reads import kept_diffs_html

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.store.contract import EventStore
+from engine.store.kept.snapshots import STATES, SUMMARIES, load
 from engine.store.projections.run_state import RunState
 from engine.store.projections.summary import RunSummary
-from engine.store.snapshots import STATES, SUMMARIES, load
 from engine.web.data import RunView
 
 

@@ -11,8 +11,8 @@ from markupsafe import Markup
 from engine.events.report import RunReport
 from engine.presentation.labels_view import has_labels
 from engine.presentation.model import as_report
-from engine.presentation.report_status import status_lines, winner_line
-from engine.presentation.report_tables import MAX_FLAKY_ROWS
+from engine.presentation.report.status import status_lines, winner_line
+from engine.presentation.report.tables import MAX_FLAKY_ROWS
 from engine.presentation.sections import DECIDING, sections
 from engine.presentation.templates import render
 from engine.runtime.run_status import grading_rounds

@@ -16,8 +16,8 @@ from engine.events.graders import GRADERS
 from engine.presentation.matrix_query import Searched
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
-from engine.store.trial_index_search import search_rows
-from engine.store.trial_index_table import STATUS, finished_rows
+from engine.store.trial_index.search import search_rows
+from engine.store.trial_index.table import STATUS, finished_rows
 from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
 from engine.web.data import IndexedView, RunView
 

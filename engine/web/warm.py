@@ -16,7 +16,7 @@ from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
 from engine.input.loader import spec_from_raw
 from engine.store.memory import MemoryStore
-from engine.views.compare import RunComparison, compare_runs
+from engine.views.compare.comparison import RunComparison, compare_runs
 
 _SPEC = {
     "name": "warm-up",

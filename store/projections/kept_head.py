@@ -11,9 +11,9 @@ from __future__ import annotations
 import msgspec
 
 from engine.store.contract import EventStore
-from engine.store.snapshot_codec import KeptRecord
-from engine.store.snapshot_read import kept_record
-from engine.store.state_source import RUN_STATE_SOURCE
+from engine.store.kept.codec import KeptRecord
+from engine.store.kept.read import kept_record
+from engine.store.kept.state_source import RUN_STATE_SOURCE
 
 
 class StateHead(msgspec.Struct, kw_only=True):

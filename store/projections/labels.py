@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from engine.events import kinds as k
 from engine.store.contract import EventStore
-from engine.store.guard import decode_stored
+from engine.store.log.guard import decode_stored
 from engine.store.projection import Projection
 from engine.store.projections import labels_fast as fast
 

@@ -10,7 +10,7 @@ from engine.api import open_engine
 from engine.input.loader import load_experiment
 from engine.presentation.formats import export_run
 from engine.store.memory import MemoryStore
-from engine.views.compare import compare_runs
+from engine.views.compare.comparison import compare_runs
 from tests.compat.helpers import write_script
 from tests.conftest import run_engine
 

@@ -12,7 +12,7 @@ from engine.errors import InputError, InputWarning
 from engine.input.loader import load_experiment
 from engine.store.memory import MemoryStore
 from engine.store.projection import run_events
-from engine.views.compare import compare_runs
+from engine.views.compare.comparison import compare_runs
 from tests.conftest import run_engine
 
 EXPERIMENT = """

@@ -1,0 +1,164 @@
+"""POST a body, get the whole answer: a small HTTP/1.1 keep-alive pool for the model APIs.
+
+The targets need one thing of HTTP: a request with a JSON body and its complete answer (no
+streaming, redirects, cookies or proxies). httpx and httpcore do much more, and on a fast server
+their layers (URL and header objects per request, h11's state machine, several awaits per call)
+were the largest share of a trial's CPU, and their import a fifth of the engine's start-up. Here the
+request's head is built once per pool; a request is one write of head and body, and its answer is
+read and parsed in one pass (wire: `http_wire`).
+"""
+
+from __future__ import annotations
+
+import ssl
+import urllib.parse
+from collections.abc import Callable
+
+import trio
+
+from engine.actors.targets.http.wire import (
+    ConnectError,
+    Connection,
+    HttpError,
+    RemoteProtocolError,
+    connect,
+    read_response,
+)
+
+__all__ = ["ConnectError", "ConnectTimeout", "HttpError", "HttpPool", "RemoteProtocolError"]
+
+
+class UnsupportedProtocol(HttpError):
+    pass
+
+
+class TimeoutException(HttpError):
+    pass
+
+
+class ConnectTimeout(TimeoutException):
+    pass
+
+
+class PoolTimeout(TimeoutException):
+    pass
+
+
+class WriteTimeout(TimeoutException):
+    pass
+
+
+class ReadTimeout(TimeoutException):
+    pass
+
+
+_TIMEOUTS: dict[str, type[HttpError]] = {
+    "pool": PoolTimeout, "connect": ConnectTimeout, "write": WriteTimeout, "read": ReadTimeout,
+}  # fmt: skip
+
+
+class Endpoint:
+    """Where a pool's requests go, from its URL; a URL it cannot use is said at the first request."""
+
+    def __init__(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self.error = ""
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            self.error = f"cannot send to {url[:100]!r}: expected an http:// or https:// URL with a host"
+        self.tls = parts.scheme == "https"
+        self.host = parts.hostname or ""
+        try:
+            self.port = parts.port or (443 if self.tls else 80)
+        except ValueError:
+            self.port, self.error = 0, f"cannot send to {url[:100]!r}: bad port"
+        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.authority = parts.netloc.rpartition("@")[2]
+
+
+class HttpPool:
+    """Up to `max_connections` keep-alive connections to one URL, all requests with the same headers."""
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        tls: Callable[[], ssl.SSLContext],
+        max_connections: int = 4,
+    ) -> None:
+        self._endpoint = Endpoint(url)
+        for name, value in headers.items():  # a line break would let a value forge other headers
+            if any(c in name + value for c in "\r\n\0"):
+                raise ValueError(f"header {name!r} holds a line break")
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        start = f"POST {self._endpoint.path} HTTP/1.1\r\nhost: {self._endpoint.authority}\r\n"
+        self._head = f"{start}{lines}content-length: ".encode()
+        self._tls = tls
+        self._max = max_connections
+        self._idle: list[Connection] = []
+        self._open = 0
+        self._freed = trio.lowlevel.ParkingLot()
+        self._closed = False
+
+    async def post(self, body: bytes, timeout_s: float) -> tuple[int, dict[str, str], bytes]:
+        """Status, headers (names in lower case) and body; a wire failure raises an HttpError."""
+        if self._endpoint.error:
+            raise UnsupportedProtocol(self._endpoint.error)
+        phase = "pool"
+        with trio.move_on_after(timeout_s):
+            conn = self._idle_connection()
+            while conn is None and self._open >= self._max:
+                await self._freed.park()
+                conn = self._idle_connection()
+            if conn is None:
+                phase = "connect"
+                conn = await self._connect()
+            try:
+                phase = "write"
+                await conn.send_all(b"%s%d\r\n\r\n%s" % (self._head, len(body), body))
+                phase = "read"
+                status, headers, content, keep = await read_response(conn)
+            except BaseException:
+                self._discard(conn)
+                raise
+            self._release(conn, keep)
+            if not conn.parked:  # every call gives the scheduler a turn, even one served at once
+                await trio.lowlevel.checkpoint()
+            return status, headers, content
+        raise _TIMEOUTS[phase](f"no {phase} within {timeout_s:g} s")
+
+    def _idle_connection(self) -> Connection | None:
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.reusable():
+                conn.parked = False
+                return conn
+            self._discard(conn)
+        return None
+
+    async def _connect(self) -> Connection:
+        endpoint = self._endpoint
+        self._open += 1
+        try:
+            return await connect(endpoint.host, endpoint.port, self._tls() if endpoint.tls else None)
+        except BaseException:
+            self._open -= 1
+            self._freed.unpark()
+            raise
+
+    def _release(self, conn: Connection, keep: bool) -> None:
+        if keep and not self._closed:
+            self._idle.append(conn)
+            self._freed.unpark()
+        else:
+            self._discard(conn)
+
+    def _discard(self, conn: Connection) -> None:
+        conn.close()
+        self._open -= 1
+        self._freed.unpark()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        while self._idle:
+            self._discard(self._idle.pop())
+        await trio.lowlevel.checkpoint()

@@ -1,0 +1,140 @@
+"""One view of a report for every surface: the terminal, Markdown, the HTML file and the web pages
+render the same tables from here (headers and rows), so they cannot disagree on what a column holds.
+The lines of text around them are in report_lines.py and report_stopping.py, the numbers' writing
+in report_numbers.py.
+
+"cases p/f/fl/e" counts each variant's cases by verdict: passed, failed, flaky, errored.
+
+Values are plain text; each surface escapes them for its own format.
+"""
+
+from __future__ import annotations
+
+from engine.events.report import RunReport, VariantReport, VariationRecord
+from engine.presentation.report.numbers import fmt, interval, money, p_value, signed
+
+RESULT_HEADER = [
+    "variant", "trials", "errors", "score", "score 95% CI", "pass rate", "pass 95% CI",
+    "cases p/f/fl/e",
+]  # fmt: skip
+SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens out", "judge tokens", "cost $"]
+COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
+VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"]
+PAIRWISE_HEADER = [
+    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "cases +/-/=", "p (cases)", "A picked",
+    "lean p",
+]  # fmt: skip
+JUDGE_HEADER = ["judge", "judged", "unparseable", "unparseable rate", "mean spread", "max spread"]
+FLAKY_HEADER = ["variant", "case", "passed"]
+MAX_FLAKY_ROWS = 50
+
+
+def role(r: RunReport, name: str) -> str:
+    """winner | baseline | other: how the charts and tables mark a variant."""
+    return "winner" if name == r.winner else "baseline" if name == r.baseline else "other"
+
+
+def variant_label(r: RunReport, name: str) -> str:
+    """The name, marked as baseline (unless it says so itself) and as winner, as the winner line
+    says it: "tied best" when the best are not separated, nothing when there was nothing to beat."""
+    tied = r.tied_best
+    best = "tied best" if name in tied else "winner" if name == r.winner and not tied else ""
+    marks = [m for m, on in (("baseline", name == r.baseline and name != "baseline"),
+                             (best, bool(best) and len(r.variants) > 1)) if on]  # fmt: skip
+    return name + (f" ({', '.join(marks)})" if marks else "")
+
+
+def case_verdicts(variant: VariantReport) -> str:
+    c = variant.cases
+    text = "/".join(str(n) for n in (c.passed, c.failed, c.flaky, c.errors))
+    return text + (f" +{c.ungraded} ungraded" if c.ungraded else "")
+
+
+def result_rows(r: RunReport) -> list[list[str]]:
+    return [
+        [
+            variant_label(r, v.name), str(v.trials), str(v.errors), fmt(v.strategy_score),
+            interval(v.ci95), fmt(v.pass_rate), interval(v.pass_rate_ci95), case_verdicts(v),
+        ]
+        for v in r.variants
+    ]  # fmt: skip
+
+
+def spend_rows(r: RunReport) -> list[list[str]]:
+    rows = []
+    for v in r.variants:
+        lat = v.latency_ms
+        latencies = [fmt(p, 1) for p in (lat.p50, lat.p95, lat.p99)]
+        tokens = [str(v.tokens.in_), str(v.tokens.out), str(v.judge_tokens)]
+        rows.append([variant_label(r, v.name), *latencies, *tokens, money(v.cost_usd)])
+    return rows
+
+
+def comparison_title(r: RunReport) -> str:
+    base = r.baseline
+    who = "the baseline" if base == "baseline" else f"{base} (the baseline)"
+    return f"Candidates vs {who}: paired by case, Holm-adjusted"
+
+
+def comparison_rows(r: RunReport) -> list[list[str]]:
+    return [
+        [
+            c.candidate, signed(c.delta), interval(c.ci95), p_value(c.p_value),
+            p_value(c.p_value_adjusted), c.test, "yes" if c.significant else "no",
+        ]
+        for c in r.comparisons
+    ]  # fmt: skip
+
+
+def pairwise_rows(r: RunReport) -> list[list[str]]:
+    """Side-by-side verdicts against the baseline: wins, ties, losses; "A picked" is how often the
+    judge chose the response shown first, "lean p" the test of "it does not lean to A or B"."""
+    return [
+        [
+            p.variant, p.grader, str(p.wins), str(p.ties), str(p.losses), str(p.undecided),
+            fmt(p.win_rate), f"{p.cases_preferring}/{p.cases_against}/{p.cases_even}",
+            p_value(p.p_value), fmt(p.position_a_rate), p_value(p.position_p_value),
+        ]
+        for p in r.pairwise
+    ]  # fmt: skip
+
+
+def variation_rows(r: RunReport) -> list[list[str]]:
+    return [
+        [
+            v.variant, v.parameter, str(v.value), fmt(v.baseline_score), fmt(v.candidate_score),
+            signed(v.delta), p_value(v.p_value), "accepted" if v.accepted else _rejected(v),
+        ]
+        for v in r.variations
+    ]  # fmt: skip
+
+
+def _rejected(v: VariationRecord) -> str:
+    # a candidate a tuning race dropped ran only the rounds it was in: its scores are less certain
+    return f"dropped in round {v.dropped_round}" if v.dropped_round else "rejected"
+
+
+def judge_rows(r: RunReport) -> list[list[str]]:
+    """Each judge's unreadable answers and, with repeated judging, how far its scores of one output spread."""
+    return [
+        [name, str(j.judged), str(j.unparseable), fmt(j.unparseable_rate), fmt(j.mean_spread),
+         fmt(j.max_spread)]
+        for name, j in r.judge_agreement.items()
+    ]  # fmt: skip
+
+
+def flaky_rows(r: RunReport) -> list[list[str]]:
+    return [[f.variant, f.case, f"{f.passes}/{f.runs}"] for f in r.flaky_cases[:MAX_FLAKY_ROWS]]
+
+
+def tag_rows(r: RunReport) -> tuple[list[str], list[list[str]]]:
+    """(header, rows): score / pass rate per case tag and variant."""
+    tags = sorted({tag for v in r.variants for tag in v.by_tag})
+    rows = []
+    for tag in tags:
+        row = [tag]
+        for v in r.variants:
+            found = v.by_tag.get(tag)
+            row.append("-" if found is None else f"{fmt(found.mean_score)} / {fmt(found.pass_rate)}")
+        rows.append(row)
+    return ["tag", *(v.name for v in r.variants)], rows

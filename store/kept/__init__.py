@@ -1,0 +1,1 @@
+"""Kept projections (a fast path beside replay): snapshots of folded state, derived records, digests."""

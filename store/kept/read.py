@@ -1,0 +1,97 @@
+"""The readers' side of projection snapshots (see `store.snapshots`): a run's kept state as its
+snapshot folded forward over the events after it, and the runs the snapshots list.
+
+Apart from the writer's keeper so `engine list`, `status` and `history` import only the small kept
+projections they read (a run's summary and heads), not the run state's fold or the trial index.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from engine.store.contract import EventStore
+from engine.store.kept.codec import KeptRecord, Snapshotted, Stored, fingerprint
+from engine.store.kept.state_source import StateSource
+from engine.store.log.guard import decode_of_run
+from engine.store.projection import Projection
+from engine.store.projections.heads import HEADS, RunHeads
+from engine.store.projections.summary import SUMMARY, RunSummary
+
+S = TypeVar("S")
+INDEX_CHUNK = 16384
+
+SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
+RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
+
+
+class Derived(KeptRecord[S]):
+    """A record computed from another kept state whenever that one is saved, at the same sequence
+    number (not a fold of its own): a few figures of a big state, read without decoding it. Its
+    version includes its source's, so a change of the source's meaning rebuilds it too. The source is
+    known by its name, version and tags (store.state_source): reading the record imports nothing of
+    the source's own module."""
+
+    def __init__(
+        self, name: str, version: int, source: StateSource, kind: type[S], derive: Callable[[Any], S]
+    ) -> None:
+        super().__init__(name, version, kind)
+        self.source, self.derive = source, derive
+
+    @functools.cached_property
+    def version(self) -> str:
+        return f"{self._number}.{fingerprint(self.kind):08x}+{self.source.version}"
+
+
+def kept_record(log: EventStore, record: KeptRecord[S], run_id: str) -> Stored[S] | None:
+    """The run's record as stored, when there is a readable one of this version (else None)."""
+    get = getattr(log, "get_snapshot", None)
+    return record.decode(get(record.key(run_id))) if get is not None else None
+
+
+def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
+    """The projection's state of the run: its snapshot, folded forward over the events after it."""
+    stored = kept_record(log, snap, run_id)
+    seq, state = stored if stored is not None else (0, snap.new(run_id))
+    known = getattr(log, "last_of", None)
+    last = known(run_id) if known is not None and stored is not None else None
+    if last is None or last > seq:  # without the run's last event known, its index says
+        fold_tail(log, snap.projection, state, run_id, seq + 1)
+    return state
+
+
+def kept(log: EventStore, derived: Derived[S], run_id: str) -> S | None:
+    """The derived record of the run, when it is as current as its source's fold would be (no event
+    of the source's tags after it); else None: the caller folds the source instead."""
+    stored = kept_record(log, derived, run_id)
+    if stored is None:
+        return None
+    known = getattr(log, "last_of", None)
+    if known is not None and known(run_id) == stored.seq:
+        return stored.state
+    tail = log.run_index(run_id, stored.seq + 1, limit=INDEX_CHUNK)
+    if len(tail) == INDEX_CHUNK or any(tag in derived.source.tags for _, tag in tail):
+        return None
+    return stored.state
+
+
+def run_ids(log: EventStore) -> list[str]:
+    """Every run, oldest first: from the snapshots when they list every run, else from the log."""
+    listed = getattr(log, "listed_runs", None)
+    found = listed() if listed is not None else None
+    return log.run_ids() if found is None else found
+
+
+def fold_tail(log: EventStore, projection: Projection[S], state: S, run_id: str, from_seq: int) -> int:
+    """Fold the run's events from `from_seq` on into `state`; the last sequence number of the run read."""
+    last = from_seq - 1
+    while True:
+        index = log.run_index(run_id, last + 1, limit=INDEX_CHUNK)
+        wanted = [seq for seq, tag in index if tag in projection.tags]
+        for seq, data in log.get_many(wanted) if wanted else ():  # type: ignore[attr-defined]
+            projection.evolve(state, decode_of_run(log, seq, data, run_id), seq)
+        if index:
+            last = index[-1][0]
+        if len(index) < INDEX_CHUNK:
+            return last

@@ -1,0 +1,1 @@
+"""The event log itself: the LMDB environment, appends, reads, file checks before mapping, `engine check`."""
