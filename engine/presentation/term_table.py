@@ -11,12 +11,11 @@ least its longest word.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 Columns = int | frozenset[int] | set[int]
 
-BREAK = re.compile(r"(?<=[\s\-_/.,])")  # a text cell may wrap after these characters
+BREAKS = frozenset(" \t-_/.,")  # a text cell may wrap after these characters
 GAP = "  "  # between columns; the table's edges are one blank column each
 BOLD, ITALIC, RESET = "\x1b[1m", "\x1b[3m", "\x1b[0m"
 MIN_TEXT = 8  # narrower than this, a text column would be mostly wrapping
@@ -27,6 +26,19 @@ def cell_width(text: str) -> int:
     if text.isascii():
         return len(text)
     return sum(_char_width(c) for c in text)
+
+
+def words(text: str) -> list[str]:
+    """`text` cut after each break character: "gpt-4o mini" -> ["gpt-", "4o ", "mini"]. (A regular
+    expression does the same; compiling it cost more than drawing a table.)"""
+    pieces, start = [], 0
+    for end, char in enumerate(text, 1):
+        if char in BREAKS:
+            pieces.append(text[start:end])
+            start = end
+    if start < len(text):
+        pieces.append(text[start:])
+    return pieces
 
 
 def _char_width(char: str) -> int:
@@ -81,7 +93,7 @@ def _fitted(natural: list[int], lines: list[list[str]], texts: set[int], width: 
 
 
 def _longest_word(lines: list[list[str]], column: int) -> int:
-    return max((cell_width(word) for row in lines for word in BREAK.split(row[column])), default=1)
+    return max((cell_width(word) for row in lines for word in words(row[column])), default=1)
 
 
 def _row(row: list[str], widths: list[int], texts: set[int], style: str) -> list[str]:
@@ -109,7 +121,7 @@ def _wrapped(text: str, width: int) -> list[str]:
         return [text] if text else []
     lines: list[str] = []
     line = ""
-    for word in BREAK.split(text):
+    for word in words(text):
         if line and cell_width(line + word.rstrip()) > width:
             lines.append(line.rstrip())
             line = ""
