@@ -1,7 +1,8 @@
 """The `engine` program: its commands' list, the one command asked for built alone, and errors told
 as one line. typer is the one parser of every command line; each command group is one module (or a
 small sub-package) of cli/, and heavy imports (trio, lmdb, httpx) happen inside the commands so
-`--help` is fast. What typer itself costs a command's start is in benchmarks/README.md ("One parser")."""
+`--help` is fast. What typer costs a command's start: benchmarks/README.md, "One parser, one terminal
+table"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """engine's one terminal table: `engine list`, `history`, `best`, `compare`, `judge-audit` and the
-report's sections all print these, as plain text (rich is not imported to draw them: its import and
-layout cost ~18 ms of a command that takes ~60, benchmarks/README.md "One terminal table").
+report's sections all print these, as plain text: rich is not imported to draw them (what that saves a
+command is in benchmarks/README.md, "One parser, one terminal table").
 
 Compact: a title line, the header, a rule, the rows; no vertical rules. Text columns (the first
 `left`, or those indexes) are left-aligned, figures right-aligned and never wrapped. When the table is
@@ -10,8 +10,6 @@ least its longest word.
 """
 
 from __future__ import annotations
-
-import unicodedata
 
 Columns = int | frozenset[int] | set[int]
 
@@ -30,7 +28,7 @@ def cell_width(text: str) -> int:
 
 def words(text: str) -> list[str]:
     """`text` cut after each break character: "gpt-4o mini" -> ["gpt-", "4o ", "mini"]. (A regular
-    expression does the same; compiling it cost more than drawing a table.)"""
+    expression does the same; compiling it costs more than drawing a table.)"""
     pieces, start = [], 0
     for end, char in enumerate(text, 1):
         if char in BREAKS:
@@ -42,6 +40,8 @@ def words(text: str) -> list[str]:
 
 
 def _char_width(char: str) -> int:
+    import unicodedata  # only for names beyond ASCII
+
     if unicodedata.combining(char):
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
