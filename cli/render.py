@@ -29,7 +29,7 @@ WIDTH = 100  # every table fits a 100-column terminal; wider terminals get the s
 
 def console_width() -> int:
     """A terminal narrower than 100 columns gets its own width; anything else (a pipe, a file, a wide
-    terminal) gets 100, so tables never wrap and are never cut."""
+    terminal) gets 100: the same layout everywhere, tables' text columns wrapped to fit."""
     import shutil
 
     width = shutil.get_terminal_size((WIDTH, 24)).columns if sys.stdout.isatty() else WIDTH
@@ -43,12 +43,8 @@ def make_console() -> Any:
 
 
 def print_table(title: str, header: list[str], rows: list[list[str]], left: Columns = 1) -> None:
-    sys.stdout.write(table_text(title, header, rows, left))
-
-
-def table_text(title: str, header: list[str], rows: list[list[str]], left: Columns = 1) -> str:
-    """The table for stdout: as wide as the terminal allows (100 columns at most), styled on one."""
-    return table(title, header, rows, left, console_width(), styled_stdout())
+    """The table on stdout: as wide as the terminal allows (100 columns at most), styled on one."""
+    sys.stdout.write(table(title, header, rows, left, console_width(), styled_stdout()))
 
 
 def print_table_to(
