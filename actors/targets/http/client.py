@@ -5,7 +5,7 @@ streaming, redirects, cookies or proxies). httpx and httpcore do much more, and 
 their layers (URL and header objects per request, h11's state machine, several awaits per call)
 were the largest share of a trial's CPU, and their import a fifth of the engine's start-up. Here the
 request's head is built once per pool; a request is one write of head and body, and its answer is
-read and parsed in one pass (wire: `http_wire`).
+read and parsed in one pass (`wire`).
 """
 
 from __future__ import annotations
