@@ -160,6 +160,10 @@ def read_metrics(path: Path) -> dict[str, float]:
     return numbers
 
 
+# Linux refuses to start a process with one environment string over 128 KiB (MAX_ARG_STRLEN): a longer
+# prompt reaches the agent through stdin or an argument only
+PROMPT_ENV_LIMIT = 32 * 1024
+
 _SPEND = ("tokens_in", "tokens_out", "cost_usd")  # what budgets count: must be real amounts
 
 
@@ -170,6 +174,8 @@ def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]
         ENGINE_REPEAT=str(request.repeat), ENGINE_SEED=str(request.seed),
         ENGINE_MODEL=request.model or "", ENGINE_SYSTEM=request.system or "",
     )  # fmt: skip
+    if len(request.prompt) <= PROMPT_ENV_LIMIT:  # read by a script instead of a placeholder in its code
+        env["ENGINE_PROMPT"] = request.prompt
     for prefix, values in (("ENGINE_FLAG_", request.flags), ("ENGINE_PARAM_", request.params)):
         for name, value in values.items():
             env[prefix + env_name(name)] = env_value(value)

@@ -3,7 +3,8 @@
 A `base_url` is an http(s) URL with a host (else every trial would retry as a `network` error);
 header names are HTTP tokens and no name or value holds CR/LF (a header injected into the request);
 a credential header is never written literally (the spec is stored in the log, served and backed
-up: it takes `{ env = "VAR" }`); a command's shell string holds no placeholder (see argv.py).
+up: it takes `{ env = "VAR" }`); a command's shell string holds no placeholder (see argv.py), nor
+does code an interpreter in its argv runs (interpreter_code.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from urllib.parse import urlsplit
 
 from engine.actors.secrets import is_credential_header
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
+from engine.actors.targets.interpreter_code import code_placeholders, refusal
 from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget
 from engine.input.experiment_plan import ExperimentPlan
 
@@ -27,9 +29,18 @@ def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
     for field, target in plan.run_targets():
         if isinstance(target, HttpTarget):
             _check_http(target, field, fail)
-        if isinstance(target, CommandTargetSpec) and isinstance(target.command, str):
-            if shell_placeholders(target.command, target.prompt_via):
-                fail(f"{field}.command", shell_refusal(target.command, target.prompt_via))
+        if isinstance(target, CommandTargetSpec):
+            _check_command(target, field, fail)
+
+
+def _check_command(target: CommandTargetSpec, field: str, fail: Fail) -> None:
+    command, via = target.command, target.prompt_via
+    if isinstance(command, str):
+        if shell_placeholders(command, via):
+            fail(f"{field}.command", shell_refusal(command, via))
+        return
+    for index, placeholders in code_placeholders(command or [], lambda word: shell_placeholders(word, via)):
+        fail(f"{field}.command[{index}]", refusal(command or [], index, placeholders))
 
 
 
