@@ -103,5 +103,6 @@ def test_validate_names_the_element_and_prints_a_form_that_runs(tmp_path: Path) 
     assert "target.command[2]" in err and "inside code that sh runs" in err
     suggested = json.loads(err[err.index("e.g. ") + 5 : err.index("]", err.index("e.g. ")) + 1])
     fixed = json.dumps([*suggested[:-1], "{prompt}"])
-    (tmp_path / "exp.toml").write_text((tmp_path / "exp.toml").read_text().replace(json.dumps(command), fixed))
+    experiment = tmp_path / "exp.toml"
+    experiment.write_text(experiment.read_text().replace(json.dumps(command), fixed))
     assert run_engine("validate", "exp.toml", cwd=tmp_path).returncode == 0
