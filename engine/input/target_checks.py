@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import cast
 from urllib.parse import urlsplit
 
 from engine.actors.secrets import is_credential_header
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
 from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget
+from engine.events.targets import TARGETS
 from engine.input.experiment_plan import ExperimentPlan
 
 Fail = Callable[[str, str], None]
@@ -25,12 +27,16 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # CR, LF, NUL...: a tab is a
 
 def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
     for field, target in plan.run_targets():
-        if isinstance(target, HttpTarget):
-            _check_http(target, field, fail)
-        if isinstance(target, CommandTargetSpec) and isinstance(target.command, str):
-            if shell_placeholders(target.command, target.prompt_via):
-                fail(f"{field}.command", shell_refusal(target.command, target.prompt_via))
+        kind = TARGETS.of(target)  # its declaration holds the spec to HttpTarget / CommandTargetSpec
+        if kind.speaks_http:
+            _check_http(cast(HttpTarget, target), field, fail)
+        if kind.runs_command:
+            _check_shell(cast(CommandTargetSpec, target), field, fail)
 
+
+def _check_shell(target: CommandTargetSpec, field: str, fail: Fail) -> None:
+    if isinstance(target.command, str) and shell_placeholders(target.command, target.prompt_via):
+        fail(f"{field}.command", shell_refusal(target.command, target.prompt_via))
 
 
 def _check_http(target: HttpTarget, field: str, fail: Fail) -> None:
