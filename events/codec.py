@@ -29,10 +29,6 @@ class EventDecodeError(EngineError, ValueError):
     """A stored event that no known version or upcaster can read: damage to the user's store (exit 2)."""
 
 
-def current_versions() -> dict[str, int]:
-    return {tag: cls.VERSION for tag, cls in _TYPE_BY_TAG.items()}
-
-
 def _stamped(event: Event) -> Event:
     # VERSION is read from the class each time (cheap), so a test may change it with monkeypatch
     version = type(event).VERSION

@@ -80,23 +80,13 @@ def p95_ratio_interval(
     return _percentiles(ratios, level)
 
 
-def mean_ratio_interval(
-    base: Sequence[tuple[int, int]], cand: Sequence[tuple[int, int]], seed: int, level: float
-) -> tuple[float, float] | None:
-    """Bootstrap interval of (candidate's spend per trial) / (baseline's), resampling cases paired:
-    base[i] and cand[i] are case i's (spend, trials). None when the baseline spent nothing."""
-    if not base:
-        return None
-    b_spend, b_trials = zip(*base, strict=True)
-    c_spend, c_trials = zip(*cand, strict=True)
-    return spend_ratio_interval((b_spend, b_trials), (c_spend, c_trials), seed, level)
-
-
 def spend_ratio_interval(
     base: tuple[Sequence[int], Sequence[int]], cand: tuple[Sequence[int], Sequence[int]], seed: int,
     level: float,
 ) -> tuple[float, float] | None:  # fmt: skip
-    """mean_ratio_interval of the cases' columns: (spend, trials) of the baseline, of the candidate."""
+    """Bootstrap interval of (candidate's spend per trial) / (baseline's), resampling cases paired,
+    from the cases' columns: (spend, trials) of the baseline, of the candidate. None when the
+    baseline spent nothing."""
     import numpy as np
 
     n = len(base[0])

@@ -83,12 +83,6 @@ def cluster_rate_ci95(successes: Sequence[int], trials: Sequence[int]) -> tuple[
     return (_r(max(0.0, centre - half)), _r(min(1.0, centre + half)))
 
 
-def lower_ci_bound(values: Sequence[float]) -> float | None:
-    """Lower end of mean_ci95: the score of the 'confidence_interval' repeat strategy."""
-    ci = mean_ci95(values)
-    return None if ci is None else ci[0]
-
-
 def wilson_ci95(passes: int, n: int) -> tuple[float, float] | None:
     """Wilson score interval for a pass rate (sane at 0/n and n/n, unlike the normal interval)."""
     if n == 0:

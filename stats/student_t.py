@@ -107,11 +107,6 @@ def _tail_beta(df: float, t2: float) -> float:
     return 1.0 - _front(b, a, one_minus_x) * _continued_fraction(b, a, one_minus_x) / b
 
 
-def t_cdf(df: float, t: float) -> float:
-    """P(T <= t) (scipy.special.stdtr(df, t))."""
-    return t_sf(df, -t)
-
-
 def t_ppf(df: float, p: float) -> float:
     """The t quantile: the t with P(T <= t) = p (scipy.special.stdtrit(df, p)), by Newton's method
     on the tail from a normal-based start; bisection keeps it bracketed."""

@@ -234,9 +234,6 @@ class RunState:
     def trials_passed(self) -> int:
         return sum(c.passed.bit_count() for c in self.cells.values())
 
-    def cost_spent(self) -> float:
-        return self.cost_used / SCALE
-
 
 def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
     """The run folded from its log; `grading` replays an earlier grading round (default: the latest)."""
