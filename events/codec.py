@@ -18,7 +18,8 @@ from engine.events.kind_convert import convert_kinded
 from engine.events.kinds import EVENT_TYPES, AnyEvent, Event, tag_of
 
 _encoder = msgspec.msgpack.Encoder()
-# built at the first decode: it reads every event's annotations (~20 ms), which `engine list` never needs
+# built at the first decode: it reads every event's annotations, which `engine list` never needs
+# (benchmarks/README.md#in-code-start-up)
 _decoder: msgspec.msgpack.Decoder[AnyEvent] | None = None
 _raw_decoder = msgspec.msgpack.Decoder()
 _json_encoder = msgspec.json.Encoder(order="deterministic")

@@ -72,7 +72,8 @@ class ScaledDifferences(NamedTuple):
         nonzero = [d for d in self.ints if d]
         if len(nonzero) >= EXACT_BELOW:
             return TestResult(_studentized_p(self.floats()), STUDENTIZED)
-        # a Fraction for the few changed cases only (10,000 cases, a handful changed: 6 ms, not 60)
+        # a Fraction for the few changed cases only: with many cases and a handful changed
+        # (benchmarks/README.md#in-code-stats)
         return _few_changed([Fraction(d, self.scale) for d in nonzero], self.floats)
 
 
