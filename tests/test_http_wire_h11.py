@@ -21,7 +21,8 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.actors.targets.http.wire import Connection, RemoteProtocolError, read_response
+from engine.actors.targets.http.response import read_response
+from engine.actors.targets.http.wire import Connection, RemoteProtocolError
 
 Outcome = tuple[int, dict[str, str], bytes, bool] | str  # status, headers, body, keep; or "error"
 
@@ -35,7 +36,7 @@ _VALUES = st.builds(
 _HEADERS = st.lists(st.tuples(_NAMES, _VALUES), max_size=4)  # a repeated name is sent twice
 _BREAKS = [
     "bad chunk size", "chunk longer than said", "space before colon", "two lengths", "gzip",
-    "bad status", "101", "truncated",
+    "bad status", "101", "truncated", "stray CR", "name not a token",
 ]  # fmt: skip
 
 
@@ -126,6 +127,11 @@ def break_it(how: str, parts: Parts, draw: st.DrawFn) -> Parts:
         return status_line, [*headers, ("content-length", "2"), ("content-length", "3")], b"abc", interim
     if how == "gzip":
         return status_line, [*headers, ("transfer-encoding", "gzip, chunked")], b"0\r\n\r\n", interim
+    if how == "stray CR":  # a lone CR inside a value: some readers end the line there
+        return status_line, [*headers, ("x-cr", "a\rb"), ("content-length", "0")], b"", interim
+    if how == "name not a token":
+        name = draw(st.sampled_from(["x(y", "x/y", "é", "x\ty"]))
+        return status_line, [*headers, (name, "1"), ("content-length", "0")], b"", interim
     if how == "bad status":
         return draw(st.sampled_from(_BAD_STATUS)), headers, payload, interim
     assert how == "101"

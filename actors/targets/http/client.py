@@ -16,14 +16,8 @@ from collections.abc import Callable
 
 import trio
 
-from engine.actors.targets.http.wire import (
-    ConnectError,
-    Connection,
-    HttpError,
-    RemoteProtocolError,
-    connect,
-    read_response,
-)
+from engine.actors.targets.http.response import read_response
+from engine.actors.targets.http.wire import ConnectError, Connection, HttpError, RemoteProtocolError, connect
 
 __all__ = ["ConnectError", "ConnectTimeout", "HttpError", "HttpPool", "RemoteProtocolError"]
 
