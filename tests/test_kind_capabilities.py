@@ -150,3 +150,15 @@ async def test_the_contract_checks_can_be_awaited_inside_trio() -> None:
         grader = GRADERS.get(name)
         assert grader is not None
         await acheck_grader_kind(grader)
+
+
+async def test_the_awaited_contract_catches_a_kind_that_swallows_its_cancellation() -> None:
+    from tests.test_plugins import SwallowSpec
+
+    kind = TargetKind(SwallowSpec, "tests.test_plugins:Swallower")
+    TARGETS.register(kind)
+    try:
+        with pytest.raises(AssertionError, match="swallow_cancel"):
+            await acheck_target_kind(kind)
+    finally:
+        TARGETS.unregister("swallow_cancel")
