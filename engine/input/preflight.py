@@ -16,7 +16,7 @@ from engine.actors.targets.python_target import import_callable
 from engine.errors import InputError, warn_input
 from engine.events.graders import GRADERS
 from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, TargetSpec
-from engine.events.targets import TARGETS
+from engine.events.targets import TARGETS, CommandTargetSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
@@ -77,14 +77,19 @@ def _unpriced(spec: ExperimentSpec, target: TargetSpec) -> bool:
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:
     """(field, variable, what it holds) for every environment variable a target reads."""
-    if not TARGETS.of(target).speaks_http:
-        return
-    target = cast(HttpTarget, target)  # its kind's declaration holds its spec to HttpTarget
-    if target.api_key_env:
-        yield f"{field}.api_key_env", target.api_key_env, "the API key"
-    for name, value in target.headers.items():
-        if isinstance(value, EnvRef):
-            yield f"{field}.headers.{name}", value.env, f"the {name} header"
+    kind = TARGETS.of(target)  # its declaration holds the spec to HttpTarget / CommandTargetSpec
+    tables: dict[str, dict[str, str | EnvRef]] = {}
+    if kind.speaks_http:
+        http = cast(HttpTarget, target)
+        if http.api_key_env:
+            yield f"{field}.api_key_env", http.api_key_env, "the API key"
+        tables = {"headers": http.headers, "query": http.query}
+    elif kind.runs_command:
+        tables = {"env": cast(CommandTargetSpec, target).env}
+    for table, values in tables.items():
+        for name, value in values.items():
+            if isinstance(value, EnvRef):
+                yield f"{field}.{table}.{name}", value.env, f"the {name} {table.rstrip('s')}"
 
 
 def _check_callable(
