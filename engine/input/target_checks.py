@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import cast
 from urllib.parse import parse_qsl, urlsplit
 
 from engine.actors.secrets import is_credential_header, is_credential_name, looks_like_key
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
 from engine.actors.targets.interpreter_code import code_placeholders, refusal
 from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget
+from engine.events.targets import TARGETS
 from engine.input.experiment_plan import ExperimentPlan
 
 Fail = Callable[[str, str], None]
@@ -29,10 +31,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # CR, LF, NUL...: a tab is a
 
 def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
     for field, target in plan.run_targets():
-        if isinstance(target, HttpTarget):
-            _check_http(target, field, fail)
-        if isinstance(target, CommandTargetSpec):
-            _check_command(target, field, fail)
+        kind = TARGETS.of(target)  # its declaration holds the spec to HttpTarget / CommandTargetSpec
+        if kind.speaks_http:
+            _check_http(cast(HttpTarget, target), field, fail)
+        if kind.runs_command:
+            _check_command(cast(CommandTargetSpec, target), field, fail)
 
 
 def _check_command(target: CommandTargetSpec, field: str, fail: Fail) -> None:
@@ -46,7 +49,6 @@ def _check_command(target: CommandTargetSpec, field: str, fail: Fail) -> None:
         return
     for index, placeholders in code_placeholders(command or [], lambda word: shell_placeholders(word, via)):
         fail(f"{field}.command[{index}]", refusal(command or [], index, placeholders))
-
 
 
 _USE_ENV = (
