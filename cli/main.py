@@ -1,8 +1,7 @@
 """The `engine` program: its commands' list, the one command asked for built alone, and errors told
 as one line. typer is the one parser of every command line; each command group is one module (or a
 small sub-package) of cli/, and heavy imports (trio, lmdb, httpx) happen inside the commands so
-`--help` is fast. What typer costs a command's start: benchmarks/README.md, "One parser, one terminal
-table"."""
+`--help` is fast. What typer costs a command's start: benchmarks/README.md#one-parser-one-terminal-table."""
 
 from __future__ import annotations
 
@@ -90,8 +89,8 @@ def _typer_main(argv: list[str]) -> Any:
 
 def command_app(argv: list[str]) -> typer.Typer:
     """The app with only the command asked for: typer reads every command's signature and options at
-    each start (tens of ms for all of them), and `engine list` should not pay for `engine serve`'s.
-    Anything else (no command, `--help`, a misspelt one) gets the whole app, for its list and hints."""
+    each start, and `engine list` should not pay for `engine serve`'s (what is left of typer's cost:
+    benchmarks/README.md#one-parser-one-terminal-table). Anything else (no command, `--help`, a misspelt one) gets the whole app, for its list and hints."""
     asked = argv[1] if len(argv) > 1 else ""
     chosen = [command for command in COMMANDS if command[0] == asked]
     if not chosen:

@@ -17,7 +17,7 @@ from tests.test_cli_run import experiment
 # what reading kept summaries, status figures and reports never needs: the concurrency runtime, the
 # statistics' numpy, the histogram library, the trial index, the writer's keeper, the plan, actors;
 # and rich, since engine draws its tables itself (presentation.term_table). typer is imported: it is
-# the one parser (its cost: benchmarks/README.md, "One parser, one terminal table")
+# the one parser (its cost: benchmarks/README.md#one-parser-one-terminal-table)
 NEVER = [
     "trio", "numpy", "hdrh", "engine.actors", "engine.input.experiment_plan",
     "engine.store.trial_index.index", "engine.store.kept.snapshots", "engine.store.log.verify",

@@ -1,6 +1,6 @@
 """engine's one terminal table: `engine list`, `history`, `best`, `compare`, `judge-audit` and the
 report's sections all print these, as plain text: rich is not imported to draw them (what that saves a
-command is in benchmarks/README.md, "One parser, one terminal table").
+command: benchmarks/README.md#one-parser-one-terminal-table).
 
 Compact: a title line, the header, a rule, the rows; no vertical rules. Text columns (the first
 `left`, or those indexes) are left-aligned, figures right-aligned and never wrapped. When the table is
