@@ -90,7 +90,8 @@ def _typer_main(argv: list[str]) -> Any:
 def command_app(argv: list[str]) -> typer.Typer:
     """The app with only the command asked for: typer reads every command's signature and options at
     each start, and `engine list` should not pay for `engine serve`'s (what is left of typer's cost:
-    benchmarks/README.md#one-parser-one-terminal-table). Anything else (no command, `--help`, a misspelt one) gets the whole app, for its list and hints."""
+    benchmarks/README.md#one-parser-one-terminal-table). Anything else (no command, `--help`, a
+    misspelt one) gets the whole app, for its list and hints."""
     asked = argv[1] if len(argv) > 1 else ""
     chosen = [command for command in COMMANDS if command[0] == asked]
     if not chosen:
