@@ -13,12 +13,14 @@ import os
 import shlex
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
 import trio
 
-from engine.actors.process import run_group, run_setup
+from engine.actors.process import check_setup, run_group, run_setup
+from engine.actors.sandbox.run import run_sandboxed
 from engine.actors.targets.argv import build_argv, env_name, env_value
 from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
 from engine.actors.targets.transcript import read_transcript
@@ -31,24 +33,35 @@ __all__ = ["CommandTarget", "build_argv", "env_name", "env_value", "trial_env", 
 class CommandTarget:
     @classmethod
     def from_spec(cls, spec: CommandTargetSpec, context: TargetContext) -> CommandTarget:
-        return cls(anchor_paths(spec, context.base_dir))
+        return cls(anchor_paths(spec, context.base_dir), context.base_dir)
 
-    def __init__(self, spec: CommandTargetSpec) -> None:
+    def __init__(self, spec: CommandTargetSpec, base_dir: Path | None = None) -> None:
         self.spec = spec
+        self.base_dir = base_dir
         self._shared: dict[Key, Path] = {}  # the shared workspaces this target holds until it closes
 
     async def call(self, request: TargetRequest) -> TargetResponse:
         argv, stdin = build_argv(self.spec, request)
-        env = trial_env(self.spec, request)
+        policy = self.spec.policy
+        # in a sandbox, only what the spec names (bwrap's sandbox_env adds PATH, HOME and pass_env)
+        env = trial_env(self.spec, request, {} if policy.sandboxed else os.environ)
         fresh = self.spec.workdir is None and self.spec.workspace == "per_trial"
         scratch = Path(tempfile.mkdtemp(prefix="engine-trial-"))
         env["ENGINE_METRICS_FILE"] = str(scratch / "engine-metrics.json")
         env["ENGINE_TRANSCRIPT"] = str(scratch / "engine-transcript.jsonl")
+        service_logs: dict[str, str] = {}
         try:
             workdir = await self._workdir(request, env, scratch)
             if fresh:  # a fixed workdir would see every trial's setup at once
-                await run_setup(request.variant.setup, workdir, env, request.timeout_s)
-            done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
+                await self._setup(request.variant.setup, workdir, env, scratch, request.timeout_s)
+            if policy.sandboxed:
+                ran = await run_sandboxed(
+                    policy, argv, cwd=workdir, named_env=env, timeout_s=request.timeout_s, stdin=stdin,
+                    writable=[scratch], readable=self._readable(),
+                )  # fmt: skip
+                done, service_logs = ran.result, ran.service_logs
+            else:
+                done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
             reported = read_metrics(scratch / "engine-metrics.json")
             transcript, tools = read_transcript(scratch / "engine-transcript.jsonl")
         finally:
@@ -80,7 +93,28 @@ class CommandTarget:
             metrics=reported,
             transcript=transcript,
             tools=tools,
+            service_logs=service_logs,
         )
+
+    def _readable(self) -> list[Path]:
+        """What a sandboxed agent may read beyond the system: the experiment's folder (its scripts)."""
+        return [self.base_dir] if self.base_dir is not None else []
+
+    async def _setup(
+        self, commands: list[str], workdir: Path, env: dict[str, str], scratch: Path, timeout_s: float
+    ) -> None:
+        """The variant's setup commands, in the agent's sandbox when it has one (without its services)."""
+        policy = self.spec.policy
+        if not policy.sandboxed:
+            await run_setup(commands, workdir, env, timeout_s)
+            return
+        bare = msgspec.structs.replace(policy, services=[], host_ports=[])
+        for command in commands:
+            ran = await run_sandboxed(
+                bare, ["/bin/sh", "-c", command], cwd=workdir, named_env=env, timeout_s=timeout_s,
+                writable=[scratch], readable=self._readable(),
+            )  # fmt: skip
+            check_setup(command, ran.result, timeout_s)
 
     async def _workdir(self, request: TargetRequest, env: dict[str, str], scratch: Path) -> Path:
         if self.spec.workdir is not None:
@@ -91,7 +125,7 @@ class CommandTarget:
         if key not in self._shared:
 
             async def setup(folder: Path) -> None:
-                await run_setup(request.variant.setup, folder, env, request.timeout_s)
+                await self._setup(request.variant.setup, folder, env, scratch, request.timeout_s)
 
             self._shared[key] = await SHARED.acquire(key, setup)
         return self._shared[key]
@@ -163,8 +197,10 @@ def read_metrics(path: Path) -> dict[str, float]:
 _SPEND = ("tokens_in", "tokens_out", "cost_usd")  # what budgets count: must be real amounts
 
 
-def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]:
-    env = {**os.environ, **spec.env}
+def trial_env(
+    spec: CommandTargetSpec, request: TargetRequest, base: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    env = {**base, **spec.env}
     env.update(
         ENGINE_VARIANT=request.variant.name, ENGINE_CASE_ID=request.case.id,
         ENGINE_REPEAT=str(request.repeat), ENGINE_SEED=str(request.seed),

@@ -50,6 +50,7 @@ class TargetResponse(msgspec.Struct, kw_only=True):
     metrics: dict[str, float] = {}  # what an agent reported of itself (tool calls...)
     transcript: str = ""  # the conversation a command agent wrote (ENGINE_TRANSCRIPT), JSONL
     tools: dict[str, int] = {}  # the transcript's tool calls per tool name
+    service_logs: dict[str, str] = {}  # a sandbox's services' output by name, kept as blobs beside stderr
 
 
 _DEFAULT_CLASS = {"infra": "network", "timeout": "timeout", "model": "subject_error", "config": "config"}

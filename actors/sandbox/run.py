@@ -1,0 +1,117 @@
+"""Run one process in a trial's sandbox: limits, services and host ports around it, then bwrap.
+
+Without services or host ports the agent runs straight under prlimit inside bwrap (the cheap
+path); with them a small helper (boot.py) runs first inside the same sandbox. The services'
+output comes back as text beside the agent's stderr; a service that was not ready in time is a
+TargetError of class `sandbox`, never the agent's failure.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+import trio
+
+from engine.actors.process import ProcessResult, run_group
+from engine.actors.sandbox.bwrap import bwrap_argv, sandbox_env
+from engine.actors.sandbox.limits import PidsCgroup, pids_root, prlimit_prefix
+from engine.actors.sandbox.probe import sandbox_problem
+from engine.actors.sandbox.relay import serve_host_ports
+from engine.actors.targets.target_protocol import TargetError
+from engine.events.sandbox import SandboxPolicy
+
+BOOT = Path(__file__).with_name("boot.py")
+LOG_KEEP = 16 << 10  # the tail of each service's output kept per trial
+
+
+@dataclass
+class SandboxRun:
+    """What a sandboxed process left: its result, and its services' output by name."""
+
+    result: ProcessResult
+    service_logs: dict[str, str]
+
+
+async def run_sandboxed(
+    policy: SandboxPolicy,
+    argv: list[str],
+    *,
+    cwd: Path,
+    named_env: Mapping[str, str],
+    timeout_s: float,
+    stdin: bytes | None = None,
+    writable: Iterable[Path] = (),
+    readable: Iterable[Path] = (),
+) -> SandboxRun:
+    problem = sandbox_problem(policy.kind)
+    if problem is not None:
+        raise TargetError("infra", f"sandbox {policy.kind!r} cannot start: {problem}", error_class="sandbox")
+    inner = [*prlimit_prefix(policy.limits), *argv]
+    env = sandbox_env(policy, named_env, cwd)
+    side = Path(tempfile.mkdtemp(prefix="engine-sandbox-")) if policy.services or policy.host_ports else None
+    cgroup = _pids_cgroup(policy)
+    try:
+        if side is not None:
+            inner = _booted(policy, inner, side)
+        outer = bwrap_argv(
+            policy, inner, workdir=cwd, env=env, writable=[*writable, *([side] if side else [])],
+            readable=[*readable, BOOT.parent],
+        )  # fmt: skip
+        if cgroup is not None:
+            outer = cgroup.enter_argv(outer)
+        async with trio.open_nursery() as nursery:
+            if side is not None and policy.host_ports:
+                await nursery.start(serve_host_ports, policy.host_ports, side / "sockets")
+            result = await run_group(outer, cwd=cwd, env=_outer_env(), timeout_s=timeout_s, stdin=stdin)
+            nursery.cancel_scope.cancel()
+        logs = _service_logs(policy, side)
+        if side is not None and (side / "logs" / "boot-failed").exists():
+            why = (side / "logs" / "boot-failed").read_text(errors="replace")
+            raise TargetError("infra", f"sandbox boot failed: {why}", error_class="sandbox")
+        return SandboxRun(result, logs)
+    finally:
+        with trio.CancelScope(shield=True):
+            if cgroup is not None:
+                cgroup.remove()
+            if side is not None:
+                await trio.to_thread.run_sync(shutil.rmtree, side, True)
+
+
+def _booted(policy: SandboxPolicy, inner: list[str], side: Path) -> list[str]:
+    """The boot helper's command line, its plan written beside the trial (never in the workspace)."""
+    (side / "logs").mkdir()
+    (side / "sockets").mkdir()
+    plan = {
+        "logs": str(side / "logs"), "sockets": str(side / "sockets"), "host_ports": policy.host_ports,
+        "services": [msgspec.to_builtins(s) | {"timeout_s": s.timeout_s} for s in policy.services],
+    }  # fmt: skip
+    (side / "plan.json").write_bytes(msgspec.json.encode(plan))
+    return [sys.executable, "-I", str(BOOT), str(side / "plan.json"), "--", *inner]
+
+
+def _service_logs(policy: SandboxPolicy, side: Path | None) -> dict[str, str]:
+    logs = {}
+    for service in policy.services:
+        path = side / "logs" / f"{service.name}.log" if side is not None else None
+        if path is not None and path.exists():
+            logs[service.name] = path.read_bytes()[-LOG_KEEP:].decode("utf-8", "replace")
+    return logs
+
+
+def _pids_cgroup(policy: SandboxPolicy) -> PidsCgroup | None:
+    most = policy.limits.max_processes
+    root = pids_root() if most is not None else None
+    return PidsCgroup(root, most) if root is not None and most is not None else None
+
+
+def _outer_env() -> dict[str, str]:
+    """bwrap's own environment: the sandbox's is set with --clearenv/--setenv, this only finds bwrap."""
+    import os
+
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
