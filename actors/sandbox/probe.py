@@ -57,3 +57,11 @@ def sandbox_problem(kind: str) -> str | None:
     if kind == "docker":
         return docker_problem()
     return None
+
+
+def sandbox_problem_on_worker(kind: str) -> str | None:
+    """A Ray task: why the sandbox cannot start on the worker running it ("host: why"), or None."""
+    import socket
+
+    problem = sandbox_problem(kind)
+    return None if problem is None else f"{socket.gethostname()}: {problem}"
