@@ -48,7 +48,8 @@ async def ray_session(plan: ExperimentPlan, stopping: trio.Event | None = None) 
     async with _lock:
         connected = True
         if _users == 0:
-            connected = await _connect_unless_stopped(execution.ray, plan.file, stopping, _sandbox_kinds(plan))
+            kinds = _sandbox_kinds(plan)
+            connected = await _connect_unless_stopped(execution.ray, plan.file, stopping, kinds)
             _owned = bool(connected)
         if connected is not None:
             _users += 1
