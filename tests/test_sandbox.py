@@ -1,0 +1,213 @@
+"""Agents in bubblewrap sandboxes: real agent scripts try to get out, real bwrap holds them.
+
+Each attempt is a case of one run: it is contained, recorded as the trial's output, and the run
+goes on. Skipped with the reason where bubblewrap cannot start; CI (ENGINE_REQUIRE_SANDBOX=1, set by
+.ci/run once it installed bubblewrap) turns that skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from engine.actors.sandbox.probe import bwrap_problem
+from engine.api import open_engine, spec_from_dict
+from engine.errors import InputError
+from engine.events import kinds as k
+from engine.events.codec import decode
+from engine.store.blobs import read_blob
+from tests.conftest import ROOT, SAFETY_S
+
+AGENT = ROOT / "tests" / "fixtures" / "escape_agent.py"
+PROBLEM = bwrap_problem()
+
+
+@pytest.fixture
+def sandbox() -> None:
+    """Skip (or, in CI, fail) where bubblewrap cannot start a sandbox."""
+    if PROBLEM is not None:
+        if os.environ.get("ENGINE_REQUIRE_SANDBOX") == "1":
+            pytest.fail(f"bubblewrap was installed but cannot start a sandbox: {PROBLEM}")
+        pytest.skip(f"no sandbox here: {PROBLEM}")
+
+
+@pytest.fixture
+def outside(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder outside /tmp (which a sandbox replaces by its own): visible read-only in the sandbox
+    unless hidden. It holds a fake $HOME with an .ssh key, and the store."""
+    folder = Path(tempfile.mkdtemp(prefix="engine-sandbox-test-", dir="/var/tmp"))
+    (folder / "home" / ".ssh").mkdir(parents=True)
+    (folder / "home" / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    monkeypatch.setenv("HOME", str(folder / "home"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def experiment(cases: dict[str, str], variants: list[dict[str, Any]] | None = None, **target: Any) -> Any:
+    return spec_from_dict({
+        "name": "escapes",
+        "target": {"kind": "command", "command": [sys.executable, str(AGENT)], "sandbox": "bubblewrap",
+                   "max_retries": 0, **target},
+        "variants": variants or [],
+        "cases": [{"id": name, "prompt": prompt, "expected": "x"} for name, prompt in cases.items()],
+        "graders": [{"kind": "contains"}],
+        "execution": {"max_error_rate": 1.0},
+    })  # fmt: skip
+
+
+def events(eng: Any, run_id: str) -> list[k.Event]:
+    return [decode(data) for _, data in eng.log.read_run(run_id)]
+
+
+def outputs(eng: Any, run_id: str) -> dict[tuple[str, str], str]:
+    """(variant, case) -> what the agent printed."""
+    done = [e for e in events(eng, run_id) if isinstance(e, k.TrialCompleted)]
+    return {(e.variant, e.case): read_blob(eng.log, e.output_hash).decode().strip() for e in done}
+
+
+async def test_files_home_and_store_are_out_of_reach(sandbox: None, outside: Path) -> None:
+    home, store = outside / "home", outside / "store"
+    cases = {
+        "etc": "write /etc/engine-escape",
+        "outside": f"write {outside}/escaped",
+        "home": f"read {home}/.ssh/id_ed25519",
+        "store": f"read {store}",
+        "workspace": "write inside.txt",
+    }
+    async with open_engine(store) as eng:
+        report = await eng.run(experiment(cases))
+        seen = {case: text for (_, case), text in outputs(eng, report.run_id).items()}
+    assert seen["etc"].startswith("blocked") and "Read-only" in seen["etc"]
+    assert seen["outside"].startswith("blocked") and not (outside / "escaped").exists()
+    assert seen["home"].startswith("blocked") and "No such file" in seen["home"]
+    assert seen["store"] == f"listed {store}: []"  # an empty folder where the store is
+    assert seen["workspace"] == "WROTE inside.txt"  # the run went on: every trial recorded
+    assert report.variants[0].trials == len(cases)
+
+
+async def test_the_network_is_closed_unless_the_policy_opens_a_loopback_port(sandbox: None) -> None:
+    async def greet(stream: trio.SocketStream) -> None:
+        async with stream:
+            await stream.send_all(b"hello from the host")
+
+    async with trio.open_nursery() as nursery:
+        (listener,) = await nursery.start(partial(trio.serve_tcp, greet, 0, host="127.0.0.1"))
+        port = listener.socket.getsockname()[1]
+        variants = [
+            {"name": "closed"},
+            {"name": "opened", "target": {"network": "loopback", "host_ports": [port]}},
+        ]
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as store:
+            async with open_engine(store) as eng:
+                report = await eng.run(experiment({"tcp": f"connect {port}"}, variants))
+                seen = outputs(eng, report.run_id)
+        nursery.cancel_scope.cancel()
+    assert seen[("closed", "tcp")].startswith("blocked")
+    assert seen[("opened", "tcp")] == "CONNECTED: hello from the host"
+
+
+async def test_a_fork_bomb_meets_max_processes_and_the_run_goes_on(sandbox: None, tmp_path: Path) -> None:
+    # bounded: at most 64 children whatever the limit does, each gone when the agent exits
+    spec = experiment({"bomb": "fork 64", "after": "write after.txt"}, limits={"max_processes": 16})
+    async with open_engine(tmp_path / "store") as eng:
+        report = await eng.run(spec)
+        seen = {case: text for (_, case), text in outputs(eng, report.run_id).items()}
+    made, refused = (int(word.strip(",")) for word in seen["bomb"].split()[1::2])
+    assert made < 16 and refused == 64 - made
+    assert seen["after"] == "WROTE after.txt"
+
+
+async def test_a_file_past_max_file_mb_is_refused(sandbox: None, tmp_path: Path) -> None:
+    spec = experiment({"big": "bigfile 20"}, limits={"max_file_mb": 5})
+    async with open_engine(tmp_path / "store") as eng:
+        report = await eng.run(spec)
+        seen = outputs(eng, report.run_id)
+    assert seen[("baseline", "big")] == "stopped after 5 MB: File too large"
+
+
+async def wait_closed(fifo: Path) -> bytes:
+    """Read the FIFO to its end: the end comes once every process holding it open for writing is dead."""
+    with trio.fail_after(SAFETY_S):
+        return await trio.to_thread.run_sync(fifo.read_bytes, abandon_on_cancel=True)
+
+
+async def test_a_child_left_running_dies_with_the_trial(sandbox: None, outside: Path) -> None:
+    workspace = outside / "ws"
+    workspace.mkdir()
+    os.mkfifo(workspace / "held")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(wait_closed, workspace / "held")
+        async with open_engine(outside / "store") as eng:
+            report = await eng.run(experiment({"child": "child held"}, workdir=str(workspace)))
+            seen = outputs(eng, report.run_id)
+    # the nursery ended: the FIFO reached its end, so the sleep holding it is dead (an hour early)
+    assert seen[("baseline", "child")] == "left a child running"
+
+
+async def test_a_timed_out_agent_takes_its_children_with_it(sandbox: None, outside: Path) -> None:
+    workspace = outside / "ws"
+    workspace.mkdir()
+    os.mkfifo(workspace / "held")
+    # a grandchild holds the FIFO; the agent never ends on its own
+    hang = "exec 3>held; sleep 3600 & exec sleep 3600"
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(wait_closed, workspace / "held")
+        async with open_engine(outside / "store") as eng:
+            report = await eng.run(
+                experiment({"hang": "x"}, command=hang, workdir=str(workspace), timeout_s=0.5)
+            )
+            failed = [e for e in events(eng, report.run_id) if isinstance(e, k.TrialFailed)]
+    assert [(f.error_class, f.case) for f in failed] == [("timeout", "hang")]
+
+
+async def test_a_service_is_ready_before_the_agent_and_its_output_is_kept(
+    sandbox: None, tmp_path: Path
+) -> None:
+    service = {"name": "greeter", "command": ["python3", "-c", SERVER], "ready": "tcp:8181"}
+    spec = experiment({"ask": "connect 8181"}, services=[service])
+    async with open_engine(tmp_path / "store") as eng:
+        report = await eng.run(spec)
+        (done,) = [e for e in events(eng, report.run_id) if isinstance(e, k.TrialCompleted)]
+        answer = read_blob(eng.log, done.output_hash).decode().strip()
+        assert done.agent is not None
+        log = read_blob(eng.log, done.agent.services["greeter"]).decode()
+    assert answer == "CONNECTED: hello from the service"
+    assert "greeter listening" in log
+
+
+SERVER = """
+import socket
+server = socket.create_server(("127.0.0.1", 8181))
+print("greeter listening", flush=True)
+while True:
+    conn, _ = server.accept()
+    conn.sendall(b"hello from the service")
+    conn.close()
+"""
+
+
+async def test_a_service_never_ready_is_a_sandbox_error_not_the_agents(sandbox: None, tmp_path: Path) -> None:
+    # it exits at once without making the file: not ready, known without waiting for the timeout
+    service = {"name": "db", "command": "echo starting; exit 3", "ready": "file:db.ready"}
+    spec = experiment({"ask": "write x"}, services=[service])
+    async with open_engine(tmp_path / "store") as eng:
+        report = await eng.run(spec)
+        (failed,) = [e for e in events(eng, report.run_id) if isinstance(e, k.TrialFailed)]
+    assert (failed.error_kind, failed.error_class) == ("infra", "sandbox")
+    assert failed.message.startswith("sandbox boot failed: service 'db' exited with 3")
+    assert report.variants[0].errors == 1
+
+
+def test_sandbox_settings_without_a_sandbox_are_refused() -> None:
+    target = {"kind": "command", "command": ["true"], "network": "loopback"}
+    with pytest.raises(InputError, match=r"target.sandbox: expected \"bubblewrap\" \(network, limits"):
+        spec_from_dict({"name": "x", "target": target, "cases": [{"id": "c", "prompt": "p"}]})
