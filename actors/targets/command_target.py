@@ -18,6 +18,7 @@ from pathlib import Path
 
 import msgspec
 import trio
+from msgspec.structs import replace
 
 from engine.actors.process import check_setup, run_group, run_setup
 from engine.actors.sandbox.run import run_sandboxed
@@ -147,7 +148,9 @@ def anchor_paths(spec: CommandTargetSpec, base_dir: Path | None) -> CommandTarge
     workdir = spec.workdir
     if workdir is not None and not Path(workdir).is_absolute():
         workdir = str(base_dir / workdir)
-    return msgspec.structs.replace(spec, command=command, workdir=workdir)
+    # a service's `./bin/api` too: it starts in the trial's workspace, as the agent does
+    services = [replace(s, command=anchor_command(s.command, base_dir)) for s in spec.services]
+    return replace(spec, command=command, workdir=workdir, services=services)
 
 
 def anchor_command(command: list[str] | str, base_dir: Path) -> list[str] | str:

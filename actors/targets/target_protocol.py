@@ -16,7 +16,7 @@ import msgspec
 
 from engine.events.errors import EngineError
 from engine.events.kinds import ErrorKind
-from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, override_target
+from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, variant_target
 
 
 class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):
@@ -116,12 +116,7 @@ class TargetContext:
 
 def resolve_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:
     """The experiment's target with the variant's overrides applied."""
-    if not variant.target and variant.model is None:
-        return default
-    fields = dict(variant.target)
-    if variant.model is not None:
-        fields["model"] = variant.model
-    return override_target(default, fields)
+    return variant_target(default, variant)
 
 
 MAX_AMOUNT = 1e15  # beyond any real token count or bill: a larger figure is a broken report
