@@ -25,7 +25,7 @@ from engine.actors.targets.target_protocol import TargetRequest
 from engine.events.spec import CaseSpec, VariantSpec, target_spec
 
 AGENT = ["/bin/cat"]  # the cheapest real agent: what is left is engine's and the sandbox's cost
-SERVICE = {"name": "tick", "command": ["/bin/sh", "-c", "touch ready; exec sleep 3600"], "ready": "file:ready"}
+SERVICE = {"name": "tick", "command": "touch ready; exec sleep 3600", "ready": "file:ready"}
 MODES: dict[str, dict[str, Any]] = {
     "plain process": {},
     "bubblewrap": {"sandbox": "bubblewrap"},
@@ -67,7 +67,8 @@ def main() -> None:
         times = trio.run(measure, fields, trials)
         medians[mode] = statistics.median(times)
         p95 = statistics.quantiles(times, n=20)[-1]
-        extra = f"  overhead {medians[mode] - medians['plain process']:+.1f} ms" if mode != "plain process" else ""
+        overhead = medians[mode] - medians["plain process"]
+        extra = f"  overhead {overhead:+.1f} ms" if mode != "plain process" else ""
         print(f"{mode:24} median {medians[mode]:6.1f} ms  p95 {p95:6.1f} ms{extra}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
