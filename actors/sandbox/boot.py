@@ -17,8 +17,8 @@ import sys
 import threading
 import time
 
-POLL_S = 0.01  # the readiness check's interval (bounded: it doubles up to MAX_POLL_S)
-MAX_POLL_S = 0.2
+POLL_S = 0.002  # the readiness check's first interval (bounded: it doubles up to MAX_POLL_S)
+MAX_POLL_S = 0.05
 
 
 def ready(check: str, cwd: str) -> bool:

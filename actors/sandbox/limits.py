@@ -3,14 +3,17 @@
 memory_mb is RLIMIT_AS (address space, per process), cpu_seconds RLIMIT_CPU (per process),
 max_file_mb RLIMIT_FSIZE (a write past it fails with EFBIG, the process gets SIGXFSZ).
 max_processes is RLIMIT_NPROC, which the kernel counts per user: inside the sandbox's own user
-namespace that is the sandbox's processes (Linux >= 5.14), but root is exempt from it. So when a
-pids cgroup can be made (cgroup v1 `pids`, or a writable v2 cgroup with the pids controller) the
-trial also runs in one whose pids.max is the limit, which holds for root too.
+namespace that is the sandbox's processes (Linux >= 5.14), but root is exempt from it. So when
+engine runs as root and a pids cgroup can be made (cgroup v1 `pids`, or a writable v2 cgroup with
+the pids controller) the trial also runs in one whose pids.max is the limit. (Only for root: moving
+a process into a cgroup costs milliseconds per trial.) As root without one, the limit does not hold:
+preflight says so.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -34,9 +37,16 @@ def prlimit_prefix(limits: SandboxLimits) -> list[str]:
     return ["prlimit", *options, "--"] if options else []
 
 
+def nproc_exempt() -> bool:
+    """Root is exempt from RLIMIT_NPROC: max_processes needs a pids cgroup then."""
+    return os.geteuid() == 0
+
+
 @functools.cache
 def pids_root() -> Path | None:
     """A cgroup under which engine may make a pids cgroup per trial, or None (RLIMIT_NPROC alone)."""
+    if not nproc_exempt():
+        return None
     for candidate in _candidates():
         probe = candidate / f"engine-probe-{uuid.uuid4().hex[:8]}"
         try:

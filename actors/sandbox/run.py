@@ -92,7 +92,7 @@ def _booted(policy: SandboxPolicy, inner: list[str], side: Path) -> list[str]:
         "services": [msgspec.to_builtins(s) | {"timeout_s": s.timeout_s} for s in policy.services],
     }  # fmt: skip
     (side / "plan.json").write_bytes(msgspec.json.encode(plan))
-    return [sys.executable, "-I", str(BOOT), str(side / "plan.json"), "--", *inner]
+    return [sys.executable, "-I", "-S", str(BOOT), str(side / "plan.json"), "--", *inner]
 
 
 def _service_logs(policy: SandboxPolicy, side: Path | None) -> dict[str, str]:

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from engine.actors.sandbox.limits import nproc_exempt, pids_root
 from engine.actors.sandbox.probe import sandbox_problem
-from engine.errors import InputError
+from engine.errors import InputError, warn_input
 from engine.events.graders import CommandGraderSpec
 from engine.events.sandbox import SandboxPolicy
 from engine.events.spec import CommandTargetSpec
 from engine.input.experiment_plan import ExperimentPlan
+
+NPROC_AS_ROOT = (
+    "not enforced here: engine runs as root, which RLIMIT_NPROC exempts, and no pids cgroup "
+    "can be made (run engine as another user, or give it a writable pids cgroup)"
+)
 
 
 def sandboxes(plan: ExperimentPlan) -> Iterator[tuple[str, SandboxPolicy]]:
@@ -31,6 +37,8 @@ def check_sandboxes(plan: ExperimentPlan) -> None:
         problem = sandbox_problem(policy.kind)
         if problem is not None:
             raise InputError(plan.file, field, f"a {policy.kind} sandbox cannot start here: {problem}")
+        if policy.limits.max_processes is not None and nproc_exempt() and pids_root() is None:
+            warn_input(plan.file, field.replace(".sandbox", ".limits.max_processes"), NPROC_AS_ROOT)
 
 
 def describe_sandboxes(plan: ExperimentPlan) -> str | None:
