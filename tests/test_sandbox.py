@@ -25,7 +25,7 @@ from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.store.blobs import read_blob
-from tests.conftest import ROOT, SAFETY_S
+from tests.conftest import ROOT, SAFETY_S, run_engine
 
 AGENT = ROOT / "tests" / "fixtures" / "escape_agent.py"
 PROBLEM = bwrap_problem()
@@ -211,3 +211,38 @@ def test_sandbox_settings_without_a_sandbox_are_refused() -> None:
     target = {"kind": "command", "command": ["true"], "network": "loopback"}
     with pytest.raises(InputError, match=r"target.sandbox: expected \"bubblewrap\" \(network, limits"):
         spec_from_dict({"name": "x", "target": target, "cases": [{"id": "c", "prompt": "p"}]})
+
+
+def sandboxed_file(folder: Path, sandbox: str = "bubblewrap") -> Path:
+    path = folder / "exp.toml"
+    path.write_text(
+        f'name = "boxed"\n[target]\nkind = "command"\ncommand = ["{sys.executable}", "{AGENT}"]\n'
+        f'sandbox = "{sandbox}"\n[[cases]]\nid = "c"\nprompt = "write x"\nexpected = "x"\n'
+    )
+    return path
+
+
+def test_validate_names_the_package_where_bubblewrap_is_missing(tmp_path: Path) -> None:
+    # a PATH without bwrap: as on a machine where it is not installed
+    done = run_engine("validate", str(sandboxed_file(tmp_path)), cwd=tmp_path, PATH=str(tmp_path))
+    err = done.stderr.decode()
+    assert done.returncode == 2 and len(err.strip().splitlines()) == 1, err
+    assert "target.sandbox: a bubblewrap sandbox cannot start here: bubblewrap (bwrap) is not installed" in (
+        err
+    )
+    assert "apt-get install bubblewrap" in err
+
+
+def test_docker_is_refused_in_one_line_never_run_without_a_sandbox(tmp_path: Path) -> None:
+    done = run_engine("run", str(sandboxed_file(tmp_path, "docker")), "--store", "st", cwd=tmp_path)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and len(err.strip().splitlines()) == 1, err
+    assert "target.sandbox: a docker sandbox cannot start here:" in err
+    assert 'use sandbox = "bubblewrap"' in err
+    assert run_engine("list", "--json", "--store", "st", cwd=tmp_path).stdout.strip() in (b"", b"[]")
+
+
+def test_validate_says_the_sandbox_can_start_here(sandbox: None, tmp_path: Path) -> None:
+    done = run_engine("validate", str(sandboxed_file(tmp_path)), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "  sandbox: bubblewrap (network none), can start here" in done.stdout.decode()
