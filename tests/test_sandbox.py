@@ -19,11 +19,14 @@ from typing import Any
 import pytest
 import trio
 
+from engine.actors.graders.factory import make_grader
+from engine.actors.graders.grader_protocol import Submission
 from engine.actors.sandbox.probe import bwrap_problem
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.codec import decode
+from engine.events.spec import CaseSpec, grader_spec
 from engine.store.blobs import read_blob
 from tests.conftest import ROOT, SAFETY_S, run_engine
 
@@ -246,3 +249,23 @@ def test_validate_says_the_sandbox_can_start_here(sandbox: None, tmp_path: Path)
     done = run_engine("validate", str(sandboxed_file(tmp_path)), cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
     assert "  sandbox: bubblewrap (network none), can start here" in done.stdout.decode()
+
+
+async def test_a_sandboxed_verifier_sees_the_output_but_not_the_home(sandbox: None, outside: Path) -> None:
+    key = outside / "home" / ".ssh" / "id_ed25519"
+    spec = grader_spec(kind="command", sandbox="bubblewrap", commands=[
+        "grep -q Paris output.txt", f"cat {key}", "touch /usr/escaped",
+    ])  # fmt: skip
+    graded = await make_grader(spec).grade(Submission(case=CaseSpec(id="c", prompt="p"), output="Paris"))
+    assert graded.score == pytest.approx(1 / 3) and not graded.passed
+    assert "No such file" in graded.reason  # the first failure: the key is not there to read
+
+
+async def test_a_variants_setup_runs_in_the_agents_sandbox(sandbox: None, tmp_path: Path) -> None:
+    variants = [{"name": "seeded", "setup": ["echo seeded > seed.txt", "touch /usr/escaped || true"]}]
+    spec = experiment({"seed": "read seed.txt"}, variants)
+    async with open_engine(tmp_path / "store") as eng:
+        report = await eng.run(spec)
+        seen = outputs(eng, report.run_id)
+    assert seen[("seeded", "seed")] == "READ seed.txt: seeded"
+    assert not Path("/usr/escaped").exists()
