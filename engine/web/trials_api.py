@@ -149,7 +149,9 @@ def describe(log: EventStore, view: View, rec: TrialRecord) -> dict[str, object]
 def _sandbox_line(view: View, name: str) -> str | None:
     """The variant's sandbox policy in a line ("bubblewrap · network none · memory_mb 512"), or None."""
     spec, variant = view.spec, view.variants.get(name)
-    target = variant_target(spec.target, variant) if spec is not None and variant is not None else None
+    if spec is None or variant is None or variant.target.get("kind", spec.target.kind) != "command":
+        return None  # nothing to resolve (a plugin's kind may not be installed where the store is read)
+    target = variant_target(spec.target, variant)
     if not isinstance(target, CommandTargetSpec) or not target.policy.sandboxed:
         return None
     policy = target.policy

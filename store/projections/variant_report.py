@@ -145,6 +145,9 @@ def sandbox_report(state: RunState, name: str) -> SandboxReport | msgspec.UnsetT
     variant = state.variants.get(name)
     if state.spec is None or variant is None:
         return msgspec.UNSET
+    kind = variant.target.get("kind", state.spec.target.kind)
+    if kind != "command":  # and so nothing to resolve (a plugin's kind may not be installed on replay)
+        return msgspec.UNSET
     target = variant_target(state.spec.target, variant)
     if not isinstance(target, CommandTargetSpec) or not target.policy.sandboxed:
         return msgspec.UNSET
