@@ -78,9 +78,6 @@ class CommandTargetSpec(BaseTarget, tag="command", kw_only=True):
 
     def __post_init__(self) -> None:
         check_policy(self.policy)
-        if self.services and self.workspace == "shared":
-            why = "services: expected workspace = 'per_trial' (services start in each trial's own sandbox)"
-            raise ValueError(why)
 
     @property
     def policy(self) -> SandboxPolicy:

@@ -269,3 +269,40 @@ async def test_a_variants_setup_runs_in_the_agents_sandbox(sandbox: None, tmp_pa
         seen = outputs(eng, report.run_id)
     assert seen[("seeded", "seed")] == "READ seed.txt: seeded"
     assert not Path("/usr/escaped").exists()
+
+
+COUNTER = """
+import os, socket, sys
+os.open(sys.argv[1], os.O_WRONLY)  # held until this service dies
+server, served = socket.create_server(("127.0.0.1", 8282)), 0
+print("counter listening", flush=True)
+while True:
+    conn, _ = server.accept()
+    served += 1
+    conn.sendall(str(served).encode())
+    conn.close()
+"""
+
+
+async def test_a_shared_workspaces_services_start_once_and_stop_with_it(sandbox: None, outside: Path) -> None:
+    held = outside / "held"
+    os.mkfifo(held)
+    service = {"name": "counter", "command": ["python3", "-c", COUNTER, str(held)], "ready": "tcp:8282"}
+    spec = spec_from_dict({
+        "name": "shared", "repeat": {"count": 3},
+        "target": {"kind": "command", "command": [sys.executable, str(AGENT)], "sandbox": "bubblewrap",
+                   "workspace": "shared", "services": [service]},
+        "cases": [{"id": "ask", "prompt": "connect 8282", "expected": "CONNECTED"}],
+    })  # fmt: skip
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(wait_closed, held)  # ends once the service is dead
+        async with open_engine(outside / "store") as eng:
+            report = await eng.run(spec)
+            seen = sorted(outputs_by_repeat(eng, report.run_id))
+    # one service served every trial (the readiness check's connection was its first)
+    assert seen == ["CONNECTED: 2", "CONNECTED: 3", "CONNECTED: 4"]
+
+
+def outputs_by_repeat(eng: Any, run_id: str) -> list[str]:
+    done = [e for e in events(eng, run_id) if isinstance(e, k.TrialCompleted)]
+    return [read_blob(eng.log, e.output_hash).decode().strip() for e in done]

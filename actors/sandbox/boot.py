@@ -1,12 +1,15 @@
-"""Runs inside a trial's sandbox before the agent (a standalone script: stdlib only, nothing of engine).
+"""Runs inside a sandbox before the agent (a standalone script: stdlib only, nothing of engine).
 
-    python boot.py PLAN.json -- AGENT ARGV...
+    python boot.py PLAN.json -- AGENT ARGV...     a trial's sandbox
+    python boot.py PLAN.json --serve              a shared workspace's services sandbox
 
 Starts the plan's services (their output to LOGS/<name>.log), waits until each is ready (a TCP
 port accepts, a file exists, a command exits 0; polled at a bounded interval within its timeout),
-relays the host loopback ports the plan lists to Unix sockets engine serves outside, then runs the
-agent and exits with its code. A service not ready in time: the reason goes to LOGS/boot-failed and
-the agent never starts. Everything left running dies with the sandbox's PID namespace.
+relays 127.0.0.1 ports to the Unix sockets the plan lists (the host's loopback ports engine serves
+outside, or a shared workspace's services), then runs the agent and exits with its code. A service
+not ready in time: the reason goes to LOGS/boot-failed and the agent never starts. Everything left
+running dies with the sandbox's PID namespace. With --serve it starts the services, makes each one's
+TCP port reachable at SOCKETS/PORT.sock, prints "ready" and stays until it is killed.
 """
 
 import json
@@ -55,13 +58,12 @@ def wait_ready(service: dict, proc: subprocess.Popen, cwd: str) -> str:
     return ""
 
 
-def relay(server: socket.socket, port: int, sockets: str) -> None:
-    """127.0.0.1:port inside -> the Unix socket engine serves outside (which connects to the host's)."""
+def relay(server: socket.socket, connect: object) -> None:
+    """Each connection the server accepts, joined to a new one that connect() opens."""
     while True:
         conn, _ = server.accept()
-        outside = socket.socket(socket.AF_UNIX)
         try:
-            outside.connect(os.path.join(sockets, f"{port}.sock"))
+            outside = connect()  # type: ignore[operator]
         except OSError:
             conn.close()
             continue
@@ -78,21 +80,51 @@ def pump(source: socket.socket, sink: socket.socket) -> None:
         pass
 
 
+def unix_client(path: str) -> socket.socket:
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(path)
+    return client
+
+
+def start_relays(relays: list, listen: str) -> None:
+    """Listening before the agent starts: 127.0.0.1:port -> socket ("tcp"), or socket -> port ("unix")."""
+    for item in relays:
+        port, path = item["port"], item["socket"]
+        if listen == "tcp":
+            server = socket.create_server(("127.0.0.1", port))
+            connect = lambda path=path: unix_client(path)  # noqa: E731
+        else:
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(path)
+            server.listen(64)
+            connect = lambda port=port: socket.create_connection(("127.0.0.1", port))  # noqa: E731
+        threading.Thread(target=relay, args=(server, connect), daemon=True).start()
+
+
+def start_services(plan: dict, cwd: str) -> bool:
+    for service in plan.get("services", []):
+        why = wait_ready(service, start(service, plan["logs"], cwd), cwd)
+        if why:
+            with open(os.path.join(plan["logs"], "boot-failed"), "w") as f:
+                f.write(why)
+            return False
+    return True
+
+
 def main() -> int:
-    split = sys.argv.index("--")
     with open(sys.argv[1]) as f:
         plan = json.load(f)
-    cwd, logs = os.getcwd(), plan["logs"]
-    for port in plan.get("host_ports", []):  # listening before the agent starts
-        server = socket.create_server(("127.0.0.1", port))
-        threading.Thread(target=relay, args=(server, port, plan["sockets"]), daemon=True).start()
-    for service in plan.get("services", []):
-        why = wait_ready(service, start(service, logs, cwd), cwd)
-        if why:
-            with open(os.path.join(logs, "boot-failed"), "w") as f:
-                f.write(why)
+    cwd = os.getcwd()
+    if sys.argv[2] == "--serve":
+        if not start_services(plan, cwd):
             return 125
-    code = subprocess.run(sys.argv[split + 1 :], check=False).returncode
+        start_relays(plan.get("relays", []), "unix")
+        print("ready", flush=True)
+        threading.Event().wait()  # until the sandbox is torn down
+    start_relays(plan.get("relays", []), "tcp")
+    if not start_services(plan, cwd):
+        return 125
+    code = subprocess.run(sys.argv[sys.argv.index("--") + 1 :], check=False).returncode
     return 128 - code if code < 0 else code  # killed by a signal: as a shell reports it
 
 

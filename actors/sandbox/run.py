@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
@@ -25,6 +26,9 @@ from engine.actors.sandbox.probe import sandbox_problem
 from engine.actors.sandbox.relay import serve_host_ports
 from engine.actors.targets.target_protocol import TargetError
 from engine.events.sandbox import SandboxPolicy
+
+if TYPE_CHECKING:
+    from engine.actors.sandbox.shared import SharedServices
 
 BOOT = Path(__file__).with_name("boot.py")
 LOG_KEEP = 16 << 10  # the tail of each service's output kept per trial
@@ -48,19 +52,24 @@ async def run_sandboxed(
     stdin: bytes | None = None,
     writable: Iterable[Path] = (),
     readable: Iterable[Path] = (),
+    shared: SharedServices | None = None,
 ) -> SandboxRun:
+    """argv in the policy's sandbox; `shared`: the services of its shared workspace, reached through
+    their sockets (their TCP ports on the sandbox's own loopback)."""
     problem = sandbox_problem(policy.kind)
     if problem is not None:
         raise TargetError("infra", f"sandbox {policy.kind!r} cannot start: {problem}", error_class="sandbox")
     inner = [*prlimit_prefix(policy.limits), *argv]
     env = sandbox_env(policy, named_env, cwd)
-    side = Path(tempfile.mkdtemp(prefix="engine-sandbox-")) if policy.services or policy.host_ports else None
+    booted = policy.services or policy.host_ports or shared is not None
+    side = Path(tempfile.mkdtemp(prefix="engine-sandbox-")) if booted else None
     cgroup = _pids_cgroup(policy)
     try:
+        reached = [shared.sockets] if shared is not None else []
         if side is not None:
-            inner = _booted(policy, inner, side)
+            inner = _booted(policy, inner, side, shared)
         outer = bwrap_argv(
-            policy, inner, workdir=cwd, env=env, writable=[*writable, *([side] if side else [])],
+            policy, inner, workdir=cwd, env=env, writable=[*writable, *([side] if side else []), *reached],
             readable=[*readable, BOOT.parent],
         )  # fmt: skip
         if cgroup is not None:
@@ -70,7 +79,7 @@ async def run_sandboxed(
                 await nursery.start(serve_host_ports, policy.host_ports, side / "sockets")
             result = await run_group(outer, cwd=cwd, env=_outer_env(), timeout_s=timeout_s, stdin=stdin)
             nursery.cancel_scope.cancel()
-        logs = _service_logs(policy, side)
+        logs = shared.logs() if shared is not None else _service_logs(policy, side)
         if side is not None and (side / "logs" / "boot-failed").exists():
             why = (side / "logs" / "boot-failed").read_text(errors="replace")
             raise TargetError("infra", f"sandbox boot failed: {why}", error_class="sandbox")
@@ -83,23 +92,32 @@ async def run_sandboxed(
                 await trio.to_thread.run_sync(shutil.rmtree, side, True)
 
 
-def _booted(policy: SandboxPolicy, inner: list[str], side: Path) -> list[str]:
+def _booted(policy: SandboxPolicy, inner: list[str], side: Path, shared: SharedServices | None) -> list[str]:
     """The boot helper's command line, its plan written beside the trial (never in the workspace)."""
     (side / "logs").mkdir()
     (side / "sockets").mkdir()
-    plan = {
-        "logs": str(side / "logs"), "sockets": str(side / "sockets"), "host_ports": policy.host_ports,
-        "services": [msgspec.to_builtins(s) | {"timeout_s": s.timeout_s} for s in policy.services],
-    }  # fmt: skip
+    relays = [{"port": p, "socket": str(side / "sockets" / f"{p}.sock")} for p in policy.host_ports]
+    if shared is not None:
+        relays += [{"port": p, "socket": str(shared.sockets / f"{p}.sock")} for p in shared.ports]
+    plan = {"logs": str(side / "logs"), "relays": relays, "services": service_plans(policy)}
     (side / "plan.json").write_bytes(msgspec.json.encode(plan))
     return [sys.executable, "-I", "-S", str(BOOT), str(side / "plan.json"), "--", *inner]
 
 
+def service_plans(policy: SandboxPolicy) -> list[dict[str, object]]:
+    return [msgspec.to_builtins(s) | {"timeout_s": s.timeout_s} for s in policy.services]
+
+
 def _service_logs(policy: SandboxPolicy, side: Path | None) -> dict[str, str]:
+    return service_logs(policy, side / "logs") if side is not None else {}
+
+
+def service_logs(policy: SandboxPolicy, folder: Path) -> dict[str, str]:
+    """The tail of each service's output, by name."""
     logs = {}
     for service in policy.services:
-        path = side / "logs" / f"{service.name}.log" if side is not None else None
-        if path is not None and path.exists():
+        path = folder / f"{service.name}.log"
+        if path.exists():
             logs[service.name] = path.read_bytes()[-LOG_KEEP:].decode("utf-8", "replace")
     return logs
 

@@ -22,6 +22,7 @@ from msgspec.structs import replace
 
 from engine.actors.process import check_setup, run_group, run_setup
 from engine.actors.sandbox.run import run_sandboxed
+from engine.actors.sandbox.shared import SharedServices, start_shared_services
 from engine.actors.targets.argv import build_argv, env_name, env_value
 from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
 from engine.actors.targets.transcript import read_transcript
@@ -56,9 +57,11 @@ class CommandTarget:
             if fresh:  # a fixed workdir would see every trial's setup at once
                 await self._setup(request.variant.setup, workdir, env, scratch, request.timeout_s)
             if policy.sandboxed:
+                shared = self._shared_services(request)
+                own = replace(policy, services=[]) if shared is not None else policy  # started once, there
                 ran = await run_sandboxed(
-                    policy, argv, cwd=workdir, named_env=env, timeout_s=request.timeout_s, stdin=stdin,
-                    writable=[scratch], readable=self._readable(),
+                    own, argv, cwd=workdir, named_env=env, timeout_s=request.timeout_s, stdin=stdin,
+                    writable=[scratch], readable=self._readable(), shared=shared,
                 )  # fmt: skip
                 done, service_logs = ran.result, ran.service_logs
             else:
@@ -125,11 +128,21 @@ class CommandTarget:
         key = (request.run_id, request.variant.name)
         if key not in self._shared:
 
-            async def setup(folder: Path) -> None:
+            async def setup(folder: Path) -> SharedServices | None:
                 await self._setup(request.variant.setup, folder, env, scratch, request.timeout_s)
+                if not self.spec.services:
+                    return None
+                return await start_shared_services(self.spec.policy, folder, env, self._readable())
 
             self._shared[key] = await SHARED.acquire(key, setup)
         return self._shared[key]
+
+    def _shared_services(self, request: TargetRequest) -> SharedServices | None:
+        """The services of the variant's shared workspace (started by its setup), if it has any."""
+        if self.spec.workspace != "shared" or self.spec.workdir is not None:
+            return None
+        found = SHARED.attached((request.run_id, request.variant.name))
+        return found if isinstance(found, SharedServices) else None
 
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):
