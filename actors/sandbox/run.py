@@ -8,13 +8,13 @@ TargetError of class `sandbox`, never the agent's failure.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 import trio
@@ -24,14 +24,9 @@ from engine.actors.sandbox.bwrap import bwrap_argv, sandbox_env
 from engine.actors.sandbox.limits import PidsCgroup, pids_root, prlimit_prefix
 from engine.actors.sandbox.probe import sandbox_problem
 from engine.actors.sandbox.relay import serve_host_ports
+from engine.actors.sandbox.services import BOOT, SharedServices, service_logs, service_plans
 from engine.actors.targets.target_protocol import TargetError
 from engine.events.sandbox import SandboxPolicy
-
-if TYPE_CHECKING:
-    from engine.actors.sandbox.shared import SharedServices
-
-BOOT = Path(__file__).with_name("boot.py")
-LOG_KEEP = 16 << 10  # the tail of each service's output kept per trial
 
 
 @dataclass
@@ -104,22 +99,8 @@ def _booted(policy: SandboxPolicy, inner: list[str], side: Path, shared: SharedS
     return [sys.executable, "-I", "-S", str(BOOT), str(side / "plan.json"), "--", *inner]
 
 
-def service_plans(policy: SandboxPolicy) -> list[dict[str, object]]:
-    return [msgspec.to_builtins(s) | {"timeout_s": s.timeout_s} for s in policy.services]
-
-
 def _service_logs(policy: SandboxPolicy, side: Path | None) -> dict[str, str]:
     return service_logs(policy, side / "logs") if side is not None else {}
-
-
-def service_logs(policy: SandboxPolicy, folder: Path) -> dict[str, str]:
-    """The tail of each service's output, by name."""
-    logs = {}
-    for service in policy.services:
-        path = folder / f"{service.name}.log"
-        if path.exists():
-            logs[service.name] = path.read_bytes()[-LOG_KEEP:].decode("utf-8", "replace")
-    return logs
 
 
 def _pids_cgroup(policy: SandboxPolicy) -> PidsCgroup | None:
@@ -130,6 +111,4 @@ def _pids_cgroup(policy: SandboxPolicy) -> PidsCgroup | None:
 
 def _outer_env() -> dict[str, str]:
     """bwrap's own environment: the sandbox's is set with --clearenv/--setenv, this only finds bwrap."""
-    import os
-
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}

@@ -9,7 +9,6 @@ see, so the agent connects to 127.0.0.1:PORT as it would with per-trial services
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,29 +17,13 @@ from pathlib import Path
 import msgspec
 import trio
 
-from engine.actors.process import kill_group
 from engine.actors.sandbox.bwrap import bwrap_argv, sandbox_env
 from engine.actors.sandbox.probe import sandbox_problem
-from engine.actors.sandbox.run import BOOT, service_logs, service_plans
+from engine.actors.sandbox.services import BOOT, SharedServices, service_plans
 from engine.actors.targets.target_protocol import TargetError
 from engine.events.sandbox import SandboxLimits, SandboxPolicy
 
 BOOT_MARGIN_S = 30.0  # beyond the services' own timeouts: a hang guard, not a readiness check
-
-
-class SharedServices:
-    def __init__(self, policy: SandboxPolicy, side: Path, proc: trio.Process) -> None:
-        self.policy, self.side, self.proc = policy, side, proc
-        self.sockets = side / "sockets"
-        self.ports = [int(s.ready[4:]) for s in policy.services if s.ready.startswith("tcp:")]
-
-    def logs(self) -> dict[str, str]:
-        return service_logs(self.policy, self.side / "logs")
-
-    async def aclose(self) -> None:
-        with trio.CancelScope(shield=True):
-            await kill_group(self.proc)
-            await trio.to_thread.run_sync(shutil.rmtree, self.side, True)
 
 
 async def start_shared_services(
