@@ -306,3 +306,19 @@ async def test_a_shared_workspaces_services_start_once_and_stop_with_it(sandbox:
 def outputs_by_repeat(eng: Any, run_id: str) -> list[str]:
     done = [e for e in events(eng, run_id) if isinstance(e, k.TrialCompleted)]
     return [read_blob(eng.log, e.output_hash).decode().strip() for e in done]
+
+
+def test_an_agent_under_a_hidden_home_is_refused_before_the_run(outside: Path, tmp_path: Path) -> None:
+    agent = outside / "home" / ".local" / "bin" / "agent"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("#!/bin/sh\necho hi\n")
+    agent.chmod(0o755)
+    file = tmp_path / "exp.toml"  # the experiment's folder is shown in the sandbox: not this home
+    file.write_text(
+        f'name = "hidden"\n[target]\nkind = "command"\ncommand = ["{agent}"]\nsandbox = "bubblewrap"\n'
+        '[[cases]]\nid = "c"\nprompt = "p"\nexpected = "hi"\n'
+    )
+    done = run_engine("validate", str(file), cwd=tmp_path, HOME=str(outside / "home"))
+    err = done.stderr.decode()
+    assert done.returncode == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"target.command: expected the agent outside the home folders a sandbox hides: {agent}" in err

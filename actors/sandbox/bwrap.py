@@ -35,6 +35,16 @@ def hidden_stores() -> list[Path]:
     return sorted(p for p in _HIDDEN if p.is_dir())
 
 
+def visible_in_sandbox(path: Path, base_dir: Path | None) -> bool:
+    """Whether a file is there inside a sandbox: not under a home folder, unless under a folder shown
+    again (the experiment's, engine's Python)."""
+    real = path.resolve()
+    shown = [*runtime_folders(), *([base_dir.resolve()] if base_dir is not None else [])]
+    if any(real.is_relative_to(folder) for folder in shown):
+        return True
+    return not any(real.is_relative_to(home) for home in home_folders())
+
+
 def runtime_folders() -> list[Path]:
     """The Python engine runs on (a sandbox's helpers run on it too): visible read-only even when it is
     installed under a hidden home (pyenv, a user's venv)."""
