@@ -29,6 +29,8 @@ def test_the_walk_through_runs_as_written(sandbox: None, tmp_path: Path) -> None
     assert "sandbox: bubblewrap (network none), can start here" in checked.stdout.decode()
     ran = run_engine(*run[1:], cwd=ROOT, ENGINE_STORE=str(store))
     assert ran.returncode == 0, ran.stderr.decode()
+    shown = "api: bubblewrap, network none, cpu_seconds 30, max_file_mb 10, max_processes 64, memory_mb 1024,"
+    assert shown + " services inventory" in " ".join(ran.stdout.decode().split())  # limits by name
     shown = run_engine("report", "stock-demo", "--json", cwd=ROOT, ENGINE_STORE=str(store))
     report = json.loads(shown.stdout)
     rates = {v["name"]: v["pass_rate"] for v in report["variants"]}

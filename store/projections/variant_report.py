@@ -154,6 +154,6 @@ def sandbox_report(state: RunState, name: str) -> SandboxReport | msgspec.UnsetT
     policy = target.policy
     return SandboxReport(
         kind=policy.kind, network=policy.network, host_ports=list(policy.host_ports),
-        limits={k: v for k, v in msgspec.structs.asdict(policy.limits).items() if v is not None},
+        limits={k: v for k, v in sorted(msgspec.structs.asdict(policy.limits).items()) if v is not None},
         services=[s.name for s in policy.services],
     )  # fmt: skip
