@@ -206,7 +206,9 @@ async def test_a_service_never_ready_is_a_sandbox_error_not_the_agents(sandbox: 
         report = await eng.run(spec)
         (failed,) = [e for e in events(eng, report.run_id) if isinstance(e, k.TrialFailed)]
     assert (failed.error_kind, failed.error_class) == ("infra", "sandbox")
-    assert failed.message.startswith("sandbox boot failed: service 'db' exited with 3")
+    # why, then the tail of what the service said
+    why = "sandbox boot failed: service 'db' exited with 3 before it was ready"
+    assert failed.message == why + "\ndb: starting"
     assert report.variants[0].errors == 1
 
 

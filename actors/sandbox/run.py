@@ -24,7 +24,7 @@ from engine.actors.sandbox.bwrap import bwrap_argv, sandbox_env
 from engine.actors.sandbox.limits import PidsCgroup, pids_root, prlimit_prefix
 from engine.actors.sandbox.probe import sandbox_problem
 from engine.actors.sandbox.relay import serve_host_ports
-from engine.actors.sandbox.services import BOOT, SharedServices, service_logs, service_plans
+from engine.actors.sandbox.services import BOOT, SharedServices, boot_failure, service_logs, service_plans
 from engine.actors.targets.target_protocol import TargetError
 from engine.events.sandbox import SandboxPolicy
 
@@ -75,9 +75,9 @@ async def run_sandboxed(
             result = await run_group(outer, cwd=cwd, env=_outer_env(), timeout_s=timeout_s, stdin=stdin)
             nursery.cancel_scope.cancel()
         logs = shared.logs() if shared is not None else _service_logs(policy, side)
-        if side is not None and (side / "logs" / "boot-failed").exists():
-            why = (side / "logs" / "boot-failed").read_text(errors="replace")
-            raise TargetError("infra", f"sandbox boot failed: {why}", error_class="sandbox")
+        failure = boot_failure(policy, side / "logs") if side is not None else None
+        if failure is not None:
+            raise failure
         return SandboxRun(result, logs)
     finally:
         with trio.CancelScope(shield=True):

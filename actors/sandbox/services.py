@@ -10,6 +10,7 @@ import msgspec
 import trio
 
 from engine.actors.process import kill_group
+from engine.actors.targets.target_protocol import TargetError
 from engine.events.sandbox import SandboxPolicy
 
 BOOT = Path(__file__).with_name("boot.py")
@@ -28,6 +29,20 @@ def service_logs(policy: SandboxPolicy, folder: Path) -> dict[str, str]:
         if path.exists():
             logs[service.name] = path.read_bytes()[-LOG_KEEP:].decode("utf-8", "replace")
     return logs
+
+
+def boot_failure(policy: SandboxPolicy, folder: Path) -> TargetError | None:
+    """The error of a sandbox whose services did not become ready (its reason, then what they said)."""
+    failed = folder / "boot-failed"
+    if not failed.exists():
+        return None
+    said = [
+        f"{name}: {' | '.join(text.splitlines()[-3:])}" for name, text in service_logs(policy, folder).items()
+    ]
+    message = f"sandbox boot failed: {failed.read_text(errors='replace')}" + "".join(
+        f"\n{s}" for s in said if s
+    )
+    return TargetError("infra", message, error_class="sandbox")
 
 
 class SharedServices:

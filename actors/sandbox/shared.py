@@ -19,7 +19,7 @@ import trio
 
 from engine.actors.sandbox.bwrap import bwrap_argv, sandbox_env
 from engine.actors.sandbox.probe import sandbox_problem
-from engine.actors.sandbox.services import BOOT, SharedServices, service_plans
+from engine.actors.sandbox.services import BOOT, SharedServices, boot_failure, service_plans
 from engine.actors.targets.target_protocol import TargetError
 from engine.events.sandbox import SandboxLimits, SandboxPolicy
 
@@ -63,10 +63,11 @@ async def start_shared_services(
         await services.aclose()
         raise
     if said != b"ready":
-        failed = side / "logs" / "boot-failed"
-        why = failed.read_text(errors="replace") if failed.exists() else "the services' sandbox exited"
+        failure = boot_failure(policy, side / "logs")
         await services.aclose()
-        raise TargetError("infra", f"sandbox boot failed: {why}", error_class="sandbox")
+        raise failure or TargetError(
+            "infra", "sandbox boot failed: its sandbox exited", error_class="sandbox"
+        )
     return services
 
 
