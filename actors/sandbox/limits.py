@@ -12,11 +12,15 @@ preflight says so.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
+import signal
 import uuid
 from pathlib import Path
+
+import trio
 
 from engine.events.sandbox import SandboxLimits
 
@@ -89,8 +93,21 @@ class PidsCgroup:
         enter = f'echo $$ > {self.path}/cgroup.procs && exec "$@"'
         return [shutil.which("sh") or "/bin/sh", "-c", enter, "sh", *argv]
 
-    def remove(self) -> None:
-        try:
-            self.path.rmdir()
-        except OSError:
-            pass  # still populated (a process in D state): the kernel frees it when it is empty
+    async def remove(self) -> None:
+        """Kill what is left in it (the sandbox's processes are still being torn down), then remove it.
+        A cgroup v1 folder is never removed by itself: one left behind would stay until reboot."""
+        for _ in range(REMOVE_TRIES):
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:  # EBUSY: processes still in it
+                for pid in (self.path / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
+                await trio.sleep(REMOVE_PAUSE_S)
+
+
+REMOVE_TRIES = 200  # x REMOVE_PAUSE_S: two seconds for killed processes to be gone (bounded)
+REMOVE_PAUSE_S = 0.01

@@ -82,7 +82,7 @@ async def run_sandboxed(
     finally:
         with trio.CancelScope(shield=True):
             if cgroup is not None:
-                cgroup.remove()
+                await cgroup.remove()
             if side is not None:
                 await trio.to_thread.run_sync(shutil.rmtree, side, True)
 
