@@ -21,6 +21,7 @@ import trio
 
 from engine.actors.graders.factory import make_grader
 from engine.actors.graders.grader_protocol import Submission
+from engine.actors.sandbox.limits import pids_root
 from engine.actors.sandbox.probe import bwrap_problem
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
@@ -127,6 +128,8 @@ async def test_a_fork_bomb_meets_max_processes_and_the_run_goes_on(sandbox: None
     made, refused = (int(word.strip(",")) for word in seen["bomb"].split()[1::2])
     assert made < 16 and refused == 64 - made
     assert seen["after"] == "WROTE after.txt"
+    root = pids_root()  # as root the limit is a pids cgroup per trial: none is left behind
+    assert root is None or not list(root.glob("engine-trial-*"))
 
 
 async def test_a_file_past_max_file_mb_is_refused(sandbox: None, tmp_path: Path) -> None:
