@@ -132,12 +132,17 @@ async def test_a_fork_bomb_meets_max_processes_and_the_run_goes_on(sandbox: None
     assert root is None or not list(root.glob("engine-trial-*"))
 
 
-async def test_a_file_past_max_file_mb_is_refused(sandbox: None, tmp_path: Path) -> None:
-    spec = experiment({"big": "bigfile 20"}, limits={"max_file_mb": 5})
+async def test_a_file_past_max_file_mb_and_memory_past_memory_mb_are_refused(
+    sandbox: None, tmp_path: Path
+) -> None:
+    spec = experiment(
+        {"big": "bigfile 20", "alloc": "alloc 512"}, limits={"max_file_mb": 5, "memory_mb": 256}
+    )
     async with open_engine(tmp_path / "store") as eng:
         report = await eng.run(spec)
         seen = outputs(eng, report.run_id)
     assert seen[("baseline", "big")] == "stopped after 5 MB: File too large"
+    assert seen[("baseline", "alloc")] == "refused 512 MB"
 
 
 async def wait_closed(fifo: Path) -> bytes:
