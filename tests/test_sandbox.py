@@ -223,7 +223,9 @@ async def test_a_service_never_ready_is_a_sandbox_error_not_the_agents(sandbox: 
 def test_sandbox_settings_without_a_sandbox_are_refused() -> None:
     target = {"kind": "command", "command": ["true"], "network": "loopback"}
     with pytest.raises(InputError, match=r"target.sandbox: expected \"bubblewrap\" \(network, limits"):
-        spec_from_dict({"name": "x", "target": target, "cases": [{"id": "c", "prompt": "p"}]})
+        spec_from_dict(
+            {"name": "x", "target": target, "cases": [{"id": "c", "prompt": "p", "expected": "p"}]}
+        )
 
 
 def sandboxed_file(folder: Path, sandbox: str = "bubblewrap") -> Path:
@@ -332,3 +334,14 @@ def test_an_agent_under_a_hidden_home_is_refused_before_the_run(outside: Path, t
     err = done.stderr.decode()
     assert done.returncode == 2 and len(err.strip().splitlines()) == 1, err
     assert f"target.command: expected the agent outside the home folders a sandbox hides: {agent}" in err
+
+
+def test_a_literal_secret_in_a_services_env_is_refused() -> None:
+    service = {"name": "db", "command": "true", "ready": "cmd:true", "env": {"DB_PASSWORD": "hunter2"}}
+    target = {"kind": "command", "command": ["true"], "sandbox": "bubblewrap", "services": [service]}
+    with pytest.raises(
+        InputError, match=r"target.services\[0\].env.DB_PASSWORD: a literal secret .* `pass_env`"
+    ):
+        spec_from_dict(
+            {"name": "x", "target": target, "cases": [{"id": "c", "prompt": "p", "expected": "p"}]}
+        )
