@@ -116,6 +116,7 @@ def validate(
     from engine.input.loader import load_plan
     from engine.input.preflight import check_environment, warn_free_race, warn_unscorable
     from engine.input.run_size import describe_size
+    from engine.input.sandbox_check import describe_sandboxes
 
     plan = load_plan(file)
     check_environment(plan)
@@ -125,3 +126,6 @@ def validate(
     typer.echo(f"{file}: ok")
     typer.echo(f"  {describe_size(plan)}")  # a line of its own: a long path and the size fit 100 columns
     typer.echo(fold(f"  {decidable}"))
+    sandboxed = describe_sandboxes(plan)
+    if sandboxed is not None:
+        typer.echo(f"  {sandboxed}")

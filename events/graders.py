@@ -13,6 +13,14 @@ from typing import Annotated, Any, Literal
 from msgspec import Meta
 
 from engine.events.kind_registry import Kind, KindRegistry
+from engine.events.sandbox import (
+    NetworkPolicy,
+    SandboxKind,
+    SandboxLimits,
+    SandboxPolicy,
+    check_policy,
+    network_of,
+)
 from engine.events.spec_base import Fraction, Kinded, Name, Seconds, Spec
 
 Weight = Annotated[float, Meta(ge=0, le=1e6)]
@@ -83,6 +91,19 @@ class CommandGraderSpec(BaseGrader, tag="command"):
     commands: list[str] = []
     timeout_s: Seconds = 60.0
     value: str | None = None  # ENGINE_EXPECTED for the commands; the case's `expected` when not set
+    # the commands' sandbox, as a command target's (engine.events.sandbox): they may run the agent's code
+    sandbox: SandboxKind = "none"
+    network: NetworkPolicy | None = None
+    limits: SandboxLimits = SandboxLimits()
+    pass_env: list[Name] = []
+
+    def __post_init__(self) -> None:
+        check_policy(self.policy)
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        network = network_of(self.sandbox, self.network)
+        return SandboxPolicy(kind=self.sandbox, network=network, limits=self.limits, pass_env=self.pass_env)
 
 
 # how a judge is asked to shape its answer (OpenAI-compatible servers): "text" asks in words only;

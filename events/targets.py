@@ -11,6 +11,16 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 from engine.events.kind_registry import Kind, KindRegistry
+from engine.events.sandbox import (
+    NetworkPolicy,
+    Port,
+    SandboxKind,
+    SandboxLimits,
+    SandboxPolicy,
+    ServiceSpec,
+    check_policy,
+    network_of,
+)
 from engine.events.spec_base import EnvRef, Kinded, Name, Price, Seconds
 
 # error classes a target may opt into retrying; transient infrastructure errors (connect, network,
@@ -62,6 +72,23 @@ class CommandTargetSpec(BaseTarget, tag="command", kw_only=True):
     workdir: str | None = None
     # "shared": every trial of a variant works in one folder set up once (faster; state can leak)
     workspace: Literal["per_trial", "shared"] = "per_trial"
+    # where the agent runs (see engine.events.sandbox): a plain process, or its own sandbox per trial
+    sandbox: SandboxKind = "none"
+    network: NetworkPolicy | None = None  # "none" inside a sandbox unless set
+    host_ports: list[Port] = []  # network "loopback": the host's loopback ports the agent may reach
+    limits: SandboxLimits = SandboxLimits()
+    services: list[ServiceSpec] = []
+    pass_env: list[Name] = []  # in a sandbox: the host's variables the agent sees (besides `env`)
+
+    def __post_init__(self) -> None:
+        check_policy(self.policy)
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        return SandboxPolicy(
+            kind=self.sandbox, network=network_of(self.sandbox, self.network), host_ports=self.host_ports,
+            limits=self.limits, services=self.services, pass_env=self.pass_env,
+        )  # fmt: skip
 
 
 class PythonTargetSpec(BaseTarget, tag="python", kw_only=True):

@@ -20,6 +20,7 @@ from engine.events.targets import TARGETS, CommandTargetSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
+from engine.input.sandbox_check import check_sandboxes
 from engine.store.projections.outcome import unscorable_graders
 
 
@@ -37,6 +38,7 @@ def check_environment(
         if named is not None:
             _check_callable(getattr(target, named), f"{field}.{named}", file, base_dir, callables or {})
     check_commands(plan)
+    check_sandboxes(plan)
     for i, grader in enumerate(spec.graders):
         named = GRADERS.of(grader).callable_field  # an evaluator module beside the experiment file
         if named is not None:

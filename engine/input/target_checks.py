@@ -42,6 +42,10 @@ def _check_command(target: CommandTargetSpec, field: str, fail: Fail) -> None:
     for name, value in target.env.items():
         if isinstance(value, str) and (is_credential_name(name) or looks_like_key(value)):
             fail(f"{field}.env.{name}", _USE_ENV)
+    for i, service in enumerate(target.services):
+        for name, value in service.env.items():
+            if is_credential_name(name) or looks_like_key(value):
+                fail(f"{field}.services[{i}].env.{name}", _USE_PASS_ENV)
     command, via = target.command, target.prompt_via
     if isinstance(command, str):
         if shell_placeholders(command, via):
@@ -54,6 +58,12 @@ def _check_command(target: CommandTargetSpec, field: str, fail: Fail) -> None:
 _USE_ENV = (
     'use { env = "VAR" } naming the variable that holds this secret: a literal value would be stored '
     "in the log, served and backed up"
+)
+
+
+_USE_PASS_ENV = (
+    "a literal secret would be stored in the log, served and backed up: name the host variable that "
+    "holds it in the target's `pass_env` (the sandbox hands it to its services and agent)"
 )
 
 
