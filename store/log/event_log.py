@@ -20,13 +20,17 @@ import os
 import threading
 from pathlib import Path
 
+import lmdb
+
 from engine.store.errors import StoreError
+from engine.store.kept.snapshot_io import fresh
 from engine.store.log.files import check_data_file
 from engine.store.log.guard import damage_as_error
 from engine.store.log.handles import ALL_TREES, LAYOUT_VERSION, SMALL_TREES
 from engine.store.log.opening import open_databases, open_env, read_only_wanted, size_limit
 from engine.store.log.reads import LogReads
 from engine.store.log.upkeep import LogUpkeep
+from engine.store.log.validated import mark_whole, marked_whole, state_now, txnid_of
 from engine.store.log.writes import Append, LogWrites
 
 __all__ = ["DEFAULT_MAP_SIZE", "LAYOUT_VERSION", "Append", "EventLog"]
@@ -69,10 +73,19 @@ class EventLog(LogReads, LogWrites, LogUpkeep):
         self.checked_from = None
         self._snaps = None
         self._index_db = None
-        # a writer walks every database's pages at open; a reader those it reads, when first read
-        self._walked = set(SMALL_TREES) if self.readonly else set(ALL_TREES)
-        if not check_data_file(self.path, None if not self.readonly else SMALL_TREES) and self.readonly:
+        # a writer walks every database's pages at open; a reader those it reads, when first read;
+        # neither when the file is as last walked or committed by engine (see `store.log.validated`)
+        state = state_now(self.path)
+        if marked_whole(self.path, state):
+            trees, self._walked = frozenset(), set(ALL_TREES)  # the main tree only (it names the rest)
+        elif self.readonly:
+            trees, self._walked = SMALL_TREES, set(SMALL_TREES)
+        else:
+            trees, self._walked = None, set(ALL_TREES)
+        if not check_data_file(self.path, trees) and self.readonly:
             return  # another process is creating the store: it reads as empty until it is there
+        if trees is None:
+            mark_whole(self.path, state)  # every page walked: the next open need not
         with damage_as_error(self.path):
             self._env = open_env(self.path, map_size, self.readonly)
             try:
@@ -97,7 +110,23 @@ class EventLog(LogReads, LogWrites, LogUpkeep):
     def close(self) -> None:
         with self._lock:
             if self._env is not None:
+                self._mark_if_ours()
                 self._env.close()
+
+    def _mark_if_ours(self) -> None:
+        """A writer's last look: when the newest commit is an engine writer's, LMDB wrote every page
+        since the file was last found whole, and the next open need not walk it again."""
+        if self.readonly or self._dbs is None:
+            return
+        try:
+            with self._begin() as txn:
+                ours = fresh(txn, self._snaps)
+                txnid = txn.id()
+        except lmdb.Error:
+            return  # closing a damaged store: the next open walks it and says so
+        state = state_now(self.path)
+        if ours and state is not None and txnid_of(state) == txnid:
+            mark_whole(self.path, state)
 
     def __enter__(self) -> EventLog:
         return self

@@ -69,16 +69,16 @@ def check_trees(store: Path, trees: frozenset[str]) -> None:
 def _check_trees(data: Path, trees: frozenset[str] | None = None) -> None:
     with data.open("rb") as file:
         for _ in range(STABLE_TRIES):
-            meta = _newest_meta(file, data)
+            meta = newest_meta(file, data)
             problem = walk_trees(file, meta.page_size, meta.last_page, meta.main_root, only=trees)
             if problem is None:
                 return
-            if _newest_meta(file, data).txnid == meta.txnid:
+            if newest_meta(file, data).txnid == meta.txnid:
                 raise StoreDamagedError(data, problem)
     # still changing after several tries: a live writer commits all the time, so it reads fine
 
 
-def _newest_meta(file: object, data: Path) -> Meta:
+def newest_meta(file: object, data: Path) -> Meta:
     head = _read(file, 0, 2 * 65536)
     # the size after the metas were read: a writer grows the file before it writes the meta that
     # points into the new pages, so a size taken earlier can be short of a meta committed since
@@ -136,7 +136,7 @@ def tree_pages(store: Path) -> tuple[int, dict[str, list[int]]]:
     """(page size, page numbers of each B-tree by database name): where to look, or to damage."""
     data = store / "data.mdb"
     with data.open("rb") as file:
-        meta = _newest_meta(file, data)
+        meta = newest_meta(file, data)
         seen: dict[str, list[int]] = {}
         walk_trees(file, meta.page_size, meta.last_page, meta.main_root, seen)
     return meta.page_size, seen

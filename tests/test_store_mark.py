@@ -1,0 +1,72 @@
+"""The mark that lets an open skip the page walk (store/log/validated.py), on real LMDB files: set by
+an engine writer, honoured only while the file is in the state it records, so damage, a copy or a
+commit by another LMDB writer all bring the walk back."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import lmdb
+import pytest
+
+from engine.store.errors import StoreDamagedError
+from engine.store.log.event_log import EventLog
+from engine.store.log.files import tree_pages
+from engine.store.log.handles import ALL_TREES, SMALL_TREES
+from engine.store.log.validated import marked_whole, state_now
+
+
+def filled(path: Path) -> Path:
+    with EventLog(path) as log:
+        for b in range(40):
+            log.append([("run", "trial.skipped", bytes([b]) * 300) for _ in range(50)])
+    return path
+
+
+def walked_at_open(path: Path) -> set[str]:
+    with EventLog(path, readonly=True) as log:
+        return set(log._walked)
+
+
+def test_a_store_an_engine_writer_closed_opens_without_a_walk(tmp_path: Path) -> None:
+    store = filled(tmp_path / "st")
+    assert marked_whole(store, state_now(store))
+    assert walked_at_open(store) == ALL_TREES  # nothing left to walk when first read
+    with EventLog(store, readonly=True) as log:
+        assert len(list(log.read_run("run"))) == 2000
+
+
+def test_a_page_zeroed_after_the_mark_is_still_refused(tmp_path: Path) -> None:
+    store = filled(tmp_path / "st")
+    page_size, trees = tree_pages(store)
+    with (store / "data.mdb").open("r+b") as file:
+        file.seek(trees["events"][-1] * page_size)
+        file.write(bytes(page_size))
+    assert not marked_whole(store, state_now(store))
+    with pytest.raises(StoreDamagedError, match="not a tree page"):
+        EventLog(store)  # a writer walks every page again
+    with EventLog(store, readonly=True) as log, pytest.raises(StoreDamagedError, match="not a tree page"):
+        list(log.read())
+
+
+def test_a_copy_is_walked_again(tmp_path: Path) -> None:
+    store = filled(tmp_path / "st")
+    copy = tmp_path / "copy"
+    shutil.copytree(store, copy)  # the mark comes along, the inode does not
+    assert not marked_whole(copy, state_now(copy))
+    assert walked_at_open(copy) == SMALL_TREES
+    EventLog(copy).close()  # a writer walks it, and marks the copy
+    assert walked_at_open(copy) == ALL_TREES
+
+
+def test_a_commit_by_another_lmdb_writer_brings_the_walk_back(tmp_path: Path) -> None:
+    store = filled(tmp_path / "st")
+    env = lmdb.open(str(store), max_dbs=8)
+    with env.begin(write=True, db=env.open_db(b"meta")) as txn:
+        txn.put(b"someone-else", b"1")
+    env.close()
+    assert walked_at_open(store) == SMALL_TREES
+    with EventLog(store) as log:  # an engine writer that reads only: the newest commit is not its
+        log.last_seq()
+    assert walked_at_open(store) == ALL_TREES  # but it walked every page when it opened
