@@ -141,10 +141,13 @@ def decode_done(data: bytes, jobs: list[TrialJob]) -> BatchOutcome:
     outcomes: list[TrialOutcome] = []
     for job, o in zip(jobs, done.outcomes, strict=True):
         grade = None
+        events = list(o.events)
+        if events and isinstance(events[0], TrialCompleted) and job.fingerprint:  # made where it was sent
+            events[0] = msgspec.structs.replace(events[0], fingerprint=job.fingerprint)
         if o.output is not None:  # a GradeJob's TrialCompleted is the event it logs
-            completed = o.events[0]
+            completed = events[0]
             assert isinstance(completed, TrialCompleted), completed
             grade = GradeJob(job.variant, job.case, job.repeat, o.output, completed)
             grade.precomputed = o.precomputed
-        outcomes.append(TrialOutcome(WriteBatch(list(o.events), o.blobs), grade))
+        outcomes.append(TrialOutcome(WriteBatch(events, o.blobs), grade))
     return BatchOutcome(outcomes, done.seconds)

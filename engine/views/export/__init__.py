@@ -33,6 +33,7 @@ def trial_fields(rec: TrialRecord) -> dict[str, object]:
         "error_kind": rec.error_kind or None,
         "error_class": rec.error_class or None,
         "skip_reason": rec.message if rec.status == "skipped" else None,
+        "fingerprint": rec.fingerprint or None, "reused_from": rec.reused_from or None,
     }  # fmt: skip
 
 
