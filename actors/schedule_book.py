@@ -25,6 +25,8 @@ class Plan:
     early_exit: bool  # pass_at_k: stop a cell's repeats at its first pass
     make_job: Callable[[VariantSpec, CaseSpec, int], TrialJob]
     load_regrade: Callable[[k.TrialCompleted], GradeJob]
+    # the earlier output a job may take instead of being sent (engine.runtime.reuse), or None
+    reuse: Callable[[TrialJob], k.TrialReused | None] | None = None
 
 
 @dataclass(slots=True)

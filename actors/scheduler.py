@@ -135,6 +135,11 @@ class Scheduler:
             if slot is None:
                 return
             job = book.plan.make_job(*slot)
+            reused = book.plan.reuse(job) if book.plan.reuse is not None else None
+            if reused is not None:  # not sent: no budget holds or counts it (it is one sample all the same)
+                book.outstanding.add(job.key)
+                await self._take_reused(reused)
+                continue
             if book.reservations.active:
                 decided = book.reservations.decide(job, len(book.outstanding))
                 if decided is not None:
@@ -147,6 +152,12 @@ class Scheduler:
             book.outstanding.add(job.key)
             book.executed += 1
             await put(self._jobs, job)
+
+    async def _take_reused(self, reused: k.TrialReused) -> None:
+        """Log the reuse, then grade its output with this run's graders (the reuse first in the log: a
+        crash between the two leaves an output awaiting its grade, graded on resume, never reused twice)."""
+        await put(self._emit, WriteBatch([reused]))
+        await put(self._grade_jobs, self.book.plan.load_regrade(reused))
 
     async def _exhausted(self, stop: Stop) -> None:
         self.book.exhausted = stop.budget

@@ -259,6 +259,25 @@ class StoppingSpec(Spec):
     objective: Literal["score", "pass_rate", "cost_per_pass"] = "score"
 
 
+AGE_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+Age = Annotated[str, Meta(pattern=r"^[0-9]+(\.[0-9]+)?[smhdw]$", description="an age such as '7d' or '12h'")]
+
+
+def age_seconds(age: str) -> float:
+    """'7d' -> 604800.0 (units s, m, h, d, w; the pattern of `Age` is checked before)."""
+    return float(age[:-1]) * AGE_UNITS[age[-1]]
+
+
+class ReuseSpec(Spec):
+    """[reuse]: a trial whose request fingerprint matches an earlier output is not sent again.
+    `from`: "store" (any run in the store), "last" (the latest earlier run of this experiment) or a
+    list of run ids; `max_age`: no output made longer ago than this (none: any age)."""
+
+    from_: Literal["store", "last"] | list[Name] = msgspec.field(default="store", name="from")
+    max_age: Age | None = None
+    enabled: bool = True  # false: the table is kept, reuse is off (`engine run --reuse` turns it on)
+
+
 class ScheduleSpec(Spec):
     cron: Name = "0 3 * * *"
     enabled: bool = True
@@ -292,10 +311,13 @@ class ExperimentSpec(Spec):
     schedule: ScheduleSpec | None = None
     pricing: dict[str, Price] = {}
     setup: list[str] = []
+    reuse: ReuseSpec | None = None
 
 
 def fingerprint(spec: ExperimentSpec) -> str:
     """A stable hash of the spec that ran (sha256 of its msgpack encoding): same spec, same fingerprint."""
     import hashlib  # here: loading OpenSSL costs every command that reads the vocabulary (`engine list`)
 
-    return hashlib.sha256(msgspec.msgpack.encode(spec)).hexdigest()
+    # where outputs may be reused from does not change what is measured: the same experiment, reused or not
+    measured = spec if spec.reuse is None else msgspec.structs.replace(spec, reuse=None)
+    return hashlib.sha256(msgspec.msgpack.encode(measured)).hexdigest()

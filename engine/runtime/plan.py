@@ -71,7 +71,9 @@ def build_plan(
             timeout_s=spec.execution.trial_timeout_s or target.timeout_s,
             accept_nonzero_exit=grades_exit,
         )
-        return TrialJob(variant, case, repeat, target, request, fingerprint=request_fingerprint(target, request))
+        return TrialJob(
+            variant, case, repeat, target, request, fingerprint=request_fingerprint(target, request)
+        )
 
     def load_regrade(completed: k.TrialCompleted) -> GradeJob:
         output = load_output(completed.output_hash)

@@ -38,6 +38,7 @@ from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.race_rounds import run_race
 from engine.runtime.ray_session import ray_session
+from engine.runtime.reuse import Reuse, reuse_for
 from engine.runtime.run_lease import run_lease
 from engine.runtime.run_status import process_alive
 from engine.runtime.sequential_rounds import run_sequential
@@ -127,11 +128,13 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     plan = _resolved(request, state)
     # before the first event: a missing key or module is a clear error, not a crashed run
     check_environment(plan, request.callables)
+    # a run to reuse from that the store does not hold is bad input too
+    reuse = await store_call(log, reuse_for, log, plan.spec, request.run_id, request.source or plan.spec.name)
     # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
     async with ray_session(plan, request.control.stopping):
         async with open_pipeline(log, state, request.subscribers) as pipe:
             request.control._feedback = pipe.feedback_send
-            reason = await _run_body(log, request, plan, pipe)
+            reason = await _run_body(log, request, plan, pipe, reuse)
             if reason in ("completed", "budget"):  # every pair with both outputs, judged side by side
                 make_target = request.make_target()
                 if await pairwise_unless_stopped(log, plan.spec, pipe, make_target, request.cancel_poll_s):
@@ -155,7 +158,9 @@ def _resolved(request: RunRequest, state: RunState) -> ExperimentPlan:
     return resolve(given, label, request.base_dir, request.source)
 
 
-async def _run_body(log: EventStore, request: RunRequest, plan: ExperimentPlan, pipe: Pipeline) -> str:
+async def _run_body(
+    log: EventStore, request: RunRequest, plan: ExperimentPlan, pipe: Pipeline, reuse: Reuse | None
+) -> str:
     run_id, now, state, spec = request.run_id, time.time(), pipe.state, plan.spec
     tuning = plan.tuning
     variants = list(plan.contestants)
@@ -181,6 +186,7 @@ async def _run_body(log: EventStore, request: RunRequest, plan: ExperimentPlan, 
         async with open_workers(
             log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s
         ) as workers:
+            workers.reuse = reuse
             if tuning:
                 reason = await tune_session(
                     TuneRun(spec, run_id, request.origin, pipe, workers, load_output, request.source, log)

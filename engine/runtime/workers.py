@@ -24,6 +24,7 @@ from engine.actors.scheduler import Limits, Plan, Scheduler
 from engine.actors.watcher import watch_for_cancel
 from engine.events.spec import ExperimentSpec
 from engine.runtime.pipeline import Pipeline
+from engine.runtime.reuse import Reuse
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
 
@@ -80,9 +81,12 @@ class Workers:
     jobs: trio.MemorySendChannel[TrialJob]
     grade_jobs: trio.MemorySendChannel[GradeJob]
     scheduler: Scheduler | None = None  # the plan running now (its statistics answer live)
+    reuse: Reuse | None = None  # where every plan's trials may take earlier outputs from ([reuse])
 
     async def run(self, plan: Plan) -> str:
         """Run a plan to its end: 'completed', 'budget', 'cancelled' or 'unreachable'."""
+        if plan.reuse is None and self.reuse is not None:
+            plan.reuse = self.reuse.find
         self.scheduler = Scheduler(
             plan=plan, state=self.pipe.state, limits=self.limits, jobs=self.jobs, grade_jobs=self.grade_jobs,
             feedback=self.pipe.feedback, emit=self.pipe.emit,

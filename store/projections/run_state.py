@@ -330,7 +330,11 @@ def _output(s: RunState, e: k.TrialCompleted, new_spend: bool) -> bool:
     if new_spend:
         _spend(s, t, e.tokens_in, e.tokens_out, cost)
     else:  # the report's figures, not the run's spend
-        t.tokens_in, t.tokens_out, t.cost = t.tokens_in + e.tokens_in, t.tokens_out + e.tokens_out, t.cost + cost
+        t.tokens_in, t.tokens_out, t.cost = (
+            t.tokens_in + e.tokens_in,
+            t.tokens_out + e.tokens_out,
+            t.cost + cost,
+        )
     s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost)
     cell.tokens_in = max(cell.tokens_in, e.tokens_in)
     if e.agent is not None and "tool_calls" in e.agent.metrics:

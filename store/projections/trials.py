@@ -162,8 +162,8 @@ def regraded(rec: TrialRecord) -> None:
 
 
 ON_RECORD: dict[type, Callable[[TrialRecord, Any, int], None]] = {
-    k.TrialStarted: started, k.TrialCompleted: completed, k.TrialReused: completed, k.TrialFailed: failed, k.TrialGraded: graded,
-    k.TrialSkipped: skipped,
+    k.TrialStarted: started, k.TrialCompleted: completed, k.TrialReused: completed, k.TrialFailed: failed,
+    k.TrialGraded: graded, k.TrialSkipped: skipped,
 }  # fmt: skip
 
 

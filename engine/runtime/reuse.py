@@ -1,0 +1,89 @@
+"""Reuse: a trial whose request an earlier run already sent takes that run's output instead of a call.
+
+The scheduler asks `Reuse.find(job)` before it sends a job: one key read in the store's reuse index
+(store.kept.reuse_index) and one event read per trial. Repeat i matches an earlier repeat i only (the
+repeat index is in the fingerprint), so k repeats reuse k distinct samples; a repeat with no match is
+sent. Only outputs are indexed: an error or a timeout is never reused.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from engine.actors.messages import TrialJob
+from engine.errors import InputError
+from engine.events import kinds as k
+from engine.events.codec import decode
+from engine.events.spec import ExperimentSpec, ReuseSpec, age_seconds
+from engine.store.contract import EventStore
+from engine.store.kept import reuse_index
+from engine.store.kept.read import SUMMARIES, load, run_ids
+
+
+@dataclass
+class Reuse:
+    """Where a run may take its outputs from: `runs` (None: any run of the store but its own), none
+    made before `oldest_ts` (0: any age)."""
+
+    log: EventStore
+    run_id: str
+    runs: frozenset[str] | None
+    oldest_ts: float = 0.0
+
+    def find(self, job: TrialJob) -> k.TrialReused | None:
+        """The reuse of the newest matching output, or None (the job is sent)."""
+        for source in reversed(reuse_index.sources(self.log, job.fingerprint)):
+            if source.run_id == self.run_id or source.made_ts < self.oldest_ts:
+                continue
+            if self.runs is not None and source.run_id not in self.runs:
+                continue
+            reused = self._reused(job, source)
+            if reused is not None:
+                return reused
+        return None
+
+    def _reused(self, job: TrialJob, source: reuse_index.Source) -> k.TrialReused | None:
+        rows = list(self.log.read(source.seq, source.seq))
+        event = decode(rows[0][1]) if rows else None
+        if not isinstance(event, k.TrialCompleted) or event.fingerprint != job.fingerprint:
+            return None  # an index record the log does not back: never trusted
+        if self.log.get_blob(event.output_hash) is None:
+            return None
+        variant, case, repeat = job.key
+        return k.TrialReused(
+            run_id=self.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
+            output_hash=event.output_hash, latency_ms=event.latency_ms, tokens_in=event.tokens_in,
+            tokens_out=event.tokens_out, cost_usd=event.cost_usd, exit_code=event.exit_code,
+            attempts=event.attempts, agent=event.agent, fingerprint=job.fingerprint,
+            source_run=source.run_id, source_variant=event.variant, source_case=event.case,
+            source_ts=source.made_ts,
+        )  # fmt: skip
+
+
+def reuse_for(log: EventStore, spec: ExperimentSpec, run_id: str, label: str) -> Reuse | None:
+    """The run's reuse as its [reuse] table says (None: off). A named run the store does not hold is
+    bad input (exit 2); "last" with no earlier run of this experiment reuses nothing."""
+    table = spec.reuse
+    if table is None or not table.enabled:
+        return None
+    oldest = time.time() - age_seconds(table.max_age) if table.max_age else 0.0
+    return Reuse(log, run_id, _runs(log, table, spec.name, run_id, label), oldest)
+
+
+def _runs(
+    log: EventStore, table: ReuseSpec, experiment: str, run_id: str, label: str
+) -> frozenset[str] | None:
+    if table.from_ == "store":
+        return None
+    known = run_ids(log)
+    if table.from_ == "last":
+        earlier = (
+            r for r in reversed(known) if r != run_id and load(log, SUMMARIES, r).experiment == experiment
+        )
+        last = next(earlier, None)
+        return frozenset() if last is None else frozenset({last})
+    missing = [r for r in table.from_ if r not in known]
+    if missing:
+        raise InputError(label, "reuse.from", f"no run {missing[0]!r} in this store to reuse from")
+    return frozenset(table.from_)

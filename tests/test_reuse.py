@@ -1,0 +1,140 @@
+"""Reuse across runs, counted at a real-socket fake OpenAI server: a request an earlier run sent is
+not sent again, repeat i takes an earlier repeat i only, and the report says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.actors.targets.fingerprint import fingerprint_of, request_fields
+from engine.api import open_engine, spec_from_dict
+from engine.events import kinds as k
+from engine.events.codec import to_json
+from engine.store.log.event_log import EventLog
+from engine.store.projection import run_events
+from tests.fakes.openai_server import open_fake_openai
+
+VOLATILE = {"run_id", "latency_ms", "started_at", "finished_at", "duration_s", "wall_time_s", "reuse"}
+
+
+def answer(body: dict[str, Any]) -> str:
+    """A different answer per request (its seed and prompt): reusing the wrong one would show."""
+    return f"42 from {body['messages'][-1]['content']} seed {body['seed']}"
+
+
+def definition(url: str, variants: int = 2, repeats: int = 1, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": "reuse", "seed": 7,
+        "target": {"kind": "openai", "base_url": url, "model": "m", "max_retries": 0},
+        "variants": [{"name": f"v{i}", "params": {"temperature": i / 10}} for i in range(variants)],
+        "cases": [{"id": f"c{i}", "prompt": f"question {i}", "expected": "42"} for i in range(3)],
+        "repeat": {"count": repeats},
+        **extra,
+    }  # fmt: skip
+
+
+def strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: strip(v) for key, v in value.items() if key not in VOLATILE}
+    if isinstance(value, list):
+        return [strip(v) for v in value]
+    return value
+
+
+async def run(store: Path, spec: dict[str, Any], run_id: str) -> dict[str, Any]:
+    async with open_engine(store) as eng:
+        report = await eng.run(spec_from_dict(spec), run_id=run_id)
+    return json.loads(to_json(report))  # type: ignore[no-any-return]
+
+
+def reused(store: Path, run_id: str) -> list[k.TrialReused]:
+    with EventLog(store) as log:
+        return [e for e in run_events(log, run_id) if isinstance(e, k.TrialReused)]
+
+
+def completed(store: Path, run_id: str) -> list[k.TrialCompleted]:
+    with EventLog(store) as log:
+        return [e for e in run_events(log, run_id) if type(e) is k.TrialCompleted]
+
+
+async def test_a_second_run_with_reuse_sends_nothing_and_reports_the_same(tmp_path: Path) -> None:
+    async with open_fake_openai(answer=answer) as server:
+        first = await run(tmp_path, definition(server.base_url), "first")
+        sent = server.received
+        assert sent == 6
+        second = await run(tmp_path, definition(server.base_url, reuse={"from": "store"}), "second")
+        assert server.received == sent, "a reused trial was sent"
+    assert strip(second) == strip(first)
+    taken = reused(tmp_path, "second")
+    assert len(taken) == 6 and {e.source_run for e in taken} == {"first"}
+    by_key = {(e.variant, e.case, e.repeat): e.output_hash for e in completed(tmp_path, "first")}
+    assert {(e.variant, e.case, e.repeat): e.output_hash for e in taken} == by_key
+
+
+async def test_only_the_new_variant_and_the_changed_case_are_sent(tmp_path: Path) -> None:
+    async with open_fake_openai(answer=answer) as server:
+        await run(tmp_path, definition(server.base_url, variants=8), "eight")
+        before = server.received
+        await run(tmp_path, definition(server.base_url, variants=9, reuse={}), "nine")
+        sent = server.requests[before:]
+        assert len(sent) == 3 and {r.body["temperature"] for r in sent} == {0.8}
+        changed = definition(server.base_url, variants=9, reuse={"from": "last"})
+        changed["cases"][1]["prompt"] = "question 1, reworded"
+        before = server.received
+        await run(tmp_path, changed, "reworded")
+        sent = server.requests[before:]
+        assert len(sent) == 9 and {r.body["messages"][-1]["content"] for r in sent} == {"question 1, reworded"}
+
+
+async def test_k_repeats_reuse_k_distinct_samples_and_missing_repeats_run(tmp_path: Path) -> None:
+    async with open_fake_openai(answer=answer) as server:
+        await run(tmp_path, definition(server.base_url, variants=1, repeats=5), "five")
+        before = server.received
+        await run(tmp_path, definition(server.base_url, variants=1, repeats=7, reuse={}), "seven")
+        sent = server.requests[before:]
+    taken = reused(tmp_path, "seven")
+    assert len(taken) == 15 and len(sent) == 6  # repeats 6 and 7 of the 3 cases were sent
+    for case in ("c0", "c1", "c2"):
+        mine = [e for e in taken if e.case == case]
+        assert sorted(e.repeat for e in mine) == list(range(5))
+        assert len({e.output_hash for e in mine}) == 5, "one answer served for several repeats"
+
+
+async def test_the_fingerprint_is_made_of_what_the_server_receives(tmp_path: Path) -> None:
+    """docs/reuse.md's field list, held: the body the fake server got is the fingerprint's body."""
+    from engine.actors.targets.target_protocol import resolve_target
+    from engine.events.spec import ExperimentSpec
+    from engine.runtime.plan import build_plan
+
+    async with open_fake_openai(answer=answer) as server:
+        spec_dict = definition(server.base_url, variants=1)
+        spec_dict["variants"][0]["system"] = "be brief"
+        spec_dict["cases"][0]["context"] = "some context"
+        await run(tmp_path, spec_dict, "one")
+        received = {r.body["messages"][-1]["content"]: r for r in server.requests}
+    spec: ExperimentSpec = spec_from_dict(spec_dict)
+    plan = build_plan(spec, "one", list(spec.variants), lambda key: "")
+    logged = {(e.case, e.repeat): e.fingerprint for e in completed(tmp_path, "one")}
+    for case in spec.cases:
+        job = plan.make_job(spec.variants[0], case, 0)
+        fields = request_fields(resolve_target(spec.target, spec.variants[0]), job.request)
+        assert set(fields) == {"v", "kind", "repeat", "url", "body", "headers"}  # docs/reuse.md
+        assert fields["body"] == received[case.prompt].body
+        assert fields["url"] == server.base_url + "/chat/completions" and received[case.prompt].path.endswith(
+            "/chat/completions"
+        )
+        assert fingerprint_of(fields) == job.fingerprint == logged[(case.id, 0)]
+
+
+async def test_errors_are_never_reused(tmp_path: Path) -> None:
+    def second_case_fails(n: int, body: dict[str, Any]) -> str | None:
+        return "500" if body["messages"][-1]["content"] == "question 1" else None
+
+    async with open_fake_openai(answer=answer, faults=second_case_fails) as s:
+        await run(tmp_path, definition(s.base_url, variants=1), "flaky")
+        s.faults = None
+        before = s.received
+        await run(tmp_path, definition(s.base_url, variants=1, reuse={}), "again")
+        sent = s.requests[before:]
+    assert [r.body["messages"][-1]["content"] for r in sent] == ["question 1"]
