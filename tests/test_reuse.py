@@ -84,7 +84,9 @@ async def test_only_the_new_variant_and_the_changed_case_are_sent(tmp_path: Path
         before = server.received
         await run(tmp_path, changed, "reworded")
         sent = server.requests[before:]
-        assert len(sent) == 9 and {r.body["messages"][-1]["content"] for r in sent} == {"question 1, reworded"}
+        assert len(sent) == 9 and {r.body["messages"][-1]["content"] for r in sent} == {
+            "question 1, reworded"
+        }
 
 
 async def test_k_repeats_reuse_k_distinct_samples_and_missing_repeats_run(tmp_path: Path) -> None:
