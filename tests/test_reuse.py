@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from engine.actors.targets.fingerprint import fingerprint_of, request_fields
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
@@ -140,3 +142,37 @@ async def test_errors_are_never_reused(tmp_path: Path) -> None:
         await run(tmp_path, definition(s.base_url, variants=1, reuse={}), "again")
         sent = s.requests[before:]
     assert [r.body["messages"][-1]["content"] for r in sent] == ["question 1"]
+
+
+def aged_copy(store: Path, run_id: str, new_id: str, days: float) -> None:
+    """The run's events again as run `new_id`, every timestamp `days` earlier: an older run."""
+    from engine.events.codec import encode
+
+    shift = days * 86400
+    with EventLog(store) as log:
+        events = list(run_events(log, run_id))
+        rows = []
+        for e in events:
+            changes: dict[str, Any] = {"run_id": new_id, "ts": e.ts - shift}
+            if isinstance(e, k.TrialReused):
+                changes["source_ts"] = e.source_ts - shift
+            rows.append((new_id, k.tag_of(type(e)), encode(msgspec.structs.replace(e, **changes))))
+        log.append(rows)
+
+
+async def test_the_report_says_what_was_reused_and_warns_of_different_days(tmp_path: Path) -> None:
+    async with open_fake_openai(answer=answer) as server:
+        await run(tmp_path, definition(server.base_url, variants=1), "fresh")
+        aged_copy(tmp_path, "fresh", "old", days=3)
+        report = await run(tmp_path, definition(server.base_url, reuse={"from": ["old"]}), "mixed")
+        bounded = definition(server.base_url, variants=1, reuse={"from": ["old"], "max_age": "2d"})
+        before = server.received
+        await run(tmp_path, bounded, "bounded")
+        assert server.received - before == 3, "an output older than max_age was reused"
+    baseline, candidate = report["variants"]
+    assert baseline["reuse"]["trials"] == 3 and baseline["reuse"]["sent"] == 0
+    assert baseline["reuse"]["sources"] == {"old": 3}
+    assert 3 * 86400 <= baseline["reuse"]["oldest_age_s"] < 3 * 86400 + 60
+    assert baseline["reuse"]["tokens_saved"] == baseline["tokens"]["in"] + baseline["tokens"]["out"]
+    assert "reuse" not in candidate  # all sent
+    assert any("v1's outputs were made on" in w and "baseline v0" in w for w in report["warnings"])

@@ -32,6 +32,7 @@ from engine.store.projections.outcome import (
 )
 from engine.store.projections.pairwise_verdicts import pairwise_reports
 from engine.store.projections.race_report import race_stopping, race_warnings, race_winner
+from engine.store.projections.reuse_report import reuse_warnings
 from engine.store.projections.run_state import RunState
 from engine.store.projections.scenarios import reproducers, scenario_verdicts
 from engine.store.projections.variant_report import flaky_cases, stops_at_first_pass, variant_report
@@ -119,7 +120,7 @@ def build_report(state: RunState) -> RunReport:
         duplicate_results=state.duplicates,
         data_errors=[DataError(seq=seq, message=message) for seq, message in state.unusable],
         data_error_count=state.unusable_count,
-        warnings=integrity_warnings(state) + race_warnings(state),
+        warnings=integrity_warnings(state) + race_warnings(state) + reuse_warnings(state, baseline, names),
         identical_repeats=identical_repeats(state),
         scenarios=scenario_verdicts(state, names, case_ids),
         reproducers=reproducers(state, names, case_ids),
