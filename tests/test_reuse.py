@@ -15,6 +15,7 @@ from engine.events import kinds as k
 from engine.events.codec import to_json
 from engine.store.log.event_log import EventLog
 from engine.store.projection import run_events
+from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
 
 VOLATILE = {"run_id", "latency_ms", "started_at", "finished_at", "duration_s", "wall_time_s", "reuse"}
@@ -176,3 +177,39 @@ async def test_the_report_says_what_was_reused_and_warns_of_different_days(tmp_p
     assert baseline["reuse"]["tokens_saved"] == baseline["tokens"]["in"] + baseline["tokens"]["out"]
     assert "reuse" not in candidate  # all sent
     assert any("v1's outputs were made on" in w and "baseline v0" in w for w in report["warnings"])
+
+
+LOCAL = """
+name = "cli-reuse"
+[target]
+kind = "local"
+[[variants]]
+name = "a"
+[[cases]]
+id = "c1"
+prompt = "What is 2+2?"
+expected = "4"
+"""
+
+
+def test_bad_reuse_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "e.toml").write_text(LOCAL)
+    unknown = run_engine("run", "e.toml", "-q", "--store", "s", "--reuse=nope", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert unknown.stderr.decode().strip().splitlines()[-1] == (
+        f"error: {tmp_path / 'e.toml'}: reuse.from: no run 'nope' in this store to reuse from"
+    )
+    (tmp_path / "bad.toml").write_text(LOCAL + '\n[reuse]\nmax_age = "a week"\n')
+    bad_age = run_engine("run", "bad.toml", "-q", "--store", "s", cwd=tmp_path)
+    lines = bad_age.stderr.decode().strip().splitlines()
+    assert bad_age.returncode == 2 and len(lines) == 1 and "reuse.max_age" in lines[0] and "'7d'" in lines[0]
+
+
+def test_reuse_alone_takes_any_run_and_no_reuse_sends_everything(tmp_path: Path) -> None:
+    (tmp_path / "e.toml").write_text(LOCAL + '\n[reuse]\nenabled = false\n')
+    first = run_engine("run", "e.toml", "-q", "--store", "s", "--json", cwd=tmp_path)
+    again = run_engine("run", "e.toml", "-q", "--store", "s", "--reuse", "--json", cwd=tmp_path)
+    fresh = run_engine("run", "e.toml", "-q", "--store", "s", "--no-reuse", "--json", cwd=tmp_path)
+    first_id = json.loads(first.stdout)["run_id"]
+    assert json.loads(again.stdout)["variants"][0]["reuse"]["sources"] == {first_id: 1}
+    assert "reuse" not in json.loads(fresh.stdout)["variants"][0]
