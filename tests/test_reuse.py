@@ -206,10 +206,32 @@ def test_bad_reuse_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_reuse_alone_takes_any_run_and_no_reuse_sends_everything(tmp_path: Path) -> None:
-    (tmp_path / "e.toml").write_text(LOCAL + '\n[reuse]\nenabled = false\n')
+    (tmp_path / "e.toml").write_text(LOCAL + "\n[reuse]\nenabled = false\n")
     first = run_engine("run", "e.toml", "-q", "--store", "s", "--json", cwd=tmp_path)
     again = run_engine("run", "e.toml", "-q", "--store", "s", "--reuse", "--json", cwd=tmp_path)
     fresh = run_engine("run", "e.toml", "-q", "--store", "s", "--no-reuse", "--json", cwd=tmp_path)
     first_id = json.loads(first.stdout)["run_id"]
     assert json.loads(again.stdout)["variants"][0]["reuse"]["sources"] == {first_id: 1}
     assert "reuse" not in json.loads(fresh.stdout)["variants"][0]
+
+
+async def test_an_imported_bundle_is_a_reuse_source(tmp_path: Path) -> None:
+    """The CI recipe: the last green run's bundle imported on another store; the baseline is reused,
+    only the changed candidate is sent."""
+    from engine.input.bundle_files import load_bundle
+    from engine.runtime.bundle_import import import_bundle
+    from engine.views.export import bundle as bundle_export
+
+    async with open_fake_openai(answer=answer) as server:
+        await run(tmp_path / "ci", definition(server.base_url), "green")
+        with EventLog(tmp_path / "ci") as log:
+            bundle_export.write(log, "green", tmp_path / "green.bundle")
+        with EventLog(tmp_path / "dev") as log:
+            import_bundle(log, load_bundle(tmp_path / "green.bundle"), "green.bundle", None)
+        changed = definition(server.base_url, reuse={"from": ["green"]})
+        changed["variants"][1]["params"]["temperature"] = 0.3
+        before = server.received
+        report = await run(tmp_path / "dev", changed, "candidate")
+        sent = server.requests[before:]
+    assert len(sent) == 3 and {r.body["temperature"] for r in sent} == {0.3}
+    assert report["variants"][0]["reuse"]["sources"] == {"green": 3}

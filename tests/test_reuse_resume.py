@@ -24,7 +24,9 @@ def timeless(report: Any) -> Any:
 
 
 def reuses(log: RecordingStore) -> Counter[tuple[str, str, int]]:
-    return Counter((e.variant, e.case, e.repeat) for e in run_events(log, RUN) if isinstance(e, k.TrialReused))
+    return Counter(
+        (e.variant, e.case, e.repeat) for e in run_events(log, RUN) if isinstance(e, k.TrialReused)
+    )
 
 
 async def test_a_reusing_run_cut_anywhere_resumes_exactly_once() -> None:
