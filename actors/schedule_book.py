@@ -4,7 +4,7 @@ still allow. Pure bookkeeping (no channels): the scheduler actor drives it."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from engine.actors.messages import GradeJob, TrialDone, TrialJob, TrialKey
@@ -26,7 +26,9 @@ class Plan:
     make_job: Callable[[VariantSpec, CaseSpec, int], TrialJob]
     load_regrade: Callable[[k.TrialCompleted], GradeJob]
     # the earlier output a job may take instead of being sent (engine.runtime.reuse), or None
-    reuse: Callable[[TrialJob], k.TrialReused | None] | None = None
+    reuse: Callable[[TrialJob], tuple[k.TrialReused, str] | None] | None = None
+    # cheap graders only: a reused output graded where it is found, in the reuse's own write
+    grade_reused: Callable[[GradeJob], Awaitable[k.TrialGraded]] | None = None
 
 
 @dataclass(slots=True)

@@ -70,6 +70,7 @@ def request_fields(target: TargetSpec, request: TargetRequest) -> dict[str, Any]
     return fields
 
 
+@functools.cache
 def endpoint(base_url: str, path: str) -> str:
     """The URL posted to, without credentials (a user:password@ part) or a query string."""
     parts = urlsplit(base_url.rstrip("/") + path)

@@ -16,6 +16,7 @@ from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.events.spec import ExperimentSpec, ReuseSpec, age_seconds
+from engine.store.blobs import read_text
 from engine.store.contract import EventStore
 from engine.store.kept import reuse_index
 from engine.store.kept.read import SUMMARIES, load, run_ids
@@ -31,8 +32,8 @@ class Reuse:
     runs: frozenset[str] | None
     oldest_ts: float = 0.0
 
-    def find(self, job: TrialJob) -> k.TrialReused | None:
-        """The reuse of the newest matching output, or None (the job is sent)."""
+    def find(self, job: TrialJob) -> tuple[k.TrialReused, str] | None:
+        """The reuse of the newest matching output and the output's text, or None (the job is sent)."""
         for source in reversed(reuse_index.sources(self.log, job.fingerprint)):
             if source.run_id == self.run_id or source.made_ts < self.oldest_ts:
                 continue
@@ -43,15 +44,15 @@ class Reuse:
                 return reused
         return None
 
-    def _reused(self, job: TrialJob, source: reuse_index.Source) -> k.TrialReused | None:
-        rows = list(self.log.read(source.seq, source.seq))
+    def _reused(self, job: TrialJob, source: reuse_index.Source) -> tuple[k.TrialReused, str] | None:
+        get_many = getattr(self.log, "get_many", None)  # one read, where the store has it
+        rows = get_many([source.seq]) if get_many is not None else list(self.log.read(source.seq, source.seq))
         event = decode(rows[0][1]) if rows else None
         if not isinstance(event, k.TrialCompleted) or event.fingerprint != job.fingerprint:
             return None  # an index record the log does not back: never trusted
-        if self.log.get_blob(event.output_hash) is None:
-            return None
+        output = read_text(self.log, event.output_hash)  # checked against its hash; missing: damage
         variant, case, repeat = job.key
-        return k.TrialReused(
+        reused = k.TrialReused(
             run_id=self.run_id, ts=time.time(), variant=variant, case=case, repeat=repeat,
             output_hash=event.output_hash, latency_ms=event.latency_ms, tokens_in=event.tokens_in,
             tokens_out=event.tokens_out, cost_usd=event.cost_usd, exit_code=event.exit_code,
@@ -59,6 +60,7 @@ class Reuse:
             source_run=source.run_id, source_variant=event.variant, source_case=event.case,
             source_ts=source.made_ts,
         )  # fmt: skip
+        return reused, output
 
 
 def reuse_for(log: EventStore, spec: ExperimentSpec, run_id: str, label: str) -> Reuse | None:

@@ -16,12 +16,13 @@ import trio
 from engine.actors.executor import MakeTarget, executor_pool
 from engine.actors.graders.factory import GraderContext, make_graders
 from engine.actors.graders.judge_call import JudgeBudget
-from engine.actors.grading_pool import grading_pool
+from engine.actors.grading_pool import grade_cheap, grading_pool
 from engine.actors.inline_grading import InlineGrading, grades_inline
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.ray.executor import RayWork, ray_executor_pool
 from engine.actors.scheduler import Limits, Plan, Scheduler
 from engine.actors.watcher import watch_for_cancel
+from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.reuse import Reuse
@@ -82,11 +83,12 @@ class Workers:
     grade_jobs: trio.MemorySendChannel[GradeJob]
     scheduler: Scheduler | None = None  # the plan running now (its statistics answer live)
     reuse: Reuse | None = None  # where every plan's trials may take earlier outputs from ([reuse])
+    grade_reused: Callable[[GradeJob], Awaitable[k.TrialGraded]] | None = None  # cheap graders: inline
 
     async def run(self, plan: Plan) -> str:
         """Run a plan to its end: 'completed', 'budget', 'cancelled' or 'unreachable'."""
         if plan.reuse is None and self.reuse is not None:
-            plan.reuse = self.reuse.find
+            plan.reuse, plan.grade_reused = self.reuse.find, self.grade_reused
         self.scheduler = Scheduler(
             plan=plan, state=self.pipe.state, limits=self.limits, jobs=self.jobs, grade_jobs=self.grade_jobs,
             feedback=self.pipe.feedback, emit=self.pipe.emit,
@@ -125,6 +127,16 @@ async def open_workers(
                 feedback=pipe.feedback_send.clone(), poll_s=cancel_poll_s,
             )
         )  # fmt: skip
-        async with jobs_send, grade_send:
-            yield Workers(pipe, limits, jobs_send, grade_send)
+        reuse_graders = make_graders(spec.graders, context) if grades_inline(spec.graders) else None
+        try:
+            async with jobs_send, grade_send:
+                grade_reused = None
+                if reuse_graders is not None:
+                    threshold = spec.scoring.pass_threshold
+                    grade_reused = partial(grade_cheap, graders=reuse_graders, pass_threshold=threshold)
+                yield Workers(pipe, limits, jobs_send, grade_send, grade_reused=grade_reused)
+        finally:
+            with trio.CancelScope(shield=True):
+                for grader in reuse_graders or []:
+                    await grader.aclose()
         work.cancel_scope.cancel()
