@@ -58,8 +58,8 @@ def main() -> None:
     verdict = "met" if wall < 0.5 and sent_again == 0 else "missed"
     print(f"load average {load[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} CPUs)")
     print(f"first run sent {sent_first} requests; {args.rounds} re-runs with --reuse sent {sent_again}")
-    print(f"S1 fully reused ({args.cases} trials): wall {wall:.3f} s, CPU {cpu:.3f} s, medians of {args.rounds} "
-          f"(target < 0.5 s wall and 0 requests: {verdict})")  # fmt: skip
+    print(f"S1 fully reused ({args.cases} trials): wall {wall:.3f} s, CPU {cpu:.3f} s, "
+          f"medians of {args.rounds} (target < 0.5 s wall and 0 requests: {verdict})")  # fmt: skip
     print("all rounds (wall/CPU s): " + ", ".join(f"{w:.3f}/{c:.3f}" for w, c in samples))
 
 
