@@ -28,6 +28,7 @@ APP_SETTINGS: dict[str, Any] = {
 # is enough to pick a command, so `engine list` imports only the module that holds `list`
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("run", "run_commands", "run"),
+    ("plan", "plan_cmd", "plan"),
     ("replay", "run_commands", "replay"),
     ("report", "run_commands", "report"),
     ("list", "lifecycle_commands", "list_cmd"),

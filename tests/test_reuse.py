@@ -235,3 +235,41 @@ async def test_an_imported_bundle_is_a_reuse_source(tmp_path: Path) -> None:
         sent = server.requests[before:]
     assert len(sent) == 3 and {r.body["temperature"] for r in sent} == {0.3}
     assert report["variants"][0]["reuse"]["sources"] == {"green": 3}
+
+
+async def test_plan_says_what_a_run_would_reuse_and_send_without_calling(tmp_path: Path) -> None:
+    from engine.input.experiment_plan import resolve
+    from engine.runtime.reuse_plan import plan_reuse
+
+    async with open_fake_openai(answer=answer) as server:
+        await run(tmp_path, definition(server.base_url, variants=2), "two")
+        before = server.received
+        spec = spec_from_dict(definition(server.base_url, variants=3, reuse={}))
+        with EventLog(tmp_path) as log:
+            planned = plan_reuse(log, resolve(spec, "exp", tmp_path))
+        assert server.received == before, "planning called the model"
+        assert (planned.reused, planned.sent, dict(planned.sources)) == (6, 3, {"two": 6})
+        assert [(v.name, v.reused.trials, v.sent) for v in planned.variants] == [
+            ("v0", 3, 0),
+            ("v1", 3, 0),
+            ("v2", 0, 3),
+        ]
+        estimate = planned.estimate()
+        assert (
+            estimate is not None and estimate[0] == planned.variants[0].reused.tokens
+        )  # same prompts' sizes
+        await run(tmp_path, definition(server.base_url, variants=3, reuse={}), "three")
+        assert server.received - before == planned.sent
+
+
+def test_engine_plan_prints_the_counts_and_refuses_an_unknown_run(tmp_path: Path) -> None:
+    (tmp_path / "e.toml").write_text(LOCAL)
+    run_engine("run", "e.toml", "-q", "--store", "s", "--run-id", "base", cwd=tmp_path)
+    planned = run_engine("plan", "e.toml", "--store", "s", "--reuse", cwd=tmp_path)
+    assert planned.returncode == 0
+    lines = planned.stdout.decode().splitlines()
+    assert lines[:2] == ["1 trials: 1 reused, 0 to send", "reused from: base (1)"]
+    off = run_engine("plan", "e.toml", "--store", "s", "--json", cwd=tmp_path)
+    assert json.loads(off.stdout)["sent"] == 1 and json.loads(off.stdout)["reuse"] is False
+    unknown = run_engine("plan", "e.toml", "--store", "s", "--reuse=nope", cwd=tmp_path)
+    assert unknown.returncode == 2 and unknown.stderr.decode().count("\n") == 1

@@ -34,22 +34,10 @@ class Reuse:
 
     def find(self, job: TrialJob) -> tuple[k.TrialReused, str] | None:
         """The reuse of the newest matching output and the output's text, or None (the job is sent)."""
-        for source in reversed(reuse_index.sources(self.log, job.fingerprint)):
-            if source.run_id == self.run_id or source.made_ts < self.oldest_ts:
-                continue
-            if self.runs is not None and source.run_id not in self.runs:
-                continue
-            reused = self._reused(job, source)
-            if reused is not None:
-                return reused
-        return None
-
-    def _reused(self, job: TrialJob, source: reuse_index.Source) -> tuple[k.TrialReused, str] | None:
-        get_many = getattr(self.log, "get_many", None)  # one read, where the store has it
-        rows = get_many([source.seq]) if get_many is not None else list(self.log.read(source.seq, source.seq))
-        event = decode(rows[0][1]) if rows else None
-        if not isinstance(event, k.TrialCompleted) or event.fingerprint != job.fingerprint:
-            return None  # an index record the log does not back: never trusted
+        found = self.match(job)
+        if found is None:
+            return None
+        source, event = found
         output = read_text(self.log, event.output_hash)  # checked against its hash; missing: damage
         variant, case, repeat = job.key
         reused = k.TrialReused(
@@ -61,6 +49,23 @@ class Reuse:
             source_ts=source.made_ts,
         )  # fmt: skip
         return reused, output
+
+    def match(self, job: TrialJob) -> tuple[reuse_index.Source, k.TrialCompleted] | None:
+        """The newest output this job may take (where it is, and its event), or None: no call, no write."""
+        for source in reversed(reuse_index.sources(self.log, job.fingerprint)):
+            if source.run_id == self.run_id or source.made_ts < self.oldest_ts:
+                continue
+            if self.runs is not None and source.run_id not in self.runs:
+                continue
+            event = self._event(source.seq)
+            if isinstance(event, k.TrialCompleted) and event.fingerprint == job.fingerprint:
+                return source, event  # (an index record the log does not back is never trusted)
+        return None
+
+    def _event(self, seq: int) -> k.AnyEvent | None:
+        get_many = getattr(self.log, "get_many", None)  # one read, where the store has it
+        rows = get_many([seq]) if get_many is not None else list(self.log.read(seq, seq))
+        return decode(rows[0][1]) if rows else None
 
 
 def reuse_for(log: EventStore, spec: ExperimentSpec, run_id: str, label: str) -> Reuse | None:
