@@ -143,6 +143,10 @@ class GraderResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True
     prompt_hash: str = ""
     raw: str = ""
     spread: float | None = None
+    # a judge's call, fingerprinted (its target, params, rendered prompt with the output, repeats): a
+    # later run with [reuse] takes this grade for the same call; `reused_from` names the run it came from
+    fingerprint: str = ""
+    reused_from: str = ""
 
 
 class TrialGraded(Event, tag="trial.graded"):

@@ -74,7 +74,10 @@ def reuse_for(log: EventStore, spec: ExperimentSpec, run_id: str, label: str) ->
     table = spec.reuse
     if table is None or not table.enabled:
         return None
-    oldest = time.time() - age_seconds(table.max_age) if table.max_age else 0.0
+    try:
+        oldest = time.time() - age_seconds(table.max_age) if table.max_age else 0.0
+    except ValueError as exc:
+        raise InputError(label, "reuse.max_age", f"{exc}, got {table.max_age!r}") from None
     return Reuse(log, run_id, _runs(log, table, spec.name, run_id, label), oldest)
 
 

@@ -20,6 +20,7 @@ from engine.events.codec import decode
 from engine.store.contract import EventStore
 
 PREFIX = b"reuse\x00"
+INDEXED_TAGS = k.OUTPUT_TAGS | {"trial.graded"}  # outputs, and the judge calls of their grades
 _ENTRIES = msgspec.msgpack.Decoder(list[tuple[str, int, float]])
 _ENCODE = msgspec.msgpack.Encoder().encode
 
@@ -53,17 +54,26 @@ def index_rows(
     """The records to put for these (seq, event) outputs of a run, each merged with what `get` holds."""
     merged: dict[bytes, list[tuple[str, int, float]]] = {}
     for seq, event in outputs:
-        if not isinstance(event, k.TrialCompleted) or not event.fingerprint:
-            continue
-        key = key_of(event.fingerprint)
-        entries = merged.get(key)
-        if entries is None:
-            held = get(key)
-            entries = merged[key] = list(_ENTRIES.decode(held)) if held else []
-        if not any(r == run_id and s == seq for r, s, _ in entries):
-            entries.append((run_id, seq, made_ts(event)))
+        for fingerprint, made in _fingerprints(event):
+            key = key_of(fingerprint)
+            entries = merged.get(key)
+            if entries is None:
+                held = get(key)
+                entries = merged[key] = list(_ENTRIES.decode(held)) if held else []
+            if not any(r == run_id and s == seq for r, s, _ in entries):
+                entries.append((run_id, seq, made))
     for key, entries in merged.items():
         yield key, _ENCODE(entries)
+
+
+def _fingerprints(event: Any) -> Iterator[tuple[str, float]]:
+    """An output's request fingerprint, or a grading's judge calls' (with when each was made)."""
+    if isinstance(event, k.TrialCompleted) and event.fingerprint:
+        yield event.fingerprint, made_ts(event)
+    elif isinstance(event, k.TrialGraded):
+        for grade in event.grades:
+            if grade.fingerprint:
+                yield grade.fingerprint, event.ts
 
 
 def decoded_outputs(
@@ -71,7 +81,7 @@ def decoded_outputs(
 ) -> Iterator[tuple[int, Any]]:
     """The batch's output events, decoded (or as the writer already has them)."""
     for seq, tag, data in rows:
-        if tag in k.OUTPUT_TAGS:
+        if tag in INDEXED_TAGS:
             yield seq, events[seq] if events is not None else decode(data)
 
 
@@ -79,6 +89,6 @@ def rebuild_rows(log: EventStore) -> list[tuple[bytes, bytes]]:
     """The whole index, folded again from the log (after the snapshots were cleared)."""
     held: dict[bytes, bytes] = {}
     for run_id in log.run_ids():
-        outputs = ((seq, decode(data)) for seq, data in log.read_run(run_id, tags=set(k.OUTPUT_TAGS)))
+        outputs = ((seq, decode(data)) for seq, data in log.read_run(run_id, tags=set(INDEXED_TAGS)))
         held.update(index_rows(held.get, run_id, outputs))
     return list(held.items())
