@@ -273,3 +273,28 @@ def test_engine_plan_prints_the_counts_and_refuses_an_unknown_run(tmp_path: Path
     assert json.loads(off.stdout)["sent"] == 1 and json.loads(off.stdout)["reuse"] is False
     unknown = run_engine("plan", "e.toml", "--store", "s", "--reuse=nope", cwd=tmp_path)
     assert unknown.returncode == 2 and unknown.stderr.decode().count("\n") == 1
+
+
+def judged(body: dict[str, Any]) -> str:
+    """Subject answers by request; the judge scores by case (one judge call per trial)."""
+    if "impartial judge" not in body["messages"][0]["content"]:
+        return answer(body)
+    return json.dumps({"score": 9 if "question 0" in body["messages"][-1]["content"] else 3, "reason": "r"})
+
+
+async def test_judge_calls_are_reused_by_their_own_fingerprint_and_said_per_grade(tmp_path: Path) -> None:
+    graders = [{"kind": "judge", "name": "judge"}]
+    async with open_fake_openai(answer=judged) as server:
+        first = await run(tmp_path, definition(server.base_url, graders=graders), "judged")
+        assert server.received == 12  # 6 trials, 6 judge calls
+        second = await run(tmp_path, definition(server.base_url, graders=graders, reuse={}), "again")
+        assert server.received == 12, "a reused output's judge call was made again"
+        stricter = [{"kind": "judge", "name": "judge", "threshold": 0.9}]
+        await run(tmp_path, definition(server.base_url, graders=stricter, reuse={}), "stricter")
+        assert server.received == 18, "another judge (a new threshold) must judge again"
+    assert strip(second) == strip(first)
+    with EventLog(tmp_path) as log:
+        grades = [g for e in run_events(log, "again") if isinstance(e, k.TrialGraded) for g in e.grades]
+        fresh = [g for e in run_events(log, "judged") if isinstance(e, k.TrialGraded) for g in e.grades]
+    assert len(grades) == 6 and {g.reused_from for g in grades} == {"judged"}
+    assert all(g.fingerprint for g in fresh) and not any(g.reused_from for g in fresh)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import msgspec
+
 from engine.actors.messages import TrialJob
 from engine.errors import InputError
 from engine.events import kinds as k
@@ -53,14 +55,29 @@ class Reuse:
     def match(self, job: TrialJob) -> tuple[reuse_index.Source, k.TrialCompleted] | None:
         """The newest output this job may take (where it is, and its event), or None: no call, no write."""
         for source in reversed(reuse_index.sources(self.log, job.fingerprint)):
-            if source.run_id == self.run_id or source.made_ts < self.oldest_ts:
-                continue
-            if self.runs is not None and source.run_id not in self.runs:
+            if not self._allowed(source):
                 continue
             event = self._event(source.seq)
             if isinstance(event, k.TrialCompleted) and event.fingerprint == job.fingerprint:
                 return source, event  # (an index record the log does not back is never trusted)
         return None
+
+    def find_grade(self, fingerprint: str) -> k.GraderResult | None:
+        """An earlier grade of the same judge call (graders.judge), named as reused; None: ask the judge."""
+        for source in reversed(reuse_index.sources(self.log, fingerprint)):
+            if not self._allowed(source):
+                continue
+            event = self._event(source.seq)
+            grades = event.grades if isinstance(event, k.TrialGraded) else []
+            for grade in grades:
+                if grade.fingerprint == fingerprint and not grade.error:
+                    return msgspec.structs.replace(grade, reused_from=grade.reused_from or source.run_id)
+        return None
+
+    def _allowed(self, source: reuse_index.Source) -> bool:
+        if source.run_id == self.run_id or source.made_ts < self.oldest_ts:
+            return False
+        return self.runs is None or source.run_id in self.runs
 
     def _event(self, seq: int) -> k.AnyEvent | None:
         get_many = getattr(self.log, "get_many", None)  # one read, where the store has it

@@ -184,9 +184,8 @@ async def _run_body(
     reason = "completed"
     with trio.move_on_after(spec.budget.max_wall_time_s or math.inf) as wall:
         async with open_workers(
-            log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s
+            log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s, reuse
         ) as workers:
-            workers.reuse = reuse
             if tuning:
                 reason = await tune_session(
                     TuneRun(spec, run_id, request.origin, pipe, workers, load_output, request.source, log)

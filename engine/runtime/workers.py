@@ -43,11 +43,17 @@ def limits_for(spec: ExperimentSpec) -> Limits:
     )
 
 
-def grader_context(spec: ExperimentSpec, state: RunState, make_target: MakeTarget) -> GraderContext:
-    """Judges default to the experiment's target; tokens already judged count against the budget."""
+def grader_context(
+    spec: ExperimentSpec, state: RunState, make_target: MakeTarget, reuse: Reuse | None = None
+) -> GraderContext:
+    """Judges default to the experiment's target; tokens already judged count against the budget; with
+    [reuse], a judge call an earlier run made is not made again."""
     spent = sum(t.judge_tokens for t in state.totals.values())
     budget = JudgeBudget(spec.budget.judge_max_tokens, used=spent)
-    return GraderContext(default_target=spec.target, make_target=make_target, budget=budget)
+    reuse_grade = reuse.find_grade if reuse is not None else None
+    return GraderContext(
+        default_target=spec.target, make_target=make_target, budget=budget, reuse_grade=reuse_grade
+    )
 
 
 def executor_for(
@@ -104,6 +110,7 @@ async def open_workers(
     make_target: MakeTarget,
     watch_from: int,
     cancel_poll_s: float,
+    reuse: Reuse | None = None,
 ) -> AsyncIterator[Workers]:
     """Start the pools (each ready before the first job is sent); leaving the block cancels whatever
     is still in flight."""
@@ -111,7 +118,7 @@ async def open_workers(
     jobs_send, jobs = trio.open_memory_channel[TrialJob](limits.in_flight)
     grade_send, grade_jobs = trio.open_memory_channel[GradeJob](limits.in_flight * 2)
     emit, run_id = pipe.emit, pipe.state.run_id
-    context = grader_context(spec, pipe.state, make_target)
+    context = grader_context(spec, pipe.state, make_target, reuse)
     async with trio.open_nursery() as work:
         await work.start(executor_for(spec, make_target, jobs, emit.clone(), grade_send.clone(), context))
         await work.start(
@@ -134,7 +141,7 @@ async def open_workers(
                 if reuse_graders is not None:
                     threshold = spec.scoring.pass_threshold
                     grade_reused = partial(grade_cheap, graders=reuse_graders, pass_threshold=threshold)
-                yield Workers(pipe, limits, jobs_send, grade_send, grade_reused=grade_reused)
+                yield Workers(pipe, limits, jobs_send, grade_send, reuse=reuse, grade_reused=grade_reused)
         finally:
             with trio.CancelScope(shield=True):
                 for grader in reuse_graders or []:
