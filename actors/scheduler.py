@@ -127,10 +127,6 @@ class Scheduler:
     async def _fill(self) -> None:
         book = self.book
         while len(book.outstanding) < book.limits.in_flight:
-            budget = book.over_budget()
-            if budget is not None:
-                await self._exhausted(Stop(*budget, reserved=0.0))
-                return
             slot = book.next_slot()
             if slot is None:
                 return
@@ -140,6 +136,11 @@ class Scheduler:
                 book.outstanding.add(job.key)
                 await self._take_reused(job, *reused)
                 continue
+            budget = book.over_budget()
+            if budget is not None:
+                book.put_back(slot)
+                await self._exhausted(Stop(*budget, reserved=0.0))
+                return
             if book.reservations.active:
                 decided = book.reservations.decide(job, len(book.outstanding))
                 if decided is not None:
