@@ -298,3 +298,19 @@ async def test_judge_calls_are_reused_by_their_own_fingerprint_and_said_per_grad
         fresh = [g for e in run_events(log, "judged") if isinstance(e, k.TrialGraded) for g in e.grades]
     assert len(grades) == 6 and {g.reused_from for g in grades} == {"judged"}
     assert all(g.fingerprint for g in fresh) and not any(g.reused_from for g in fresh)
+
+
+async def test_compare_names_outputs_made_on_different_days(tmp_path: Path) -> None:
+    from engine.runtime.run_status import run_state
+    from engine.views.compare.comparison import compare_states
+
+    async with open_fake_openai(answer=answer) as server:
+        await run(tmp_path, definition(server.base_url, variants=1), "fresh")
+        aged_copy(tmp_path, "fresh", "old", days=3)
+        await run(tmp_path, definition(server.base_url, variants=1, reuse={"from": ["old"]}), "reusing")
+        await run(tmp_path, definition(server.base_url, variants=1), "today")
+    with EventLog(tmp_path) as log:
+        mixed = compare_states(run_state(log, "today"), run_state(log, "reusing"))
+        plain = compare_states(run_state(log, "fresh"), run_state(log, "today"))
+    assert any("candidate run's on" in w and "reused from earlier runs" in w for w in mixed.warnings)
+    assert not any("reused" in w for w in plain.warnings)

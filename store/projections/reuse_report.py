@@ -69,3 +69,19 @@ def _day(ts: float) -> str:
 def _span(days: set[str]) -> str:
     ordered = sorted(days)
     return ordered[0] if len(ordered) == 1 else f"{ordered[0]}..{ordered[-1]}"
+
+
+def compared_days_warnings(base: RunState, cand: RunState) -> list[str]:
+    """`engine compare`: when either run reused outputs and the two runs' outputs were made on
+    different days (runs that reused nothing are compared as they always were)."""
+    if not base.reuse and not cand.reuse:
+        return []
+    base_days = set().union(*(made_days(base, v) for v in base.variants))
+    cand_days = set().union(*(made_days(cand, v) for v in cand.variants))
+    if not base_days or not cand_days or base_days == cand_days:
+        return []
+    return [
+        f"the baseline run's outputs were made on {_span(base_days)}, the candidate run's on "
+        f"{_span(cand_days)} (some reused from earlier runs): the model behind an endpoint may have "
+        f"changed in between; [reuse] max_age bounds how old a reused output may be"
+    ]
