@@ -314,3 +314,17 @@ async def test_compare_names_outputs_made_on_different_days(tmp_path: Path) -> N
         plain = compare_states(run_state(log, "fresh"), run_state(log, "today"))
     assert any("candidate run's on" in w and "reused from earlier runs" in w for w in mixed.warnings)
     assert not any("reused" in w for w in plain.warnings)
+
+
+async def test_the_web_run_page_shows_the_reused_share_and_links_the_sources(tmp_path: Path) -> None:
+    from engine.events.report import RunReport
+    from engine.presentation.templates import render
+    from engine.web.run_page import figures
+
+    async with open_fake_openai(answer=answer) as server:
+        await run(tmp_path, definition(server.base_url, variants=1), "first")
+        mixed = await run(tmp_path, definition(server.base_url, variants=2, reuse={}), "mixed")
+    report = msgspec.json.decode(json.dumps(mixed), type=RunReport)
+    page = render("run_report.html", **figures(report, "/root"))
+    assert "3 trials (50% of the outputs) reused, not sent" in page
+    assert '<a href="/root/runs/first">first</a> (3)' in page
