@@ -86,9 +86,10 @@ def decoded_outputs(
 
 
 def rebuild_rows(log: EventStore) -> list[tuple[bytes, bytes]]:
-    """The whole index, folded again from the log (after the snapshots were cleared)."""
+    """The whole index, folded again from the log (after the snapshots were cleared): each record's
+    entries in log order, as the writer appends them."""
     held: dict[bytes, bytes] = {}
     for run_id in log.run_ids():
         outputs = ((seq, decode(data)) for seq, data in log.read_run(run_id, tags=set(INDEXED_TAGS)))
         held.update(index_rows(held.get, run_id, outputs))
-    return list(held.items())
+    return [(key, _ENCODE(sorted(_ENTRIES.decode(value), key=lambda e: e[1]))) for key, value in held.items()]
