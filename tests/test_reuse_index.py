@@ -28,7 +28,8 @@ with EventLog(sys.argv[1], map_size=1 << 20) as log:
             ident = {"run_id": f"r{n % 3}", "variant": "v", "case": f"c{n}", "repeat": 0, "ts": float(n)}
             fp = f"fp{n % 10}"
             if n // 2 % 4 == 3:
-                source = dict(source_run="r0", source_variant="v", source_case="c", source_ts=0.5, fingerprint=fp)
+                source = dict(source_run="r0", source_variant="v", source_case="c", source_ts=0.5)
+                source["fingerprint"] = fp
                 events.append(k.TrialReused(**ident, output_hash=key, latency_ms=1.0, **source))
             else:
                 events.append(k.TrialCompleted(**ident, output_hash=key, latency_ms=1.0, fingerprint=fp))
