@@ -235,6 +235,15 @@ async def test_an_imported_bundle_is_a_reuse_source(tmp_path: Path) -> None:
         sent = server.requests[before:]
     assert len(sent) == 3 and {r.body["temperature"] for r in sent} == {0.3}
     assert report["variants"][0]["reuse"]["sources"] == {"green": 3}
+    # the reusing run's own bundle carries the outputs it reused: it replays on a store without "green"
+    from engine.views.queries import replay_json
+
+    with EventLog(tmp_path / "dev") as log:
+        bundle_export.write(log, "candidate", tmp_path / "candidate.bundle")
+    with EventLog(tmp_path / "elsewhere") as log:
+        import_bundle(log, load_bundle(tmp_path / "candidate.bundle"), "candidate.bundle", None)
+        assert "green" not in log.run_ids()
+        assert strip(json.loads(replay_json(log, "candidate"))) == strip(report)
 
 
 async def test_plan_says_what_a_run_would_reuse_and_send_without_calling(tmp_path: Path) -> None:
