@@ -53,3 +53,20 @@ async def test_a_sequential_run_and_a_race_decide_the_same_on_reused_trials() ->
         assert not CALLS, (stopping, "a trial the first run made was sent again")
         assert without_reuse(again) == without_reuse(first), stopping
         assert again["stopping"] == first["stopping"]
+
+
+async def test_a_tuning_session_re_measures_by_default_and_reuses_within_max_age() -> None:
+    from tests.test_resume_exactly_once import TUNE
+
+    store = MemoryStore()
+    session = base(repeat={"count": 2}, **TUNE)
+    CALLS.clear()
+    first = await run(store, session, "night-1")
+    sent = sum(CALLS.values())
+    CALLS.clear()
+    await run(store, session, "night-2")
+    assert sum(CALLS.values()) == sent, "the default must re-measure everything"
+    CALLS.clear()
+    reusing = await run(store, {**session, "reuse": {"max_age": "20h"}}, "night-3")
+    assert sum(CALLS.values()) == 0  # the same requests, made within max_age: all reused
+    assert [v["variant"] for v in reusing["variations"]] == [v["variant"] for v in first["variations"]]
