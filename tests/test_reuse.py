@@ -337,3 +337,21 @@ async def test_the_web_run_page_shows_the_reused_share_and_links_the_sources(tmp
     page = render("run_report.html", **figures(report, "/root"))
     assert "3 trials (50% of the outputs) reused, not sent" in page
     assert '<a href="/root/runs/first">first</a> (3)' in page
+
+
+async def test_the_export_names_each_trials_fingerprint_and_source(tmp_path: Path) -> None:
+    from engine.presentation.formats import export_run
+    from engine.web.pages_more import _source
+
+    async with open_fake_openai(answer=answer) as server:
+        await run(tmp_path, definition(server.base_url, variants=1), "first")
+        await run(tmp_path, definition(server.base_url, variants=2, reuse={}), "mixed")
+    lines: list[str] = []
+    with EventLog(tmp_path) as log:
+        export_run(log, "mixed", "jsonl", None, lines.append)
+    rows = [json.loads(line) for text in lines for line in text.splitlines() if line.strip()]
+    assert len(rows) == 6 and all(len(r["fingerprint"]) == 32 for r in rows)
+    by_variant = {r["variant"]: r["reused_from"] for r in rows if r["case"] == "c1"}
+    assert by_variant == {"v0": {"run": "first", "variant": "v0", "case": "c1", "repeat": 1}, "v1": None}
+    words, link = _source(by_variant["v0"], "/root")  # type: ignore[misc]
+    assert link == "/root/runs/first/trial?case=c1&variant=v0" and words.startswith("run first")

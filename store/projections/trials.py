@@ -50,7 +50,7 @@ class TrialRecord:
     judge_tokens: int = 0
     grades: list[k.GraderResult] = field(default_factory=list)
     fingerprint: str = ""  # the request's (docs/reuse.md)
-    reused_from: str = ""  # a reused trial's source: "RUN/variant/case/repeat" (repeat from 1)
+    reused_from: tuple[str, str, str] | None = None  # a reused trial's source: (run, variant, case)
 
     @property
     def status(self) -> str:
@@ -130,7 +130,7 @@ def completed(rec: TrialRecord, e: k.TrialCompleted, grading: int) -> None:
     rec.attempts, rec.exit_code = e.attempts, e.exit_code
     rec.fingerprint = e.fingerprint
     if isinstance(e, k.TrialReused):
-        rec.reused_from = f"{e.source_run}/{e.source_variant}/{e.source_case}/{e.repeat + 1}"
+        rec.reused_from = (e.source_run, e.source_variant, e.source_case)
     if e.agent is not None:
         rec.stderr_hash, rec.agent_metrics = e.agent.stderr_hash, dict(e.agent.metrics)
         rec.transcript_hash = e.agent.transcript_hash
