@@ -127,7 +127,7 @@ class Book:
         if lim.max_tokens is not None and reserve.spent_tokens() >= lim.max_tokens:
             return ("max_tokens", lim.max_tokens, reserve.spent_tokens())
         if lim.max_judge_tokens is not None:
-            judged = sum(t.judge_tokens for t in s.totals.values())
+            judged = s.judge_tokens_spent()
             if judged >= lim.max_judge_tokens:
                 return ("eval_budget_tokens", lim.max_judge_tokens, judged)
         if lim.max_cost_usd is not None and reserve.spent_cost() >= lim.max_cost_usd:

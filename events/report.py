@@ -48,6 +48,7 @@ class ReuseReport(Report):
     newest_age_s: float | None = None
     tokens_saved: int = 0
     cost_saved_usd: float = 0.0
+    judge_tokens_saved: int = 0  # judge calls reused by their own fingerprint (in judge_tokens all the same)
 
 
 class VariantReport(Report):

@@ -355,3 +355,17 @@ async def test_the_export_names_each_trials_fingerprint_and_source(tmp_path: Pat
     assert by_variant == {"v0": {"run": "first", "variant": "v0", "case": "c1", "repeat": 1}, "v1": None}
     words, link = _source(by_variant["v0"], "/root")  # type: ignore[misc]
     assert link == "/root/runs/first/trial?case=c1&variant=v0" and words.startswith("run first")
+
+
+async def test_reused_judge_calls_are_not_new_judge_spend(tmp_path: Path) -> None:
+    from engine.runtime.run_status import run_state
+
+    graders = [{"kind": "judge", "name": "judge"}]
+    async with open_fake_openai(answer=judged) as server:
+        await run(tmp_path, definition(server.base_url, graders=graders), "judged")
+        report = await run(tmp_path, definition(server.base_url, graders=graders, reuse={}), "again")
+    with EventLog(tmp_path) as log:
+        state = run_state(log, "again")
+    judge_tokens = sum(v["judge_tokens"] for v in report["variants"])
+    assert judge_tokens > 0 and state.judge_tokens_spent() == 0 and state.tokens_used == 0
+    assert sum(v["reuse"]["judge_tokens_saved"] for v in report["variants"]) == judge_tokens

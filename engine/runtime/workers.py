@@ -48,7 +48,7 @@ def grader_context(
 ) -> GraderContext:
     """Judges default to the experiment's target; tokens already judged count against the budget; with
     [reuse], a judge call an earlier run made is not made again."""
-    spent = sum(t.judge_tokens for t in state.totals.values())
+    spent = state.judge_tokens_spent()
     budget = JudgeBudget(spec.budget.judge_max_tokens, used=spent)
     reuse_grade = reuse.find_grade if reuse is not None else None
     return GraderContext(

@@ -11,12 +11,14 @@ import msgspec
 
 from engine.events.report import ReuseReport
 from engine.stats.comparisons import DIGITS
-from engine.store.projections.run_state import SCALE, RunState
+from engine.store.projections.run_state import SCALE, ReuseTally, RunState
 
 
 def reuse_report(state: RunState, name: str) -> ReuseReport | msgspec.UnsetType:
-    tally = state.reuse.get(name)
-    if tally is None or not tally.trials:
+    tally = state.reuse.get(name) or ReuseTally()
+    totals = state.totals.get(name)
+    judged = totals.judge_tokens_reused if totals is not None else 0
+    if not tally.trials and not judged:
         return msgspec.UNSET
     made = sum(c.completed.bit_count() for (v, _), c in state.cells.items() if v == name)
     start = state.started_ts
@@ -28,6 +30,7 @@ def reuse_report(state: RunState, name: str) -> ReuseReport | msgspec.UnsetType:
         newest_age_s=round(start - tally.newest_ts, 3) if tally.newest_ts and start else None,
         tokens_saved=tally.tokens,
         cost_saved_usd=round(tally.cost / SCALE, DIGITS),
+        judge_tokens_saved=judged,
     )
 
 

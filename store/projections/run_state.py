@@ -131,6 +131,7 @@ class VariantTotals:
     tokens_out: int = 0
     cost: int = 0  # fixed point dollars
     judge_tokens: int = 0
+    judge_tokens_reused: int = 0  # of judge_tokens, those of judge calls reused from earlier runs: not spent
     # from agents' metrics files (fixed point): trials that reported tool_calls, their calls, and the
     # calls whose success is known (tool_errors / tool_successes / tool_success_rate) and succeeded
     tool_trials: int = 0
@@ -264,6 +265,10 @@ class RunState:
 
     def cost_spent(self) -> float:
         return self.cost_used / SCALE
+
+    def judge_tokens_spent(self) -> int:
+        """Judge tokens this run spent itself (reused judge calls cost it nothing): what budgets count."""
+        return sum(t.judge_tokens - t.judge_tokens_reused for t in self.totals.values())
 
 
 def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
@@ -412,8 +417,11 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
             s.from_labels += 1
         else:
             s.from_judges += 1
-    s.totals_for(e.variant).judge_tokens += e.judge_tokens
-    s.tokens_used += e.judge_tokens
+    reused = sum(g.tokens for g in e.grades if g.reused_from)  # [reuse]: in the report, not new spend
+    totals = s.totals_for(e.variant)
+    totals.judge_tokens += e.judge_tokens
+    totals.judge_tokens_reused += reused
+    s.tokens_used += e.judge_tokens - reused
     s.spend.judged(e.judge_tokens)
     for grade in e.grades:
         if grade.error:
@@ -441,7 +449,7 @@ def _regrade(s: RunState, e: k.RegradeStarted) -> None:
         cell.graded = cell.passed = cell.unscored = cell.ungradable = cell.score_sum = cell.first_score = 0
         cell.first_repeat = -1
     for totals in s.totals.values():
-        totals.judge_tokens = 0
+        totals.judge_tokens = totals.judge_tokens_reused = 0
 
 
 def _budget(s: RunState, e: k.BudgetExhausted) -> None:
