@@ -58,8 +58,11 @@ class Reuse:
             if not self._allowed(source):
                 continue
             event = self._event(source.seq)
-            if isinstance(event, k.TrialCompleted) and event.fingerprint == job.fingerprint:
-                return source, event  # (an index record the log does not back is never trusted)
+            if not isinstance(event, k.TrialCompleted) or event.fingerprint != job.fingerprint:
+                continue  # an index record the log does not back is never trusted
+            if event.exit_code and not job.request.accept_nonzero_exit:
+                continue  # an agent's failed exit, graded there: an error in this run, so it is sent
+            return source, event
         return None
 
     def find_grade(self, fingerprint: str) -> k.GraderResult | None:
