@@ -369,3 +369,40 @@ async def test_reused_judge_calls_are_not_new_judge_spend(tmp_path: Path) -> Non
     judge_tokens = sum(v["judge_tokens"] for v in report["variants"])
     assert judge_tokens > 0 and state.judge_tokens_spent() == 0 and state.tokens_used == 0
     assert sum(v["reuse"]["judge_tokens_saved"] for v in report["variants"]) == judge_tokens
+
+
+AGENT = (
+    "import json, os, sys; print(json.dumps({'argv': sys.argv[1:], 'stdin': sys.stdin.read(), 'env': "
+    "{k: v for k, v in os.environ.items() if k.startswith(('ENGINE_', 'GREETING')) "
+    "and k not in ('ENGINE_METRICS_FILE', 'ENGINE_TRANSCRIPT')}}))"
+)
+
+
+async def test_a_command_agents_fingerprint_is_made_of_what_it_is_given(tmp_path: Path) -> None:
+    """docs/reuse.md's command fields: the argv as filled, stdin, and the environment the agent gets
+    (the file's env and the ENGINE_* variables), as the agent itself reports them."""
+    import sys
+
+    from engine.actors.targets.target_protocol import resolve_target
+    from engine.runtime.plan import build_plan
+    from engine.store.blobs import read_text
+
+    spec_dict = {
+        "name": "agent", "seed": 2,
+        "target": {"kind": "command", "command": [sys.executable, "-c", AGENT, "{{ flags.mode }}"],
+                   "env": {"GREETING": "hi"}},
+        "variants": [{"name": "a", "flags": {"mode": "fast"}, "params": {"depth": 2}, "system": "be brief"}],
+        "cases": [{"id": "c0", "prompt": "do it", "expected": "x"}],
+    }  # fmt: skip
+    await run(tmp_path, spec_dict, "agent")
+    spec = spec_from_dict(spec_dict)
+    job = build_plan(spec, "agent", list(spec.variants), lambda key: "").make_job(
+        spec.variants[0], spec.cases[0], 0
+    )
+    fields = request_fields(resolve_target(spec.target, spec.variants[0]), job.request)
+    done = completed(tmp_path, "agent")[0]
+    with EventLog(tmp_path) as log:
+        seen = json.loads(read_text(log, done.output_hash))
+    assert done.fingerprint == job.fingerprint == fingerprint_of(fields)
+    assert fields["argv"][3:] == seen["argv"] == ["fast"] and fields["stdin"] == seen["stdin"] == "do it"
+    assert fields["env"] == seen["env"]

@@ -110,8 +110,8 @@ def _command_fields(target: CommandTargetSpec, request: TargetRequest) -> dict[s
         argv, stdin = [], None
     env = dict(target.env)
     env.update(
-        ENGINE_MODEL=request.model or "", ENGINE_SYSTEM=request.system or "", ENGINE_SEED=str(request.seed),
-        ENGINE_REPEAT=str(request.repeat),
+        ENGINE_VARIANT=request.variant.name, ENGINE_CASE_ID=request.case.id, ENGINE_MODEL=request.model or "",
+        ENGINE_SYSTEM=request.system or "", ENGINE_SEED=str(request.seed), ENGINE_REPEAT=str(request.repeat),
     )  # fmt: skip
     for prefix, values in (("ENGINE_FLAG_", request.flags), ("ENGINE_PARAM_", request.params)):
         for name, value in values.items():
