@@ -20,7 +20,7 @@ from engine.events.graders import (  # noqa: F401 - re-exported: the spec's voca
     JudgeGraderSpec,
     RubricCriterion,
 )
-from engine.events.kind_convert import grader_spec, override_target, target_spec  # noqa: F401
+from engine.events.kind_convert import grader_spec, override_target  # noqa: F401
 from engine.events.spec_base import (  # noqa: F401
     BIG,
     Count,

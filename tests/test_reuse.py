@@ -124,7 +124,7 @@ async def test_the_fingerprint_is_made_of_what_the_server_receives(tmp_path: Pat
     for case in spec.cases:
         job = plan.make_job(spec.variants[0], case, 0)
         fields = request_fields(resolve_target(spec.target, spec.variants[0]), job.request)
-        assert set(fields) == {"v", "kind", "repeat", "url", "body", "headers"}  # docs/reuse.md
+        assert set(fields) == {"v", "kind", "repeat", "url", "body", "headers", "query"}  # docs/reuse.md
         assert fields["body"] == received[case.prompt].body
         assert fields["url"] == server.base_url + "/chat/completions" and received[case.prompt].path.endswith(
             "/chat/completions"

@@ -20,7 +20,13 @@ import trio
 
 from engine.actors.process import run_group, run_setup
 from engine.actors.targets.argv import build_argv, env_name, env_value
-from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import (
+    TargetContext,
+    TargetError,
+    TargetRequest,
+    TargetResponse,
+    env_secret,
+)
 from engine.actors.targets.transcript import read_transcript
 from engine.actors.targets.workspace import SHARED, Key
 from engine.events.spec import CommandTargetSpec
@@ -160,16 +166,28 @@ def read_metrics(path: Path) -> dict[str, float]:
     return numbers
 
 
+# Linux refuses to start a process with one environment string over 128 KiB (MAX_ARG_STRLEN): a longer
+# prompt reaches the agent through stdin or an argument only
+PROMPT_ENV_LIMIT = 32 * 1024
+
 _SPEND = ("tokens_in", "tokens_out", "cost_usd")  # what budgets count: must be real amounts
 
 
 def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]:
-    env = {**os.environ, **spec.env}
-    env.update(
+    own = {name: value if isinstance(value, str) else env_secret(value, f"env {name}")
+           for name, value in spec.env.items()}  # fmt: skip
+    return {**os.environ, **own, **engine_variables(request)}
+
+
+def engine_variables(request: TargetRequest) -> dict[str, str]:
+    """The ENGINE_* variables a trial's agent is given (its request fingerprint holds them too)."""
+    env = dict(
         ENGINE_VARIANT=request.variant.name, ENGINE_CASE_ID=request.case.id,
         ENGINE_REPEAT=str(request.repeat), ENGINE_SEED=str(request.seed),
         ENGINE_MODEL=request.model or "", ENGINE_SYSTEM=request.system or "",
     )  # fmt: skip
+    if len(request.prompt) <= PROMPT_ENV_LIMIT:  # read by a script instead of a placeholder in its code
+        env["ENGINE_PROMPT"] = request.prompt
     for prefix, values in (("ENGINE_FLAG_", request.flags), ("ENGINE_PARAM_", request.params)):
         for name, value in values.items():
             env[prefix + env_name(name)] = env_value(value)

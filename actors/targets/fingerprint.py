@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -21,7 +22,8 @@ import msgspec
 
 from engine.actors.secrets import is_credential_header
 from engine.actors.targets.anthropic import DEFAULT_BASE_URL, AnthropicTarget, messages_body
-from engine.actors.targets.argv import build_argv, env_name, env_value
+from engine.actors.targets.argv import build_argv
+from engine.actors.targets.command_target import engine_variables
 from engine.actors.targets.openai import OpenAITarget, chat_body
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.events.spec import TargetSpec
@@ -67,6 +69,7 @@ def request_fields(target: TargetSpec, request: TargetRequest) -> dict[str, Any]
         fields["request"] = _request_fields(request)
     if isinstance(target, HttpTarget):
         fields["headers"] = _headers(target)
+        fields["query"] = _named(target.query)  # added to the URL (an api-version; a key by its name)
     return fields
 
 
@@ -81,13 +84,16 @@ def endpoint(base_url: str, path: str) -> str:
 
 def _headers(target: HttpTarget) -> dict[str, str]:
     """Headers may change the answer (an API version); a credential's value never enters the hash."""
-    named: dict[str, str] = {}
-    for name, value in target.headers.items():
-        if isinstance(value, EnvRef):
-            named[name.lower()] = f"env:{value.env}"
-        elif not is_credential_header(name):
-            named[name.lower()] = value
-    return named
+    kept = {name.lower(): value for name, value in target.headers.items() if not is_credential_header(name)}
+    secret = {name.lower(): value for name, value in target.headers.items() if isinstance(value, EnvRef)}
+    return _named({**kept, **secret})
+
+
+def _named(values: Mapping[str, str | EnvRef]) -> dict[str, str]:
+    """Values as written, a value read from the environment by its variable's name only (a secret)."""
+    return {
+        name: f"env:{value.env}" if isinstance(value, EnvRef) else value for name, value in values.items()
+    }
 
 
 def _request_fields(request: TargetRequest) -> dict[str, Any]:
@@ -108,14 +114,7 @@ def _command_fields(target: CommandTargetSpec, request: TargetRequest) -> dict[s
         argv, stdin = build_argv(target, request)
     except TargetError:  # a command that cannot be built fails its trial: nothing to reuse either way
         argv, stdin = [], None
-    env = dict(target.env)
-    env.update(
-        ENGINE_VARIANT=request.variant.name, ENGINE_CASE_ID=request.case.id, ENGINE_MODEL=request.model or "",
-        ENGINE_SYSTEM=request.system or "", ENGINE_SEED=str(request.seed), ENGINE_REPEAT=str(request.repeat),
-    )  # fmt: skip
-    for prefix, values in (("ENGINE_FLAG_", request.flags), ("ENGINE_PARAM_", request.params)):
-        for name, value in values.items():
-            env[prefix + env_name(name)] = env_value(value)
+    env = {**_named(target.env), **engine_variables(request)}
     return {
         "argv": argv, "stdin": None if stdin is None else stdin.decode(), "env": env,
         "workdir": target.workdir, "workspace": target.workspace, "setup": request.variant.setup,

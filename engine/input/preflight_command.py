@@ -12,11 +12,13 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from typing import cast
 
 from engine.actors.targets.command_target import anchor_paths, build_argv
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.errors import InputError
 from engine.events.spec import CommandTargetSpec
+from engine.events.targets import TARGETS
 from engine.input.experiment_plan import ExperimentPlan
 
 
@@ -24,9 +26,9 @@ def check_commands(plan: ExperimentPlan) -> None:
     spec, file, base_dir = plan.spec, plan.file, plan.base_dir
     variants = plan.contestants if spec.cases else ()
     for i, variant in enumerate(variants):
-        target = plan.targets[variant.name]
-        if not isinstance(target, CommandTargetSpec):
+        if not TARGETS.of(plan.targets[variant.name]).runs_command:
             continue
+        target = cast(CommandTargetSpec, plan.targets[variant.name])  # its kind holds it to one
         own = variant.target and "command" in variant.target  # the variant names its own agent
         field = f"{plan.origins[i]}.target.command" if own else "target.command"
         case = spec.cases[0]
@@ -41,9 +43,10 @@ def check_commands(plan: ExperimentPlan) -> None:
             raise InputError(file, field, f"expected every placeholder filled: {exc.message}") from None
         if spec.execution.backend != "ray":
             _check_binary(target, argv, file, field)
-    if not variants and isinstance(spec.target, CommandTargetSpec) and spec.execution.backend != "ray":
-        command = anchor_paths(spec.target, base_dir).command
-        _check_binary(spec.target, command if isinstance(command, list) else ["/bin/sh", "-c", command],
+    if not variants and TARGETS.of(spec.target).runs_command and spec.execution.backend != "ray":
+        target = cast(CommandTargetSpec, spec.target)
+        command = anchor_paths(target, base_dir).command
+        _check_binary(target, command if isinstance(command, list) else ["/bin/sh", "-c", command],
                       file, "target.command")  # fmt: skip
 
 
