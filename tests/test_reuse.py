@@ -406,3 +406,29 @@ async def test_a_command_agents_fingerprint_is_made_of_what_it_is_given(tmp_path
     assert done.fingerprint == job.fingerprint == fingerprint_of(fields)
     assert fields["argv"][3:] == seen["argv"] == ["fast"] and fields["stdin"] == seen["stdin"] == "do it"
     assert fields["env"] == seen["env"]
+
+
+async def test_an_anthropic_fingerprint_is_made_of_the_body_the_server_receives(tmp_path: Path) -> None:
+    from engine.actors.targets.target_protocol import resolve_target
+    from engine.runtime.plan import build_plan
+
+    async with open_fake_openai() as server:
+        spec_dict = definition(server.base_url, variants=1)
+        target = {"kind": "anthropic", "base_url": server.base_url, "model": "claude", "max_retries": 0}
+        spec_dict["target"] = {**target, "headers": {"anthropic-beta": "x"}}
+        spec_dict["variants"][0]["system"] = "be brief"
+        await run(tmp_path, spec_dict, "one")
+        received = {r.body["messages"][-1]["content"]: r for r in server.requests}
+    spec = spec_from_dict(spec_dict)
+    plan = build_plan(spec, "one", list(spec.variants), lambda key: "")
+    logged = {e.case: e.fingerprint for e in completed(tmp_path, "one")}
+    for case in spec.cases:
+        job = plan.make_job(spec.variants[0], case, 0)
+        fields = request_fields(resolve_target(spec.target, spec.variants[0]), job.request)
+        sent = received[case.prompt]
+        assert fields["body"] == sent.body and sent.path.endswith("/messages")
+        assert fields["url"] == server.base_url + "/messages"
+        assert (
+            fields["headers"] == {"anthropic-beta": "x"} == {"anthropic-beta": sent.headers["anthropic-beta"]}
+        )
+        assert fingerprint_of(fields) == job.fingerprint == logged[case.id]
