@@ -198,7 +198,7 @@ async def call_trial(
         run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat, output_hash=key,
         latency_ms=round((trio.current_time() - started) * 1000, 3), tokens_in=response.tokens_in,
         tokens_out=response.tokens_out, cost_usd=response.cost_usd, exit_code=response.exit_code,
-        attempts=response.attempts,
+        attempts=response.attempts, fingerprint=job.fingerprint,
         agent=k.AgentReport(
             stderr_hash=stderr_key, metrics=response.metrics, transcript_hash=transcript_key,
             tools=response.tools, services=services,

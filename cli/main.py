@@ -27,6 +27,7 @@ APP_SETTINGS: dict[str, Any] = {
 # is enough to pick a command, so `engine list` imports only the module that holds `list`
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("run", "run.commands", "run"),
+    ("plan", "run.plan", "plan"),
     ("replay", "run.commands", "replay"),
     ("report", "run.commands", "report"),
     ("list", "lifecycle", "list_cmd"),
@@ -73,6 +74,7 @@ def _typer_main(argv: list[str]) -> Any:
     from engine.cli.usage import click_exceptions, usage_line
 
     click = click_exceptions()
+    argv[:] = optional_values(argv)
     try:
         # usage errors come back here, to be told as one line
         return command_app(argv)(standalone_mode=False)
@@ -85,6 +87,18 @@ def _typer_main(argv: list[str]) -> Any:
     except typer.Abort:
         print("error: aborted", file=sys.stderr)
         sys.exit(1)
+
+
+OPTIONAL_VALUES = {"--reuse": "on"}  # options that may go without their value (`--reuse[=RUN]`)
+
+
+def optional_values(argv: list[str]) -> list[str]:
+    """`--reuse` alone as `--reuse=on`: the parser has no options whose value is optional, and a
+    value after a space would be ambiguous with the FILE argument (`--reuse=RUN` names a run)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        return optional_values(argv[:cut]) + argv[cut:]
+    return [f"{arg}={OPTIONAL_VALUES[arg]}" if arg in OPTIONAL_VALUES else arg for arg in argv]
 
 
 def command_app(argv: list[str]) -> typer.Typer:

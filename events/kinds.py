@@ -93,8 +93,25 @@ class TrialCompleted(Event, tag="trial.completed"):
     cost_usd: float = 0.0
     exit_code: int | None = None
     attempts: int = 1
-    # one optional field, not two: the wire map stays within msgpack's short header (15 keys)
+    # one optional field for an agent's report, not several (the fingerprint below made the map 16
+    # keys: a map16 header; events stored with the 15-key fixmap header decode the same)
     agent: AgentReport | None = None
+    # the request's fingerprint (actors.targets.fingerprint; docs/reuse.md): a later run with the same
+    # one may reuse this output instead of sending the request again ("": logged before fingerprints)
+    fingerprint: str = ""
+
+
+class TrialReused(TrialCompleted, tag="trial.reused", kw_only=True):
+    """A trial not sent: an earlier trial with the same request fingerprint (and repeat index) gave its
+    output, which this run takes as its own sample. It names the run and trial it came from
+    (`source_run` logged it, as a trial.completed or a trial.reused of its own) and when that output
+    was made (`source_ts`: the first run's, through any chain of reuses). Its figures (tokens,
+    cost, latency) are the source's: the report shows them, budgets do not count them."""
+
+    source_run: str
+    source_variant: str
+    source_case: str
+    source_ts: float = 0.0
 
 
 class TrialFailed(Event, tag="trial.failed"):
@@ -128,6 +145,10 @@ class GraderResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True
     prompt_hash: str = ""
     raw: str = ""
     spread: float | None = None
+    # a judge's call, fingerprinted (its target, params, rendered prompt with the output, repeats): a
+    # later run with [reuse] takes this grade for the same call; `reused_from` names the run it came from
+    fingerprint: str = ""
+    reused_from: str = ""
 
 
 class TrialGraded(Event, tag="trial.graded"):
@@ -327,6 +348,7 @@ AnyEvent = (
     | VariantProposed
     | TrialStarted
     | TrialCompleted
+    | TrialReused
     | TrialFailed
     | TrialGraded
     | TrialSkipped
@@ -346,6 +368,9 @@ AnyEvent = (
     | ReportWritten
     | RegradeStarted
 )
+
+# the events that give a trial its output: sent (trial.completed) or reused from an earlier run
+OUTPUT_TAGS = frozenset({"trial.completed", "trial.reused"})
 
 EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__  # type: ignore[attr-defined]
 

@@ -34,6 +34,7 @@ from engine.store.projections.report_sections import (
     grading_section,
     stopping_section,
 )
+from engine.store.projections.reuse_report import reuse_warnings
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass, variant_report
 
@@ -75,7 +76,8 @@ def build_report(state: RunState) -> RunReport:
         variations=[variation_record(v) for v in state.variations], spec_hash=state.spec_hash,
         pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
         decidability=decidability(spec, len(given.names)) if spec else None, mean_score_basis=given.basis,
-        warnings=integrity_warnings(state) + race_warnings(state),
+        warnings=[*integrity_warnings(state), *race_warnings(state),
+                  *reuse_warnings(state, given.baseline, given.names)],
         **stopping_section(state, done), **errors_section(state), **grading_section(state),
         **cases_section(state, given.names, given.case_ids),
     )  # fmt: skip

@@ -17,6 +17,7 @@ from engine.stats import inference as stats
 from engine.stats.comparisons import DIGITS, rnd, rnd_pair
 from engine.stats.histograms import nearest_ranks
 from engine.store.projections.cases import tag_summaries
+from engine.store.projections.reuse_report import reuse_report
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
 from engine.store.projections.verdicts import case_verdict, count_verdicts
 
@@ -71,6 +72,7 @@ def variant_report(
         unscored_cases=sum(1 for c in cells if _unscored_by_errors(c)),
         tool_calls_by_tool=dict(sorted(totals.tools.items())) or msgspec.UNSET,
         sandbox=sandbox_report(state, name),
+        reuse=reuse_report(state, name),
     )
 
 
