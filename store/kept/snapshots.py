@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -35,10 +35,10 @@ from engine.store.kept.read import kept as kept
 from engine.store.kept.read import load as load
 from engine.store.kept.read import run_ids as run_ids
 from engine.store.kept.report_digest import digest_record
-from engine.store.kept.snapshot_io import COMPLETE, LAST, LISTED
 from engine.store.kept.state_snapshot import STATES, STATUS
 from engine.store.kept.state_source import RUN_STATE_SOURCE
 from engine.store.log.guard import DECODE_DAMAGE
+from engine.store.log.kept_io import COMPLETE, LAST, LISTED
 from engine.store.log.records import RecordDamaged, pack_seq
 from engine.store.projection import Projection
 from engine.store.trial_index.index import TAGS as INDEX_TAGS
@@ -76,10 +76,6 @@ class SnapshotIO(Protocol):
 
     def last_before(self, run_id: str, seq: int) -> int:
         """The sequence number of the run's last event before `seq` (0: none)."""
-        ...
-
-    def note_run(self, run_id: str, first: int, last: int) -> None:
-        """The run's last event is `last`; `first` (when not 0) is its first: a new run."""
         ...
 
     def events(self, run_id: str, from_seq: int, tags: frozenset[str]) -> Iterator[tuple[int, bytes]]:
@@ -143,7 +139,7 @@ class Keeper:
         self._unsaved.clear()
         self._index.forget()
 
-    def advance(self, io: SnapshotIO, batch: list[tuple[str, str, bytes]], first: int) -> None:
+    def advance(self, io: SnapshotIO, batch: Sequence[tuple[str, str, bytes]], first: int) -> None:
         """Fold the batch (its first event is `first`) into each kept state, saving those due. An
         `EncodedRows` batch brings its events: folded as they are, not decoded from the bytes."""
         live = batch.events if isinstance(batch, EncodedRows) and len(batch.events) == len(batch) else None
@@ -155,8 +151,7 @@ class Keeper:
         for i, (run_id, tag, data) in enumerate(batch):
             by_run.setdefault(run_id, []).append((first + i, tag, data))
         for run_id, rows in by_run.items():
-            prior = io.last_before(run_id, first)
-            io.note_run(run_id, 0 if prior else rows[0][0], rows[-1][0])
+            prior = io.last_before(run_id, first)  # the log listed the run already (store.log.kept_io)
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
             events = decoded_once(rows, live, first)
             self._keep_index(io, run_id, prior, rows, ending, events)
