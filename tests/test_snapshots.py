@@ -376,7 +376,8 @@ def test_the_kept_status_figures_are_the_state_s_own_and_only_read_while_current
     assert kept(store, STATUS, "r").errors == 1 and kept(store, STATUS, "r").trials_done == 7
     rebuilt = store.get_snapshot(STATUS.key("r"))
     rebuild(store)
-    assert STATUS.decode(store.get_snapshot(STATUS.key("r"))).state == STATUS.decode(rebuilt).state
+    status = STATUS.made_from(STATES.source)
+    assert status.decode(store.get_snapshot(STATUS.key("r"))).state == status.decode(rebuilt).state
     # a trial logged after the last save of the state: the kept figures are behind, not read (the
     # first batch after a rebuild catches the writer's cache up from the log, and saves it)
     for case in ("c8", "c9"):
