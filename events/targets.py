@@ -34,6 +34,9 @@ class HttpTarget(BaseTarget):
     api_key_env: Name | None = None  # the name of the variable holding the key; the key is never logged
     # a header's value is text, or {env = "VAR"} read when the run starts (for secrets)
     headers: dict[str, str | EnvRef] = {}
+    # query parameters added to every request's URL (Azure's api-version; a key a gateway takes in
+    # the query, as { env = "VAR" }); a credential in base_url itself is refused
+    query: dict[str, str | EnvRef] = {}
     # params sent beyond the standard sampling ones (e.g. min_p for vLLM or llama.cpp); opt-in, since
     # OpenAI itself rejects fields it does not know
     extra_params: list[str] = []
@@ -54,7 +57,9 @@ class CommandTargetSpec(BaseTarget, tag="command", kw_only=True):
 
     command: list[str] | Name
     prompt_via: Literal["stdin", "arg", "template"] = "stdin"
-    env: dict[str, str] = {}
+    # the agent's extra environment: text, or { env = "VAR" } read when the trial starts (a secret:
+    # a literal one is refused, and its value is redacted from everything the run writes)
+    env: dict[str, str | EnvRef] = {}
     workdir: str | None = None
     # "shared": every trial of a variant works in one folder set up once (faster; state can leak)
     workspace: Literal["per_trial", "shared"] = "per_trial"

@@ -20,7 +20,13 @@ import trio
 
 from engine.actors.process import run_group, run_setup
 from engine.actors.targets.argv import build_argv, env_name, env_value
-from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import (
+    TargetContext,
+    TargetError,
+    TargetRequest,
+    TargetResponse,
+    env_secret,
+)
 from engine.actors.targets.transcript import read_transcript
 from engine.actors.targets.workspace import SHARED, Key
 from engine.events.spec import CommandTargetSpec
@@ -168,7 +174,9 @@ _SPEND = ("tokens_in", "tokens_out", "cost_usd")  # what budgets count: must be 
 
 
 def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]:
-    env = {**os.environ, **spec.env}
+    own = {name: value if isinstance(value, str) else env_secret(value, f"env {name}")
+           for name, value in spec.env.items()}  # fmt: skip
+    env = {**os.environ, **own}
     env.update(
         ENGINE_VARIANT=request.variant.name, ENGINE_CASE_ID=request.case.id,
         ENGINE_REPEAT=str(request.repeat), ENGINE_SEED=str(request.seed),

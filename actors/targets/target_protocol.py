@@ -7,6 +7,7 @@ per resolved TargetSpec (a variant may override the experiment's target).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,9 +15,11 @@ from typing import Any, Protocol
 
 import msgspec
 
+from engine.actors.secrets import remember
 from engine.events.errors import EngineError
 from engine.events.kinds import ErrorKind
 from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, override_target
+from engine.events.spec_base import EnvRef
 
 
 class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):
@@ -138,3 +141,12 @@ def check_response(response: TargetResponse) -> None:
     for name, value in response.metrics.items():
         if not isinstance(value, _NUMBER) or not math.isfinite(value):
             raise TargetError("model", f"bad metrics: {name} = {value!r}", error_class="bad_metrics")
+
+
+def env_secret(value: EnvRef, what: str) -> str:
+    """The value of the variable an `{ env = "VAR" }` names, remembered as a secret (redacted from
+    everything the run writes: an echo of it in an error body, an agent printing its environment)."""
+    found = os.environ.get(value.env)
+    if not found:
+        raise TargetError("config", f"environment variable {value.env} ({what}) is not set")
+    return remember(found)

@@ -16,7 +16,7 @@ from engine.actors.targets.python_target import import_callable
 from engine.errors import InputError, warn_input
 from engine.events.graders import GRADERS
 from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, TargetSpec
-from engine.events.targets import TARGETS, LocalTargetSpec
+from engine.events.targets import TARGETS, CommandTargetSpec, LocalTargetSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
@@ -77,13 +77,17 @@ def _unpriced(spec: ExperimentSpec, target: TargetSpec) -> bool:
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:
     """(field, variable, what it holds) for every environment variable a target reads."""
-    if not isinstance(target, HttpTarget):
-        return
-    if target.api_key_env:
-        yield f"{field}.api_key_env", target.api_key_env, "the API key"
-    for name, value in target.headers.items():
-        if isinstance(value, EnvRef):
-            yield f"{field}.headers.{name}", value.env, f"the {name} header"
+    tables: dict[str, dict[str, str | EnvRef]] = {}
+    if isinstance(target, HttpTarget):
+        if target.api_key_env:
+            yield f"{field}.api_key_env", target.api_key_env, "the API key"
+        tables = {"headers": target.headers, "query": target.query}
+    elif isinstance(target, CommandTargetSpec):
+        tables = {"env": target.env}
+    for table, values in tables.items():
+        for name, value in values.items():
+            if isinstance(value, EnvRef):
+                yield f"{field}.{table}.{name}", value.env, f"the {name} {table.rstrip('s')}"
 
 
 def _check_callable(
