@@ -111,8 +111,11 @@ async def test_inline_grades_are_the_grading_pools(monkeypatch: pytest.MonkeyPat
     found = []
     for inline in (True, False):
         monkeypatch.setattr(workers, "grades_inline", lambda specs, inline=inline: inline)
-        store = MemoryStore()
+        store = CommitsKept()
         async with open_engine(store, callables={"echo": echo}) as eng:
             await eng.run(spec)
         found.append(grades_of(store))
+        with_output = [any(isinstance(e, k.TrialCompleted) for e in c) for c in store.commits
+                       if any(isinstance(e, k.TrialGraded) for e in c)]  # fmt: skip
+        assert all(with_output) == inline  # the path taken: graded with the output, or by the pool
     assert len(found[0]) == 24 and found[0] == found[1]
