@@ -2,7 +2,7 @@
 the trial index and the report digests, store.kept.snapshots.Keeper), wired here and nowhere else.
 
 The log's modules (store.log) know keepers only by their protocol (store.log.keepers): every command,
-the runtime, the web view and the benchmarks open a store through `open_log`, so none forgets them
+the runtime, the web view and the benchmarks open a store through `open_event_log`, so none forgets them
 (tests/test_store_open.py holds that no module outside the store builds an EventLog itself).
 """
 
@@ -23,7 +23,7 @@ def default_keepers() -> Sequence[BatchKeeper]:
     return (Keeper(),)
 
 
-def open_log(
+def open_event_log(
     path: str | os.PathLike[str],
     map_size: int = DEFAULT_MAP_SIZE,
     readonly: bool | None = None,

@@ -22,7 +22,7 @@ from engine.store.kept.state_snapshot import STATES
 from engine.store.kept.state_source import SOURCE, StateSource, recorded_source, source_record
 from engine.store.kept.status_record import STATUS
 from engine.store.memory import MemoryStore
-from engine.store.open import open_log
+from engine.store.open import open_event_log
 from engine.store.projection import Projection
 from engine.store.projections.kept_head import kept_state_head, states_as
 from engine.store.projections.run_state import RUN_STATE, RunState
@@ -71,7 +71,7 @@ def ended_run(log: Any) -> None:
 
 @pytest.mark.parametrize("store", ["memory", "lmdb"])
 def test_the_writer_records_the_state_it_folds(tmp_path: Path, store: str) -> None:
-    log: Any = MemoryStore() if store == "memory" else open_log(tmp_path / "st")
+    log: Any = MemoryStore() if store == "memory" else open_event_log(tmp_path / "st")
     with log:
         ended_run(log)
         assert recorded_source(log, "state") == STATES.source
@@ -85,7 +85,7 @@ def test_the_writer_records_the_state_it_folds(tmp_path: Path, store: str) -> No
 
 
 def test_records_of_another_version_of_the_state_are_never_read(tmp_path: Path) -> None:
-    with open_log(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         ended_run(log)
         # a writer whose state has another field recorded its version: this one's records are stale
         other = state_of(variant_of(RunState, {}, {"retries": int})).source
@@ -93,14 +93,14 @@ def test_records_of_another_version_of_the_state_are_never_read(tmp_path: Path) 
         assert recorded_source(log, "state") == other
         assert kept(log, STATUS, "r") is None  # `engine status` folds the state instead
         assert kept_state_head(log, "r") is None  # `engine report` asks the log instead
-    with open_log(tmp_path / "st") as log:  # a writer of this version records its own again
+    with open_event_log(tmp_path / "st") as log:  # a writer of this version records its own again
         log.append(rows([k.RunMarked(run_id="r", mark="green")]))
         assert recorded_source(log, "state") == STATES.source
         assert kept(log, STATUS, "r") == counts_of(load(log, STATES, "r"))
 
 
 def test_no_record_or_a_damaged_one_reads_as_none_recorded(tmp_path: Path) -> None:
-    with open_log(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         ended_run(log)
         key, value = source_record(STATES.source)
         log.put_snapshots([(key, value[:-1] + bytes([value[-1] ^ 1]))])  # one bit changed on disk

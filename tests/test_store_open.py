@@ -1,5 +1,5 @@
 """The log is handed its keepers (store.log.keepers) by whoever opens it for writing; the normal way,
-`engine.store.open.open_log`, hands the default ones, and nothing outside the store builds a log
+`engine.store.open.open_event_log`, hands the default ones, and nothing outside the store builds a log
 itself. A log opened without keepers still lists its runs, so readers fold the log where a kept
 record is behind it, never trust one."""
 
@@ -12,14 +12,14 @@ from engine.events import kinds as k
 from engine.store.kept.read import kept_record
 from engine.store.kept.snapshots import ALL, RUN_HEADS, SUMMARIES, load
 from engine.store.log.event_log import EventLog
-from engine.store.open import open_log
+from engine.store.open import open_event_log
 from tests.conftest import ROOT, run_engine
 from tests.test_cli_run import experiment
 from tests.test_snapshots import assert_snapshots_equal_replay, replayed, rows, started_run
 
 
 def test_a_store_opened_the_normal_way_keeps_its_snapshots(tmp_path: Path) -> None:
-    with open_log(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         log.append(rows(started_run("r", 3)))
         log.append(rows([k.RunCompleted(run_id="r", status="partial")]))
         for snap in ALL:
@@ -33,14 +33,14 @@ def test_a_store_a_command_creates_keeps_its_snapshots(tmp_path: Path, write_exp
     file = write_experiment(experiment(cases=2, repeats=1))
     done = run_engine("create", str(file), "--run-id", "r1", "--store", "st", cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
-    with open_log(tmp_path / "st", readonly=True) as log:
+    with open_event_log(tmp_path / "st", readonly=True) as log:
         summary = kept_record(log, SUMMARIES, "r1")
         assert summary is not None and summary.seq == log.last_seq()
         assert summary.state.status == "pending"
 
 
 def test_a_log_without_keepers_lists_its_runs_and_its_readers_fold_the_log(tmp_path: Path) -> None:
-    with open_log(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         log.append(rows(started_run("r", 2)))
         kept_at = log.last_seq()
     with EventLog(tmp_path / "st") as bare:  # no keepers: an append keeps no snapshot
@@ -71,5 +71,5 @@ def test_nothing_outside_the_store_builds_a_log_without_its_keepers() -> None:
         for path in sorted((ROOT / folder).rglob("*.py"))
         if _builds_an_event_log(path)
     ]
-    assert found == [], "open the store with engine.store.open.open_log (it hands the log its keepers)"
+    assert found == [], "open the store with engine.store.open.open_event_log (it hands the log its keepers)"
     assert _builds_an_event_log(ROOT / "store" / "open.py")  # the one place that does

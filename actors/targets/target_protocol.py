@@ -18,7 +18,7 @@ import msgspec
 from engine.actors.secrets import remember
 from engine.events.errors import EngineError
 from engine.events.kinds import ErrorKind
-from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, override_target
+from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, variant_target
 from engine.events.spec_base import EnvRef
 
 
@@ -53,6 +53,7 @@ class TargetResponse(msgspec.Struct, kw_only=True):
     metrics: dict[str, float] = {}  # what an agent reported of itself (tool calls...)
     transcript: str = ""  # the conversation a command agent wrote (ENGINE_TRANSCRIPT), JSONL
     tools: dict[str, int] = {}  # the transcript's tool calls per tool name
+    service_logs: dict[str, str] = {}  # a sandbox's services' output by name, kept as blobs beside stderr
 
 
 _DEFAULT_CLASS = {"infra": "network", "timeout": "timeout", "model": "subject_error", "config": "config"}
@@ -118,12 +119,7 @@ class TargetContext:
 
 def resolve_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:
     """The experiment's target with the variant's overrides applied."""
-    if not variant.target and variant.model is None:
-        return default
-    fields = dict(variant.target)
-    if variant.model is not None:
-        fields["model"] = variant.model
-    return override_target(default, fields)
+    return variant_target(default, variant)
 
 
 MAX_AMOUNT = 1e15  # beyond any real token count or bill: a larger figure is a broken report

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import cast
 from urllib.parse import parse_qsl, urlsplit
 
 from engine.actors.secrets import is_credential_header, is_credential_name, looks_like_key
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
 from engine.actors.targets.interpreter_code import code_placeholders, refusal
 from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget
+from engine.events.targets import TARGETS
 from engine.input.experiment_plan import ExperimentPlan
 
 Fail = Callable[[str, str], None]
@@ -29,16 +31,21 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # CR, LF, NUL...: a tab is a
 
 def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
     for field, target in plan.run_targets():
-        if isinstance(target, HttpTarget):
-            _check_http(target, field, fail)
-        if isinstance(target, CommandTargetSpec):
-            _check_command(target, field, fail)
+        kind = TARGETS.of(target)  # its declaration holds the spec to HttpTarget / CommandTargetSpec
+        if kind.speaks_http:
+            _check_http(cast(HttpTarget, target), field, fail)
+        if kind.runs_command:
+            _check_command(cast(CommandTargetSpec, target), field, fail)
 
 
 def _check_command(target: CommandTargetSpec, field: str, fail: Fail) -> None:
     for name, value in target.env.items():
         if isinstance(value, str) and (is_credential_name(name) or looks_like_key(value)):
             fail(f"{field}.env.{name}", _USE_ENV)
+    for i, service in enumerate(target.services):
+        for name, value in service.env.items():
+            if is_credential_name(name) or looks_like_key(value):
+                fail(f"{field}.services[{i}].env.{name}", _USE_PASS_ENV)
     command, via = target.command, target.prompt_via
     if isinstance(command, str):
         if shell_placeholders(command, via):
@@ -48,10 +55,15 @@ def _check_command(target: CommandTargetSpec, field: str, fail: Fail) -> None:
         fail(f"{field}.command[{index}]", refusal(command or [], index, placeholders))
 
 
-
 _USE_ENV = (
     'use { env = "VAR" } naming the variable that holds this secret: a literal value would be stored '
     "in the log, served and backed up"
+)
+
+
+_USE_PASS_ENV = (
+    "a literal secret would be stored in the log, served and backed up: name the host variable that "
+    "holds it in the target's `pass_env` (the sandbox hands it to its services and agent)"
 )
 
 

@@ -13,7 +13,7 @@ A batch is one durable transaction: a killed writer leaves whole batches only.
 `EventLog` opens and closes the store here; its write path is in `store.log.writes` (the keepers it
 is handed write their records in the same transaction: `store.log.keepers`), its read path in
 `store.log.reads`, check and backup in `store.log.upkeep` (mixins over `store.log.handles`). Open a
-store with `engine.store.open.open_log`, which hands it the default keepers.
+store with `engine.store.open.open_event_log`, which hands it the default keepers.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class EventLog(LogReads, LogWrites, LogUpkeep):
         is set. `max_map_size` caps how far the map grows before an append fails as full
         (default: $ENGINE_STORE_MAX_SIZE, else no cap but the disk). `keepers` makes, at the first
         append, what keeps records beside the events (store.log.keepers): a store opened the normal
-        way (`engine.store.open.open_log`) has the snapshots', the trial index's and the digests'.
+        way (`engine.store.open.open_event_log`) has the snapshots', the trial index's and the digests'.
         """
         self.path = Path(path)
         self._make_keepers = keepers

@@ -2,7 +2,7 @@
 report digests), written in the same transaction as each batch.
 
 The log knows them only by this protocol (as an event-sourcing recorder is handed its snapshotting):
-whoever opens a store for writing says which keepers it has (`engine.store.open.open_log`, the one
+whoever opens a store for writing says which keepers it has (`engine.store.open.open_event_log`, the one
 place that wires the default ones), so the log's own modules import no projection. A log opened with
 none still lists its runs (store.log.kept_io): readers then fold the log where a kept record is behind.
 """

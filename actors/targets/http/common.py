@@ -1,7 +1,7 @@
 """What the HTTP targets share: one connection pool per target instance over one SSL context.
 
 One client shared by many workers collapses under concurrency (its pool scan:
-200-400 req/s at 64 in flight, measured), so each executor worker's target owns a small pool, while the SSL
+benchmarks/README.md#in-code-trials), so each executor worker's target owns a small pool, while the SSL
 context (expensive to build) is made once per process. The pool is the engine's own small HTTP/1.1
 client (`client`: why, there), or httpx where the environment names a proxy (`proxied`).
 """
