@@ -90,14 +90,14 @@ def _create(file: Path, store: Path, run_id: str | None, as_json: bool, allow_la
     from engine.input.preflight import check_environment
     from engine.input.run_size import check_size, describe_size
     from engine.runtime.create import create_run
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     plan = load_plan(file)  # every check `engine run` makes, before the store is touched
     check_size(plan, allow_large)
     check_environment(plan)
     spec = plan.spec
     rid = run_id or new_run_id()
-    with EventLog(store) as log:  # created if new, like `engine run` does
+    with open_event_log(store) as log:  # created if new, like `engine run` does
         create_run(log, spec, rid, plan.source)
     if as_json:
         typer.echo(json.dumps({"run_id": rid, "experiment": spec.name, "status": "pending"}))

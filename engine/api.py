@@ -29,7 +29,7 @@ from engine.runtime.cancel import cancel_run
 from engine.runtime.run_status import list_runs
 from engine.runtime.runner import RunControl, RunRequest, execute_run
 from engine.store.contract import EventStore
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views.queries import replay_json, resolve_run
 
 __all__ = [
@@ -184,7 +184,7 @@ async def open_engine(
     open: its owner closes it). cancel_poll_s: how often a live run checks the log for `engine
     cancel` from other processes."""
     owned = isinstance(store, str | Path)
-    log: EventStore = EventLog(Path(store)) if isinstance(store, str | Path) else store
+    log: EventStore = open_event_log(Path(store)) if isinstance(store, str | Path) else store
     try:
         async with trio.open_nursery() as nursery:
             yield Engine(log, nursery, callables, cancel_poll_s)

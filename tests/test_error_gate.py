@@ -112,9 +112,9 @@ async def test_timeouts_from_the_server_rising_fail_the_gate_in_every_format(
     (variant,) = report.variants
     assert variant.errors == 30 and variant.errors_by_class == {"timeout": 30}
     assert variant.unscored_cases == 10 and variant.pass_rate == 1.0  # the rest still pass
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         compared = compare_runs(log, "base", "cand")
     errors = _row(compared.metrics, "error_rate", "baseline")
     assert errors.regressed and errors.baseline == 0.0 and errors.candidate == 0.5

@@ -13,7 +13,7 @@ from engine.actors.targets.fingerprint import fingerprint_of, request_fields
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.codec import to_json
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.store.projection import run_events
 from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
@@ -52,12 +52,12 @@ async def run(store: Path, spec: dict[str, Any], run_id: str) -> dict[str, Any]:
 
 
 def reused(store: Path, run_id: str) -> list[k.TrialReused]:
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         return [e for e in run_events(log, run_id) if isinstance(e, k.TrialReused)]
 
 
 def completed(store: Path, run_id: str) -> list[k.TrialCompleted]:
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         return [e for e in run_events(log, run_id) if type(e) is k.TrialCompleted]
 
 
@@ -150,7 +150,7 @@ def aged_copy(store: Path, run_id: str, new_id: str, days: float) -> None:
     from engine.events.codec import encode
 
     shift = days * 86400
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         events = list(run_events(log, run_id))
         rows = []
         for e in events:
@@ -224,9 +224,9 @@ async def test_an_imported_bundle_is_a_reuse_source(tmp_path: Path) -> None:
 
     async with open_fake_openai(answer=answer) as server:
         await run(tmp_path / "ci", definition(server.base_url), "green")
-        with EventLog(tmp_path / "ci") as log:
+        with open_event_log(tmp_path / "ci") as log:
             bundle_export.write(log, "green", tmp_path / "green.bundle")
-        with EventLog(tmp_path / "dev") as log:
+        with open_event_log(tmp_path / "dev") as log:
             import_bundle(log, load_bundle(tmp_path / "green.bundle"), "green.bundle", None)
         changed = definition(server.base_url, reuse={"from": ["green"]})
         changed["variants"][1]["params"]["temperature"] = 0.3
@@ -238,9 +238,9 @@ async def test_an_imported_bundle_is_a_reuse_source(tmp_path: Path) -> None:
     # the reusing run's own bundle carries the outputs it reused: it replays on a store without "green"
     from engine.views.queries import replay_json
 
-    with EventLog(tmp_path / "dev") as log:
+    with open_event_log(tmp_path / "dev") as log:
         bundle_export.write(log, "candidate", tmp_path / "candidate.bundle")
-    with EventLog(tmp_path / "elsewhere") as log:
+    with open_event_log(tmp_path / "elsewhere") as log:
         import_bundle(log, load_bundle(tmp_path / "candidate.bundle"), "candidate.bundle", None)
         assert "green" not in log.run_ids()
         assert strip(json.loads(replay_json(log, "candidate"))) == strip(report)
@@ -254,7 +254,7 @@ async def test_plan_says_what_a_run_would_reuse_and_send_without_calling(tmp_pat
         await run(tmp_path, definition(server.base_url, variants=2), "two")
         before = server.received
         spec = spec_from_dict(definition(server.base_url, variants=3, reuse={}))
-        with EventLog(tmp_path) as log:
+        with open_event_log(tmp_path) as log:
             planned = plan_reuse(log, resolve(spec, "exp", tmp_path))
         assert server.received == before, "planning called the model"
         assert (planned.reused, planned.sent, dict(planned.sources)) == (6, 3, {"two": 6})
@@ -302,7 +302,7 @@ async def test_judge_calls_are_reused_by_their_own_fingerprint_and_said_per_grad
         await run(tmp_path, definition(server.base_url, graders=stricter, reuse={}), "stricter")
         assert server.received == 18, "another judge (a new threshold) must judge again"
     assert strip(second) == strip(first)
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         grades = [g for e in run_events(log, "again") if isinstance(e, k.TrialGraded) for g in e.grades]
         fresh = [g for e in run_events(log, "judged") if isinstance(e, k.TrialGraded) for g in e.grades]
     assert len(grades) == 6 and {g.reused_from for g in grades} == {"judged"}
@@ -318,7 +318,7 @@ async def test_compare_names_outputs_made_on_different_days(tmp_path: Path) -> N
         aged_copy(tmp_path, "fresh", "old", days=3)
         await run(tmp_path, definition(server.base_url, variants=1, reuse={"from": ["old"]}), "reusing")
         await run(tmp_path, definition(server.base_url, variants=1), "today")
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         mixed = compare_states(run_state(log, "today"), run_state(log, "reusing"))
         plain = compare_states(run_state(log, "fresh"), run_state(log, "today"))
     assert any("candidate run's on" in w and "reused from earlier runs" in w for w in mixed.warnings)
@@ -347,7 +347,7 @@ async def test_the_export_names_each_trials_fingerprint_and_source(tmp_path: Pat
         await run(tmp_path, definition(server.base_url, variants=1), "first")
         await run(tmp_path, definition(server.base_url, variants=2, reuse={}), "mixed")
     lines: list[str] = []
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         export_run(log, "mixed", "jsonl", None, lines.append)
     rows = [json.loads(line) for text in lines for line in text.splitlines() if line.strip()]
     assert len(rows) == 6 and all(len(r["fingerprint"]) == 32 for r in rows)
@@ -364,7 +364,7 @@ async def test_reused_judge_calls_are_not_new_judge_spend(tmp_path: Path) -> Non
     async with open_fake_openai(answer=judged) as server:
         await run(tmp_path, definition(server.base_url, graders=graders), "judged")
         report = await run(tmp_path, definition(server.base_url, graders=graders, reuse={}), "again")
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         state = run_state(log, "again")
     judge_tokens = sum(v["judge_tokens"] for v in report["variants"])
     assert judge_tokens > 0 and state.judge_tokens_spent() == 0 and state.tokens_used == 0
@@ -401,7 +401,7 @@ async def test_a_command_agents_fingerprint_is_made_of_what_it_is_given(tmp_path
     )
     fields = request_fields(resolve_target(spec.target, spec.variants[0]), job.request)
     done = completed(tmp_path, "agent")[0]
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         seen = json.loads(read_text(log, done.output_hash))
     assert done.fingerprint == job.fingerprint == fingerprint_of(fields)
     assert fields["argv"][3:] == seen["argv"] == ["fast"] and fields["stdin"] == seen["stdin"] == "do it"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine.store.kept import reuse_index
 from engine.store.kept.snapshots import rebuild
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.killed_writers import killed_writers
 
 WRITER = """
@@ -17,10 +17,10 @@ from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
 from engine.store.blobs import pack_blob
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 key, blob = pack_blob(b"an output")
 every = int(sys.argv[2])
-with EventLog(sys.argv[1], map_size=1 << 20) as log:
+with open_event_log(sys.argv[1], map_size=1 << 20) as log:
     n = log.last_seq()
     while True:
         events = []
@@ -42,12 +42,12 @@ with EventLog(sys.argv[1], map_size=1 << 20) as log:
 
 def test_a_killed_writer_leaves_the_index_the_log_folds_to(tmp_path: Path) -> None:
     for context in killed_writers(tmp_path, WRITER, max_every=5, max_batches=60):
-        with EventLog(tmp_path) as log:
+        with open_event_log(tmp_path) as log:
             expected = dict(reuse_index.rebuild_rows(log))
             for i in range(10):
                 key = reuse_index.key_of(f"fp{i}")
                 assert log.get_snapshot(key) == expected.get(key), context
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         kept = {key: log.get_snapshot(key) for key in dict(reuse_index.rebuild_rows(log))}
         assert kept and all(kept.values())
         rebuild(log)

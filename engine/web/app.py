@@ -28,10 +28,10 @@ STATIC = Path(__file__).parent / "static"
 
 
 def open_read_only(path: str | os.PathLike[str]) -> EventStore:
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     _must_exist(path)
-    return EventLog(path, readonly=True)
+    return open_event_log(path, readonly=True)
 
 
 def _must_exist(path: str | os.PathLike[str]) -> None:
@@ -43,10 +43,10 @@ def _must_exist(path: str | os.PathLike[str]) -> None:
 
 def open_writable(path: str | os.PathLike[str]) -> EventStore:
     """The store for a view that labels: its runs may go on beside it (appends are small, one at a time)."""
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     _must_exist(path)
-    return EventLog(path)
+    return open_event_log(path)
 
 
 async def report_css(request: Request) -> Response:

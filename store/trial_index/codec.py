@@ -25,7 +25,7 @@ import msgspec
 
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.kept.codec import fingerprint
-from engine.store.kept.snapshot_io import INDEX_PREFIX
+from engine.store.log.kept_io import INDEX_PREFIX
 from engine.store.log.records import RESIDUE, TRAILER, crc32c, seal
 from engine.store.projections.trials import TrialRecord
 
