@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.errors import InputError
 from engine.events.graders import GRADERS
+from engine.presentation.matrix import has_grading_error
 from engine.presentation.matrix_query import Searched
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
@@ -24,6 +26,8 @@ from engine.web.data import IndexedView, RunView
 View = RunView | IndexedView
 
 MAX_LIMIT = 500
+# grading_error: a grader could not judge the trial, whether or not another grader scored it
+STATUSES = ("pass", "fail", "error", "skipped", "ungraded", "grading_error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +53,14 @@ def _matches(rec: TrialRecord, f: TrialFilter, tags: dict[str, list[str]]) -> bo
     return (
         (not f.variant or rec.variant == f.variant)
         and (not f.case or rec.case == f.case)
-        and (not f.status or rec.status == f.status)
+        and (not f.status or _status_is(rec, f.status))
         and (not f.tag or f.tag in tags.get(rec.case, ()))
     )
+
+
+def _status_is(rec: TrialRecord, status: str) -> bool:
+    """grading_error: any trial a grader could not judge, even when another grader scored it."""
+    return has_grading_error(rec) if status == "grading_error" else rec.status == status
 
 
 def _text_hit(
@@ -79,7 +88,9 @@ def indexed_rows(view: IndexedView, f: TrialFilter) -> np.ndarray:
         keep &= t.variant[rows] == (ix.variants.index(f.variant) if f.variant in ix.variants else -1)
     if f.case:
         keep &= t.case[rows] == (ix.cases.index(f.case) if f.case in ix.cases else -1)
-    if f.status:
+    if f.status == "grading_error":
+        keep &= t.grading_errors()[rows]
+    elif f.status:
         keep &= t.status[rows] == STATUS.get(f.status, -1)
     if f.tag:
         tags = case_tags(view)
@@ -100,6 +111,17 @@ def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
     found += search_rows(view.index, needle)
     hit[np.array(found, dtype=np.int64)] = True
     return hit
+
+
+def check_names(view: View, f: TrialFilter) -> None:
+    """A variant or case the run does not hold is a bad query (naming the run's), not an empty page."""
+    variants = sorted({r.variant for r in view.trials.records.values()} | set(view.variants))
+    if f.variant and f.variant not in variants:
+        raise InputError("query", "variant", f"expected one of {', '.join(variants)}, got {f.variant!r}")
+    cases = list(view.trials.cases) or sorted({r.case for r in view.trials.records.values()})
+    if f.case and f.case not in view.trials.cases and f.case not in cases:
+        shown = ", ".join(cases[:10]) + (f" (and {len(cases) - 10} more)" if len(cases) > 10 else "")
+        raise InputError("query", "case", f"expected a case of this run ({shown}), got {f.case!r}")
 
 
 def trials_page(log: EventStore, view: View, f: TrialFilter) -> dict[str, object]:
