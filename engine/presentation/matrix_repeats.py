@@ -22,9 +22,10 @@ def pattern_of(query: MatrixQuery) -> re.Pattern[str] | None:
     return re.compile(query.q if query.regex else re.escape(query.q), re.IGNORECASE)
 
 
-def trial_hit(query: MatrixQuery, read: ReadOutput, found_ahead: set[int] | None) -> TrialHit:
-    """Whether a trial's error, grader reasons or output match (as the row filter compares); `found_ahead`:
-    the index rows whose output or reasons a scan of the kept index found (no blob read)."""
+def trial_hit(query: MatrixQuery, read: ReadOutput, found_ahead: set[int] | None,
+              searched: TrialHit | None = None) -> TrialHit:  # fmt: skip
+    """Whether a trial's error, grader reasons, output or transcript match (as the row filter compares);
+    `found_ahead`: the index rows whose texts a scan found, `searched`: the same, asked per trial."""
     matches = matcher(query)
     hit = lambda text: bool(text) and matches(text)  # noqa: E731
 
@@ -33,6 +34,8 @@ def trial_hit(query: MatrixQuery, read: ReadOutput, found_ahead: set[int] | None
             return True
         if found_ahead is not None:
             return getattr(rec, "row", -1) in found_ahead
+        if searched is not None:
+            return searched(rec)
         if any(hit(g.reason) for g in rec.grades):
             return True
         return rec.completed and matches(read(rec) or "")

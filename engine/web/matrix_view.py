@@ -10,12 +10,13 @@ from collections.abc import Mapping
 from engine.events.spec import ReplicaAggregation
 from engine.presentation.matrix import MatrixCell, MatrixRow, build_rows
 from engine.presentation.matrix_columns import select_columns
-from engine.presentation.matrix_query import MatrixQuery, check, select
+from engine.presentation.matrix_query import MatrixQuery, check, matcher, select
 from engine.presentation.matrix_repeats import every_repeat, land, trial_hit
 from engine.store.contract import EventStore
 from engine.store.trial_index.search import search_rows
 from engine.web.data import IndexedView, RunView
 from engine.web.query_params import flag, int_param
+from engine.web.transcript_search import folded_search, transcript_rows
 
 OUTPUT_CHARS = 2000  # an output in the JSON matrix is cut here; the trials API has it whole
 MAX_PER_PAGE = 500
@@ -46,17 +47,19 @@ def matrix_rows(
     """(variants, rows kept by the filters, the page's rows with their outputs read)."""
     aggregation = view.spec.scoring.replica_aggregation if view.spec else ReplicaAggregation()
     read = lambda rec: view.output(log, rec)  # noqa: E731
-    found = None
+    found, searched = None, None
     if isinstance(view, IndexedView):
         if query.q:  # as matcher(query) compares: a pattern ignoring case, or the text lowered
             pattern = re.compile(query.q, re.IGNORECASE) if query.regex else None
             found = search_rows(view.index, query.q.lower(), pattern, reasons=True)
+            found |= transcript_rows(log, view, matcher(query))
         variants, total, page = select_columns(view.table, view.trials, aggregation, query, read, found)
     else:
+        searched = folded_search(log, view, matcher(query)) if query.q else None
         variants, rows = build_rows(view.trials, aggregation)
-        total, page = select(variants, rows, query, read, view.trials.case_order)
+        total, page = select(variants, rows, query, read, view.trials.case_order, searched)
     if query.q:  # the cells show the repeats that match
-        land(page, trial_hit(query, read, found), read)
+        land(page, trial_hit(query, read, found, searched), read)
     return variants, total, every_repeat(page, read) if query.repeats else page
 
 

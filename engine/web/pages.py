@@ -17,6 +17,7 @@ from starlette.routing import Route
 from engine.errors import NotFoundError
 from engine.presentation.matrix import LEGEND, MatrixRow
 from engine.presentation.matrix_query import SHOWS, pages
+from engine.presentation.matrix_repeats import excerpt_start, marked, pattern_of
 from engine.presentation.templates import render
 from engine.web.context import WebContext
 from engine.web.html import page, q
@@ -90,9 +91,16 @@ async def matrix_page(request: Request) -> HTMLResponse:
     run_id, root = request.path_params["run_id"], _root(request)
     query = query_of(request.query_params)
     base = f"{root}/runs/{q(run_id)}"
+    pattern = pattern_of(query)
+    marks = (lambda text: marked(text, pattern)) if pattern else None  # noqa: E731
+    start = (lambda text, clip: excerpt_start(text, pattern, clip)) if pattern else None  # noqa: E731
 
-    def link(case: str, variant: str | None) -> str:
-        return base + "/trial?" + urlencode({"case": case} | ({"variant": variant} if variant else {}))
+    def link(case: str, variant: str | None, repeat: int | None = None) -> str:
+        """A cell's trial page: with the search (highlighted there), at the repeat the cell shows."""
+        found = {"q": query.q} | ({"regex": "1"} if query.regex else {}) if query.q else {}
+        at = f"#repeat-{variant}-{repeat + 1}" if variant and repeat is not None else ""
+        params = {"case": case} | ({"variant": variant} if variant else {}) | found
+        return base + "/trial?" + urlencode(params) + at
 
     def url(**changed: object) -> str:
         return base + "/matrix?" + urlencode(query.params(**changed))
@@ -111,7 +119,8 @@ async def matrix_page(request: Request) -> HTMLResponse:
             "matrix_page.html", run_id=run_id, run_url=base, query=query, shows=SHOWS, sorts=SORTS,
             total=total, pages=pages(total, query.per_page), legend_items=LEGEND, variants=variants,
             rows=rows, link=link, url=url, export_url=export_url, grading=grading, rounds=rounds,
-            grading_name=dict(rounds).get(grading, "original"),
+            grading_name=dict(rounds).get(grading, "original"), marks=marks, start=start,
+            repeats_url=url(repeats=not query.repeats, page=1),
         )  # fmt: skip
         return f"matrix {run_id}", html
 
@@ -121,8 +130,10 @@ async def matrix_page(request: Request) -> HTMLResponse:
 async def trial_page(request: Request) -> HTMLResponse:
     run_id, params = request.path_params["run_id"], request.query_params
     case, variant = params.get("case", ""), params.get("variant", "")
-    root = _root(request)
-    return await render_page(request, lambda ctx: trial_body(ctx, _known(ctx, run_id), case, variant, root))
+    root, search = _root(request), query_of({k: params[k] for k in ("q", "regex") if k in params})
+    return await render_page(
+        request, lambda ctx: trial_body(ctx, _known(ctx, run_id), case, variant, root, search), "trial"
+    )
 
 
 async def compare_page(request: Request) -> HTMLResponse:

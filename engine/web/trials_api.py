@@ -22,6 +22,7 @@ from engine.store.trial_index.search import search_rows
 from engine.store.trial_index.table import STATUS, finished_rows
 from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
 from engine.web.data import IndexedView, RunView
+from engine.web.transcript_search import transcript_holds, transcript_rows
 
 View = RunView | IndexedView
 
@@ -68,7 +69,9 @@ def _text_hit(
 ) -> bool:
     if any(needle in text.lower() for text in (rec.case, prompts.get(rec.case, ""), rec.message)):
         return True
-    return searched(rec) if searched is not None else needle in (output_of(log, rec) or "").lower()
+    if searched(rec) if searched is not None else needle in (output_of(log, rec) or "").lower():
+        return True
+    return transcript_holds(log, rec, lambda text: needle in text.lower())
 
 
 def select(log: EventStore, view: View, f: TrialFilter) -> Iterator[TrialRecord]:
@@ -79,7 +82,7 @@ def select(log: EventStore, view: View, f: TrialFilter) -> Iterator[TrialRecord]
             yield rec
 
 
-def indexed_rows(view: IndexedView, f: TrialFilter) -> np.ndarray:
+def indexed_rows(log: EventStore, view: IndexedView, f: TrialFilter) -> np.ndarray:
     """select's trials, as rows of the run's kept index, filtered on its columns."""
     t, ix = view.table, view.index
     rows = finished_rows(t, view.trials.variant_order, view.trials.case_order)
@@ -96,12 +99,13 @@ def indexed_rows(view: IndexedView, f: TrialFilter) -> np.ndarray:
         tags = case_tags(view)
         keep &= np.array([f.tag in tags.get(c, ()) for c in ix.cases], dtype=bool)[t.case[rows]]
     if f.q:
-        keep &= _indexed_hits(view, f.q.lower())[rows]
+        keep &= _indexed_hits(log, view, f.q.lower())[rows]
     return rows[keep]
 
 
-def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
-    """_text_hit of every row: its case id, prompt, error message, output (found in the kept texts)."""
+def _indexed_hits(log: EventStore, view: IndexedView, needle: str) -> np.ndarray:
+    """_text_hit of every row: its case id, prompt, error message, output (found in the kept texts),
+    transcript."""
     t, prompts = view.table, case_prompts(view)
     by_case = np.array(
         [needle in c.lower() or needle in prompts.get(c, "").lower() for c in view.index.cases]
@@ -109,6 +113,7 @@ def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
     hit = by_case[t.case] if len(t) else np.zeros(0, dtype=bool)
     found = [i for i, m in t.message.items() if needle in m.lower()]
     found += search_rows(view.index, needle)
+    found += transcript_rows(log, view, lambda text: needle in text.lower())
     hit[np.array(found, dtype=np.int64)] = True
     return hit
 
@@ -128,7 +133,7 @@ def trials_page(log: EventStore, view: View, f: TrialFilter) -> dict[str, object
     """{total, offset, limit, trials}: the filtered trials' page, each described in full."""
     limit = max(0, min(f.limit, MAX_LIMIT))
     if isinstance(view, IndexedView):
-        rows = indexed_rows(view, f)
+        rows = indexed_rows(log, view, f)
         page = [describe(log, view, view.table.record(int(r))) for r in rows[f.offset : f.offset + limit]]
         return {
             "run_id": view.trials.run_id,

@@ -1,0 +1,48 @@
+"""The server's search of agent transcripts, as the HTML file's search covers them: a trial matches
+when a message's text, a tool call's name or its arguments hold the searched text. Transcripts stay
+blobs (the kept index holds outputs and reasons only), so a search reads the transcripts of the
+trials that have one: agent runs, whose trials are few and slow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from engine.presentation.transcript import conversation
+from engine.store.contract import EventStore
+from engine.store.projections.trials import TrialRecord
+from engine.views.export import transcript_of
+from engine.web.data import IndexedView, RunView
+
+Hit = Callable[[str], bool]
+
+
+def transcript_holds(log: EventStore, rec: TrialRecord, hit: Hit) -> bool:
+    if not rec.transcript_hash:
+        return False
+    for m in conversation(transcript_of(log, rec)):
+        if hit(m.content) or any(hit(c.name) or hit(c.arguments) for c in m.tool_calls):
+            return True
+    return False
+
+
+def transcript_rows(log: EventStore, view: IndexedView, hit: Hit) -> set[int]:
+    """The index rows whose transcript holds the text."""
+    size, found = view.index.size, set()
+    for c in range(len(view.index.columns)):
+        for i, rec in enumerate(view.index.records(c)):
+            if rec.transcript_hash and transcript_holds(log, rec, hit):
+                found.add(c * size + i)
+    return found
+
+
+def folded_search(log: EventStore, view: RunView, hit: Hit) -> Callable[[TrialRecord], bool]:
+    """A folded view's `searched`: a trial's grader reasons, output or transcript hold the text."""
+
+    def holds(rec: TrialRecord) -> bool:
+        if any(hit(g.reason) for g in rec.grades if g.reason):
+            return True
+        if rec.completed and hit(view.output(log, rec) or ""):
+            return True
+        return transcript_holds(log, rec, hit)
+
+    return holds
