@@ -31,8 +31,9 @@ async def _records(request: Request) -> tuple[str, list[dict[str, object]]]:
         output = lambda rec: view.output(ctx.log, rec)  # noqa: E731
         lines = []
         for r in rows:
+            by_trial = any(c.matches for c in r.cells.values())  # else the case's own texts matched
             for v in variants:
-                if (c := r.cells.get(v)) is None:
+                if (c := r.cells.get(v)) is None or (by_trial and not c.matches):
                     continue
                 head = {"case": r.case, "tags": r.tags, "variant": v}
                 if c.matches:  # the repeats that hold the search, each with its own output

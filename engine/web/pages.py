@@ -19,11 +19,13 @@ from engine.presentation.matrix import LEGEND, MatrixRow
 from engine.presentation.matrix_query import SHOWS, pages
 from engine.presentation.matrix_repeats import excerpt_start, marked, pattern_of
 from engine.presentation.templates import render
+from engine.store.kept.snapshots import SUMMARIES, load
 from engine.web.context import WebContext
 from engine.web.html import page, q
 from engine.web.json_api import _known, in_thread, runs_json
 from engine.web.matrix_view import matrix_rows, query_of
 from engine.web.pages_more import compare_body, history_body, trial_body, tuning_body
+from engine.web.progress import last_of_run
 from engine.web.query_params import int_param
 from engine.web.run_page import run_body, run_fragment
 from engine.web.templated import body as templated
@@ -112,7 +114,8 @@ async def matrix_page(request: Request) -> HTMLResponse:
         def read(v: Any) -> tuple[tuple[list[str], int, list[MatrixRow]], int, list[tuple[int, str]]]:
             return matrix_rows(ctx.log, v, query), v.trials.grading, sorted(v.rounds.items())
 
-        (variants, total, rows), grading, rounds = ctx.at_round(_known(ctx, run_id), query.grading, read)
+        seq = last_of_run(ctx.log, _known(ctx, run_id))  # before the rows: they cover at least this
+        (variants, total, rows), grading, rounds = ctx.at_round(run_id, query.grading, read)
         if query.grading is not None:  # an earlier round's view: the rounds are the latest view's
             rounds = ctx.views.indexed(run_id, lambda v: sorted(v.rounds.items()))
         html = render(
@@ -120,7 +123,8 @@ async def matrix_page(request: Request) -> HTMLResponse:
             total=total, pages=pages(total, query.per_page), legend_items=LEGEND, variants=variants,
             rows=rows, link=link, url=url, export_url=export_url, grading=grading, rounds=rounds,
             grading_name=dict(rounds).get(grading, "original"), marks=marks, start=start,
-            repeats_url=url(repeats=not query.repeats, page=1),
+            repeats_url=url(repeats=not query.repeats, page=1), seq=seq,
+            live=load(ctx.log, SUMMARIES, run_id).status == "running",
         )  # fmt: skip
         return f"matrix {run_id}", html
 
