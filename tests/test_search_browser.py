@@ -242,7 +242,7 @@ def test_the_trial_page_reads_at_1280_and_390_px(browser: BrowserThread, base_ur
         return heads, shown, wide, per_row
 
     heads, prompt, wide, rows = browser.call(look)
-    assert heads and all(h["height"] < 30 for h in heads)  # a grader's name on one line, never letter by letter
+    assert heads and all(h["height"] < 30 for h in heads)  # a grader's name on one line, not letter by letter
     assert "<subject_response>" in prompt  # the prompt itself, rebuilt and checked against its fingerprint
     assert wide <= width  # nothing wider than the window
     assert rows == (1 if width == 1280 else 3)  # three repeats side by side at 1280 px, stacked on a phone
