@@ -125,8 +125,9 @@ def tuning_body(ctx: WebContext, run_id: str, root: str) -> tuple[str, str]:
     for v in variations:
         if v["accepted"]:
             best[v["parameter"]] = v["value"]
+    chart = series(points, "score by variation", x_label="variation (in the order tried)")
     body = templated(
-        "tuning_page.html", run_id=run_id, root=root, chart=Markup(series(points, "score by variation")),
+        "tuning_page.html", run_id=run_id, root=root, chart=Markup(chart),
         best=best, variations=variations,
     )  # fmt: skip
     return f"tuning {run_id}", body
@@ -138,6 +139,6 @@ def history_body(ctx: WebContext, experiment: str, root: str) -> tuple[str, str]
     if not runs:
         raise NotFoundError(f"no experiment {experiment!r} in this store")
     points = [Point(p.run_id, p.pass_rate) for p in runs if p.pass_rate is not None]
-    chart = Markup(series(points, "pass rate over runs", line=True))
+    chart = Markup(series(points, "pass rate over runs", line=True, x_label="run (oldest first)"))
     body = templated("history_page.html", experiment=experiment, runs=runs, chart=chart, root=root)
     return f"history {experiment}", body
