@@ -25,7 +25,7 @@ import trio
 
 from engine.api import open_engine, spec_from_dict
 from tests.browser import BrowserThread, screenshot
-from tests.conftest import SAFETY_S
+from tests.conftest import SAFETY_S, run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.serve_helpers import serving
 
@@ -62,9 +62,14 @@ async def make_run(store: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory):
-    store = tmp_path_factory.mktemp("landing") / "st"
-    trio.run(make_run, store)
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    made = tmp_path_factory.mktemp("landing") / "st"
+    trio.run(make_run, made)
+    return made
+
+
+@pytest.fixture(scope="module")
+def base_url(store: Path):
     with serving(store) as url:
         yield url
 
@@ -246,3 +251,23 @@ def test_the_trial_page_reads_at_1280_and_390_px(browser: BrowserThread, base_ur
     assert "<subject_response>" in prompt  # the prompt itself, rebuilt and checked against its fingerprint
     assert wide <= width  # nothing wider than the window
     assert rows == (1 if width == 1280 else 3)  # three repeats side by side at 1280 px, stacked on a phone
+
+
+def test_the_html_file_finds_grading_errors_one_click_from_the_top(
+    browser: BrowserThread, base_url: str, store: Path
+) -> None:
+    cases = {t["case"] for t in all_trials(base_url) if any(g.get("error") for g in t["grades"])}
+    wrote = run_engine("report", "s1", "--store", str(store), "--html", "s1.html", cwd=store.parent)
+    assert wrote.returncode == 0, wrote.stderr.decode()
+
+    def open_file(page):  # noqa: ANN001, ANN202
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto((store.parent / "s1.html").as_uri())
+        page.click("#to-matrix")  # the one click from the top
+        top = page.locator("#section-matrix").bounding_box()["y"]
+        page.select_option("#file-show", "grading_errors")
+        shown = [r.get_attribute("data-case") for r in page.locator("table.matrix tbody tr:visible").all()]
+        return top, shown
+
+    top, shown = browser.call(open_file)
+    assert 0 <= top < 800 and set(shown) == cases  # in view (a short page cannot scroll it higher)
