@@ -244,9 +244,13 @@ def test_the_trial_page_reads_at_1280_and_390_px(browser: BrowserThread, base_ur
         shown = prompt.locator("pre").last.inner_text()
         wide = page.evaluate("document.documentElement.scrollWidth")
         per_row = len({round(b["y"]) for b in (r.bounding_box() for r in page.locator(".repeat").all())})
-        return heads, shown, wide, per_row
+        page.locator("h1").click()  # the keys are the page's, not a field's
+        page.keyboard.press("l")  # the labelling panel, however far below
+        panel = page.locator("#labelling").bounding_box()
+        return heads, shown, wide, per_row, panel["y"], page.viewport_size["height"]
 
-    heads, prompt, wide, rows = browser.call(look)
+    heads, prompt, wide, rows, panel_at, window = browser.call(look)
+    assert 0 <= panel_at < window  # in view after one key
     assert heads and all(h["height"] < 30 for h in heads)  # a grader's name on one line, not letter by letter
     assert "<subject_response>" in prompt  # the prompt itself, rebuilt and checked against its fingerprint
     assert wide <= width  # nothing wider than the window
