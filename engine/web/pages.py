@@ -65,7 +65,7 @@ async def runs_page(request: Request) -> HTMLResponse:
 
 
 def _grading(request: Request) -> int | None:
-    return int_param(request.query_params.get("grading"), None)
+    return int_param(request.query_params.get("grading"), None, "grading")
 
 
 async def run_page(request: Request) -> HTMLResponse:

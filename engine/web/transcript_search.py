@@ -1,7 +1,8 @@
 """The server's search of agent transcripts, as the HTML file's search covers them: a trial matches
 when a message's text, a tool call's name or its arguments hold the searched text. Transcripts stay
 blobs (the kept index holds outputs and reasons only), so a search reads the transcripts of the
-trials that have one: agent runs, whose trials are few and slow."""
+trials that have one: agent runs, whose trials are few and slow. Which trials have one is read from
+the index's records once per state of the run and kept (IndexedView.with_transcript)."""
 
 from __future__ import annotations
 
@@ -26,13 +27,9 @@ def transcript_holds(log: EventStore, rec: TrialRecord, hit: Hit) -> bool:
 
 
 def transcript_rows(log: EventStore, view: IndexedView, hit: Hit) -> set[int]:
-    """The index rows whose transcript holds the text."""
-    size, found = view.index.size, set()
-    for c in range(len(view.index.columns)):
-        for i, rec in enumerate(view.index.records(c)):
-            if rec.transcript_hash and transcript_holds(log, rec, hit):
-                found.add(c * size + i)
-    return found
+    """The index rows whose transcript holds the text (the rows with one are found once per state
+    of the run: a run without transcripts costs a search nothing after its first)."""
+    return {row for row, rec in view.with_transcript() if transcript_holds(log, rec, hit)}
 
 
 def folded_search(log: EventStore, view: RunView, hit: Hit) -> Callable[[TrialRecord], bool]:
