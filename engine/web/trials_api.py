@@ -120,11 +120,17 @@ def _indexed_hits(log: EventStore, view: IndexedView, needle: str) -> np.ndarray
 
 def check_names(view: View, f: TrialFilter) -> None:
     """A variant or case the run does not hold is a bad query (naming the run's), not an empty page."""
-    variants = sorted({r.variant for r in view.trials.records.values()} | set(view.variants))
+    logged = view.index if isinstance(view, IndexedView) else None  # the names the trials carry
+    records = view.trials.records.values()
+    variants = sorted(
+        {r.variant for r in records} | set(view.variants) | set(logged.variants if logged else ())
+    )
     if f.variant and f.variant not in variants:
         raise InputError("query", "variant", f"expected one of {', '.join(variants)}, got {f.variant!r}")
-    cases = list(view.trials.cases) or sorted({r.case for r in view.trials.records.values()})
-    if f.case and f.case not in view.trials.cases and f.case not in cases:
+    cases = list(
+        dict.fromkeys([*view.trials.cases, *(r.case for r in records), *(logged.cases if logged else ())])
+    )
+    if f.case and f.case not in cases:
         shown = ", ".join(cases[:10]) + (f" (and {len(cases) - 10} more)" if len(cases) > 10 else "")
         raise InputError("query", "case", f"expected a case of this run ({shown}), got {f.case!r}")
 
