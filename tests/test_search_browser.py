@@ -275,3 +275,10 @@ def test_the_html_file_finds_grading_errors_one_click_from_the_top(
 
     top, shown = browser.call(open_file)
     assert 0 <= top < 800 and set(shown) == cases  # in view (a short page cannot scroll it higher)
+
+
+def test_marks_wrap_escaped_text_never_markup(base_url: str) -> None:
+    page = api(base_url, "/runs/s1/matrix", q="<i>at").text
+    assert "<mark>&lt;i&gt;at</mark> all&lt;/i&gt;" in page and "<i>at" not in page
+    regex = api(base_url, "/runs/s1/matrix", q="not su.e", regex="1").text
+    assert "<mark>not sure</mark>" in regex
