@@ -193,6 +193,7 @@ async def call_trial(
     blobs = [(key, stored)]
     stderr_key = _extra_blob(blobs, response.stderr)
     transcript_key = _extra_blob(blobs, redact(response.transcript))
+    services = {name: _extra_blob(blobs, redact(log)) for name, log in response.service_logs.items() if log}
     completed = k.TrialCompleted(
         run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat, output_hash=key,
         latency_ms=round((trio.current_time() - started) * 1000, 3), tokens_in=response.tokens_in,
@@ -200,8 +201,8 @@ async def call_trial(
         attempts=response.attempts,
         agent=k.AgentReport(
             stderr_hash=stderr_key, metrics=response.metrics, transcript_hash=transcript_key,
-            tools=response.tools,
-        ) if stderr_key or transcript_key or response.metrics else None,
+            tools=response.tools, services=services,
+        ) if stderr_key or transcript_key or response.metrics or services else None,
     )  # fmt: skip
     return WriteBatch([completed], blobs), GradeJob(job.variant, job.case, repeat, response.text, completed)
 

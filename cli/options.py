@@ -3,17 +3,26 @@ a command module imports this at start, and `engine --help` imports every comman
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-
-from engine.cli.store_arg import open_log, store_path
-
-__all__ = ["JsonListOpt", "JsonOpt", "StoreOpt", "open_log", "store_path"]
 
 StoreOpt = Annotated[
     Path | None, typer.Option("--store", help="Store directory (default ./.engine or $ENGINE_STORE).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 JsonListOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def store_path(store: Path | None) -> Path:
+    return store or Path(os.environ.get("ENGINE_STORE") or ".engine")
+
+
+def open_log(store: Path | None, write: bool = False) -> Any:
+    """The store, read-only unless the command writes; decoding damage inside the block is reported
+    as damage (see cli.store_open, imported here when a store is opened: `--help` opens none)."""
+    from engine.cli.store_open import open_store
+
+    return open_store(store_path(store), write)

@@ -19,7 +19,8 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
 # Error classes name what went wrong more precisely than the kind, for reports ("connect: 40 trials").
 # Trial stage: connect, network, http_429, http_5xx, http_4xx, timeout, malformed_response, agent_exit,
-# subject_error, bad_metrics, bad_transcript, worker_lost (a Ray worker died beyond its retries),
+# subject_error, bad_metrics, bad_transcript, sandbox (a sandbox or its services could not start:
+# "sandbox boot failed", kind infra), worker_lost (a Ray worker died beyond its retries),
 # worker_error (a Ray task raised on its worker), config.
 # Grading stage: judge_unparseable, judge_failed, judge_budget.
 
@@ -78,6 +79,7 @@ class AgentReport(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True,
     metrics: dict[str, float] = {}  # from ENGINE_METRICS_FILE (tool_calls...)
     transcript_hash: str = ""  # blob of the conversation it wrote to ENGINE_TRANSCRIPT (JSONL messages)
     tools: dict[str, int] = {}  # that transcript's tool calls per tool name
+    services: dict[str, str] = {}  # blobs of the output of the services its sandbox started, by name
 
 
 class TrialCompleted(Event, tag="trial.completed"):

@@ -36,6 +36,16 @@ class CaseVerdicts(Report):
     ungraded: int = 0  # outputs exist but no grader could score them (e.g. unparseable judge answers)
 
 
+class SandboxReport(Report):
+    """Where a variant's agent ran: its sandbox policy (engine.events.sandbox), as the spec set it."""
+
+    kind: str
+    network: str
+    host_ports: list[int] = []
+    limits: dict[str, int] = {}
+    services: list[str] = []  # the names of the services started in each trial's sandbox
+
+
 class VariantReport(Report):
     name: str
     trials: int
@@ -71,6 +81,8 @@ class VariantReport(Report):
     # agents that write a transcript (ENGINE_TRANSCRIPT): its tool calls per tool name, over the trials;
     # left out of the JSON without any, so a log written before it existed replays byte for byte
     tool_calls_by_tool: dict[str, int] | msgspec.UnsetType = msgspec.UNSET
+    # a command agent in a sandbox: its policy (left out otherwise, so older runs replay byte for byte)
+    sandbox: SandboxReport | msgspec.UnsetType = msgspec.UNSET
 
 
 class Comparison(Report):

@@ -20,7 +20,7 @@ from engine.events.graders import (  # noqa: F401 - re-exported: the spec's voca
     JudgeGraderSpec,
     RubricCriterion,
 )
-from engine.events.kind_convert import grader_spec, override_target, target_spec  # noqa: F401
+from engine.events.kind_convert import grader_spec, override_target  # noqa: F401
 from engine.events.spec_base import (  # noqa: F401
     BIG,
     Count,
@@ -299,3 +299,13 @@ def fingerprint(spec: ExperimentSpec) -> str:
     import hashlib  # here: loading OpenSSL costs every command that reads the vocabulary (`engine list`)
 
     return hashlib.sha256(msgspec.msgpack.encode(spec)).hexdigest()
+
+
+def variant_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:
+    """The experiment's target with the variant's overrides applied (its `target` table, its `model`)."""
+    if not variant.target and variant.model is None:
+        return default
+    fields = dict(variant.target)
+    if variant.model is not None:
+        fields["model"] = variant.model
+    return override_target(default, fields)

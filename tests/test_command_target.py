@@ -15,8 +15,9 @@ import trio.testing
 
 from engine.actors.targets.command_target import CommandTarget
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
-from engine.events.spec import CaseSpec, VariantSpec, target_spec
+from engine.events.spec import CaseSpec, VariantSpec
 from tests.conftest import gone, pid_fifo, read_pid
+from tests.shims import target_spec
 
 
 def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **variant: Any) -> TargetRequest:

@@ -1,11 +1,11 @@
 """What a Ray task carries, both ways: msgpack bytes (msgspec) instead of pickled objects.
 
 Ray pickles a task's arguments and result with cloudpickle, whose reducer hook runs in Python for
-every object: for a batch of instant trials that was a third of the coordinator's CPU spent
-submitting it, and the result's unpickling most of the thread that waits for it. msgspec encodes
-the same structs in C, and bytes are an argument Ray passes without pickling. A batch's variants,
-targets and cases travel once each (tables, by object identity: as pickle's memo did), its trials by
-index, and a trial's request without the variant and case it repeats. A result does not carry the
+every object: for a batch of instant trials that was much of the coordinator's CPU spent
+submitting it (benchmarks/README.md#in-code-trials), and the result's unpickling most of the thread that waits
+for it. msgspec encodes the same structs in C, and bytes are an argument Ray passes without pickling. A
+batch's variants, targets and cases travel once each (tables, by object identity: as pickle's memo did), its
+trials by index, and a trial's request without the variant and case it repeats. A result does not carry the
 GradeJob's variant and case back either: the coordinator still holds the batch's jobs.
 
 Values of a file's free-form fields (a case's `expected`, `params`, `flags`) arrive as msgpack

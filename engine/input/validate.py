@@ -8,13 +8,14 @@ generation parameters wherever they are set, variant target overrides, a tuning 
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import msgspec
 
 from engine.actors.graders.judge_call import judge_repeats, judge_target
 from engine.actors.targets.target_protocol import resolve_target
 from engine.errors import InputError
-from engine.events.graders import GRADERS, CommandGraderSpec, JudgeGraderSpec
+from engine.events.graders import GRADERS, JudgeGraderSpec
 from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.parsing import split_validation_error
@@ -80,14 +81,15 @@ def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:
 
 def _check_case_commands(spec: ExperimentSpec, fail: Fail) -> None:
     for i, grader in enumerate(spec.graders):
-        if not isinstance(grader, CommandGraderSpec) or grader.commands:
+        field = GRADERS.of(grader).case_fallback
+        if field is None or getattr(grader, field):
             continue
         for j, case in enumerate(spec.cases):
-            commands = case.criteria.get("commands")
-            if not commands or not isinstance(commands, str | list):
+            given = case.criteria.get(field)
+            if not given or not isinstance(given, str | list):
                 fail(
-                    f"graders[{i}].commands",
-                    f"expected commands here or in every case's criteria.commands (cases[{j}] has none)",
+                    f"graders[{i}].{field}",
+                    f"expected {field} here or in every case's criteria.{field} (cases[{j}] has none)",
                 )
 
 
@@ -124,8 +126,8 @@ def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
             where, expected = split_validation_error(str(exc))
             fail(f"graders[{i}].judge.{where}" if where != "(top level)" else f"graders[{i}].judge", expected)
         try:
-            if isinstance(grader, JudgeGraderSpec):
-                judge_repeats(grader)
+            if GRADERS.of(grader).repeats_judge:  # its declaration holds it to judge and repeats fields
+                judge_repeats(cast(JudgeGraderSpec, grader))
         except ValueError as exc:
             fail(f"graders[{i}].judge.repeats", str(exc).split(": ", 1)[1])
 

@@ -23,6 +23,7 @@ import trio
 from engine.actors.executor import MakeTarget
 from engine.actors.messages import Feedback, StopRequested, WriteBatch
 from engine.actors.process import run_setup
+from engine.actors.sandbox.bwrap import hide_from_sandboxes
 from engine.actors.targets.target_maker import target_maker
 from engine.actors.targets.target_protocol import TargetError
 from engine.actors.variants import propose_variants
@@ -127,6 +128,9 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     plan = _resolved(request, state)
     # before the first event: a missing key or module is a clear error, not a crashed run
     check_environment(plan, request.callables)
+    store_folder = getattr(log, "path", None)
+    if isinstance(store_folder, Path):  # no sandboxed agent may read (or learn from) the store
+        hide_from_sandboxes(store_folder)
     # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
     async with ray_session(plan, request.control.stopping):
         async with open_pipeline(log, state, request.subscribers) as pipe:

@@ -30,15 +30,15 @@ UNUSABLE_KEPT = 20
 
 def to_fixed(value: float) -> int:
     # a score of 1.0 (every pass of most graders) is the one SCALE object, not a new int per cell:
-    # 32 bytes a cell, twice (its sum and its first score)
+    # an int saved per cell, twice: its sum and its first score (benchmarks/README.md#in-code-memory)
     return SCALE if value == 1.0 else round(value * SCALE)
 
 
 class Cell(msgspec.Struct, array_like=True, gc=False):
     """One variant x case. A Struct, not a dataclass: kept as an array (its 13 field names were
-    ~80% of a report state's encoding: a 200,000-cell state packed to ~60 MiB before compression at
-    every save), and untracked by the cycle collector (ints and strings only: no cycle can form), so
-    a state's hundreds of thousands of cells cost no collector passes and 16 bytes less each."""
+    most of a report state's encoding, at every save: benchmarks/README.md#in-code-memory), and untracked by
+    the cycle collector (ints and strings only: no cycle can form), so a state's hundreds of thousands of
+    cells cost no collector passes and less memory each."""
 
     graded: int = 0  # bit r: repeat r graded (in the current grading round)
     passed: int = 0  # bit r: repeat r passed
@@ -57,7 +57,8 @@ class Cell(msgspec.Struct, array_like=True, gc=False):
     first_output: str = ""
     outputs_vary: bool = False
     # the largest input tokens of one of its trials: a budget reserves that for its next trial (in the
-    # cell, not a dict of its own beside the cells: ~90 bytes a cell less, in each state)
+    # cell, not a dict of its own beside the cells: less per cell, in each state;
+    # benchmarks/README.md#in-code-memory)
     tokens_in: int = 0
 
     def done(self) -> int:
@@ -233,9 +234,6 @@ class RunState:
 
     def trials_passed(self) -> int:
         return sum(c.passed.bit_count() for c in self.cells.values())
-
-    def cost_spent(self) -> float:
-        return self.cost_used / SCALE
 
 
 def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:

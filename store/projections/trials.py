@@ -40,6 +40,7 @@ class TrialRecord:
     exit_code: int | None = None
     stderr_hash: str = ""
     transcript_hash: str = ""
+    service_hashes: dict[str, str] = field(default_factory=dict)  # a sandbox's services' output, by name
     agent_metrics: dict[str, float] = field(default_factory=dict)
     error_kind: str = ""
     error_class: str = ""
@@ -128,7 +129,7 @@ def completed(rec: TrialRecord, e: k.TrialCompleted, grading: int) -> None:
     rec.attempts, rec.exit_code = e.attempts, e.exit_code
     if e.agent is not None:
         rec.stderr_hash, rec.agent_metrics = e.agent.stderr_hash, dict(e.agent.metrics)
-        rec.transcript_hash = e.agent.transcript_hash
+        rec.transcript_hash, rec.service_hashes = e.agent.transcript_hash, dict(e.agent.services)
 
 
 def failed(rec: TrialRecord, e: k.TrialFailed, grading: int) -> None:

@@ -5,6 +5,8 @@ note on what a score is. Plain text; each surface escapes it.
 
 from __future__ import annotations
 
+import msgspec
+
 from engine.events.report import RunReport
 from engine.presentation.report.numbers import fmt
 
@@ -41,6 +43,20 @@ def scenario_lines(r: RunReport) -> list[str]:
     if len(out) > MAX_SCENARIO_LINES:
         out = out[:MAX_SCENARIO_LINES] + [f"... {len(out) - MAX_SCENARIO_LINES} more in the JSON report"]
     return out
+
+
+def sandbox_lines(r: RunReport) -> list[str]:
+    """Where each sandboxed variant's agent ran: its sandbox, network, limits and services."""
+    found = []
+    for v in r.variants:
+        box = v.sandbox
+        if isinstance(box, msgspec.UnsetType):
+            continue
+        parts = [box.kind, f"network {box.network}" + "".join(f" +{p}" for p in box.host_ports)]
+        parts += [f"{name} {value}" for name, value in box.limits.items()]
+        parts += [f"services {', '.join(box.services)}"] if box.services else []
+        found.append(f"{v.name}: {', '.join(parts)}")
+    return found
 
 
 def tool_lines(r: RunReport) -> list[str]:

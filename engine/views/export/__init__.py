@@ -51,6 +51,11 @@ def stderr_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
 
 
+def service_logs_of(log: EventStore, rec: TrialRecord) -> dict[str, str]:
+    """What the services of the trial's sandbox wrote, by service name."""
+    return {name: read_text(log, key) or "" for name, key in rec.service_hashes.items()}
+
+
 def transcript_of(log: EventStore, rec: TrialRecord) -> str | None:
     """The JSONL conversation a command agent wrote (ENGINE_TRANSCRIPT), when it wrote one."""
     return read_text(log, rec.transcript_hash) if rec.transcript_hash else None

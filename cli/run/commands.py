@@ -56,7 +56,8 @@ def run(
     With --schedule (or an enabled [schedule] table) the process stays alive and runs a session at
     every cron fire, never two at once; SIGINT/SIGTERM stop it gracefully.
     """
-    from engine.cli.run_cmd import default_experiment, run_command, schedule_command
+    from engine.cli.run.schedule import schedule_command
+    from engine.cli.run.session import default_experiment, run_command
     from engine.input.narrow import Narrowing
 
     if file is None and resume is None:  # the project's default experiment, if it has one
@@ -92,8 +93,8 @@ def replay(
     as_json: JsonOpt = False,
 ) -> None:
     """Rebuild a run's report from the log alone (a .bundle file in place of RUN_ID: from its events)."""
-    from engine.cli.bundle_cmd import run_source
     from engine.cli.render import print_report
+    from engine.cli.store.bundles import run_source
     from engine.views.queries import replay_json
 
     with run_source(store_path(store), run_id) as (log, rid):
@@ -136,7 +137,7 @@ def report(
         if not FORMATS.has(fmt, "report"):
             expected = f"expected one of {', '.join(FORMATS.names('report'))}"
             raise InputError("engine report", "--format", expected)
-    from engine.cli.bundle_cmd import run_source
+    from engine.cli.store.bundles import run_source
 
     fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
     with run_source(store_path(store), run_id) as (log, rid):

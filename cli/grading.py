@@ -1,14 +1,16 @@
-"""`engine label`, `judge-audit` and `regrade`: people's verdicts, the judge's consistency, and new
-grading rounds of a run's stored outputs."""
+"""`engine label`, `judge-audit` and `regrade`: people's verdicts, the judge's consistency (printed
+here), and new grading rounds of a run's stored outputs."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from engine.cli.options import JsonListOpt, JsonOpt, StoreOpt, open_log
+from engine.errors import InputError
 
 
 def label(
@@ -27,7 +29,6 @@ def label(
 ) -> None:
     """A person's verdict on a trial's output; judges are measured against these labels (safe while
     the run goes on; the latest label of an output wins)."""
-    from engine.cli.labels_cmd import label_command
     from engine.views.queries import resolve_run
 
     with open_log(store, write=True) as log:
@@ -43,7 +44,6 @@ def judge_audit(
     """Ask the run's judge again about a sample of its outputs: how often does its verdict change?"""
     import trio
 
-    from engine.cli.history_cmd import print_audit
     from engine.runtime.judge_audit import judge_audit as audit
     from engine.views.queries import resolve_run
 
@@ -111,3 +111,62 @@ def _label_round(run_id: str, name: str | None, store: Path | None, as_json: boo
         report_obj = trio.run(label_round, log, rid, name or "")
         data = with_labels(log, rid, to_json(report_obj))
     print_report(data, as_json)
+
+
+def label_command(
+    log: Any, run_id: str, trial: list[str], from_file: Path | None, note: str, score: float | None, by: str
+) -> None:
+    from engine.input.labels_file import read_label_rows
+    from engine.runtime.label_record import record_labels
+
+    if from_file is not None:
+        if trial:
+            raise InputError("engine label", "--from", "give a file or CASE VARIANT REPEAT VERDICT, not both")
+        rows = read_label_rows(from_file)
+    else:
+        rows = [("engine label", _trial_row(trial, note, score, by))]
+    count = record_labels(log, run_id, rows)
+    typer.echo(f"{count} label{'s' if count != 1 else ''} recorded for run {run_id}")
+
+
+def _trial_row(trial: list[str], note: str, score: float | None, by: str) -> Any:
+    from engine.input.labels_file import LabelRow
+
+    if len(trial) != 4:
+        raise InputError("engine label", "TRIAL", "expected CASE VARIANT REPEAT pass|fail (or --from FILE)")
+    case, variant, repeat, verdict = trial
+    if not repeat.isdigit() or int(repeat) < 1:
+        raise InputError("engine label", "REPEAT", f"expected a whole number from 1, got {repeat!r}")
+    return LabelRow(
+        case=case, variant=variant, repeat=int(repeat), verdict=verdict, note=note, score=score, by=by
+    )
+
+
+def print_audit(audit: Any, as_json: bool) -> None:
+    if as_json:
+        import msgspec
+
+        sys.stdout.buffer.write(msgspec.json.encode(audit) + b"\n")
+        return
+    from engine.cli.render import print_table
+
+    header = ["judge", "outputs", "same score", "mean change", "max change", "pass flips", "unreadable"]
+    rows = [
+        [j.grader, str(j.sampled), str(j.same_score), _num(j.mean_abs_change), _num(j.max_abs_change),
+         str(j.pass_flips), str(j.unparseable)]
+        for j in audit.judges
+    ]  # fmt: skip
+    title = f"judge audit of run {audit.run_id} (scores on 0-1)"
+    print_table(title, header, rows)
+    if audit.people is None:
+        return
+    from engine.presentation import labels_view
+
+    rows = labels_view.label_rows(audit.people)
+    print_table(labels_view.TITLE, labels_view.LABELS_HEADER, rows, left=labels_view.TEXT_COLUMNS)
+    for line in labels_view.label_lines(audit.people):
+        print(f"  {line}")
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"

@@ -1,5 +1,6 @@
 """`engine list`, `status`, `cancel`, `create` and `validate`: runs seen, stopped, registered and checked.
-`list` and `status` are the fast reads: this module imports nothing heavy at start."""
+`list` and `status` are the fast reads: this module imports nothing heavy at start (each command
+imports what it needs when it runs)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ from typing import Annotated
 
 import typer
 
-from engine.cli import reads
 from engine.cli.options import JsonListOpt, StoreOpt, open_log, store_path
 
 
 def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     """List runs in the store."""
-    reads.list_runs(store, as_json)
+    from engine.cli.render import print_runs
+    from engine.runtime.run_status import list_runs
+
+    with open_log(store) as log:
+        print_runs(list_runs(log), as_json)
 
 
 def status(
@@ -24,7 +28,15 @@ def status(
     as_json: JsonListOpt = False,
 ) -> None:
     """Progress of a run; works from another process while the run is live."""
-    reads.run_status(run_id, store, as_json)
+    import time
+
+    from engine.cli.render import print_status
+    from engine.runtime.run_status import run_status
+    from engine.views.queries import resolve_run
+
+    with open_log(store) as log:
+        rid = resolve_run(log, run_id)
+        print_status(run_status(log, rid, time.time()), as_json)
 
 
 def cancel(
@@ -66,9 +78,33 @@ def create(
     ] = False,
 ) -> None:
     """Register an experiment without running it: a pending run, started by `engine run --resume`."""
-    from engine.cli.create_cmd import create_command
+    _create(file, store_path(store), run_id, as_json, allow_large)
 
-    create_command(file, store_path(store), run_id, as_json, allow_large)
+
+def _create(file: Path, store: Path, run_id: str | None, as_json: bool, allow_large: bool) -> None:
+    import json
+
+    from engine.api import new_run_id
+    from engine.cli.hints import hint
+    from engine.input.loader import load_plan
+    from engine.input.preflight import check_environment
+    from engine.input.run_size import check_size, describe_size
+    from engine.runtime.create import create_run
+    from engine.store.log.event_log import EventLog
+
+    plan = load_plan(file)  # every check `engine run` makes, before the store is touched
+    check_size(plan, allow_large)
+    check_environment(plan)
+    spec = plan.spec
+    rid = run_id or new_run_id()
+    with EventLog(store) as log:  # created if new, like `engine run` does
+        create_run(log, spec, rid, plan.source)
+    if as_json:
+        typer.echo(json.dumps({"run_id": rid, "experiment": spec.name, "status": "pending"}))
+        return
+    typer.echo(f"created run {rid} ({spec.name})")
+    typer.echo(f"  {describe_size(plan)}")
+    typer.echo(f"start it with: {hint('run', '--resume', rid, store=store)}")
 
 
 def validate(
@@ -80,6 +116,7 @@ def validate(
     from engine.input.loader import load_plan
     from engine.input.preflight import check_environment, warn_free_race, warn_unscorable
     from engine.input.run_size import describe_size
+    from engine.input.sandbox_check import describe_sandboxes
 
     plan = load_plan(file)
     check_environment(plan)
@@ -89,3 +126,6 @@ def validate(
     typer.echo(f"{file}: ok")
     typer.echo(f"  {describe_size(plan)}")  # a line of its own: a long path and the size fit 100 columns
     typer.echo(fold(f"  {decidable}"))
+    sandboxed = describe_sandboxes(plan)
+    if sandboxed is not None:
+        typer.echo(f"  {sandboxed}")

@@ -1,4 +1,4 @@
-"""`engine compare`'s work beside its options: the pair of variants asked for, the last green run as
+"""`engine compare`'s work: the pair of variants asked for, the last green run as
 the baseline, and the comparison's rendering."""
 
 from __future__ import annotations
@@ -62,8 +62,7 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
         return
     from rich.text import Text
 
-    from engine.cli.render import make_console
-    from engine.presentation.term_table import table
+    from engine.cli.render import make_console, print_table_to
 
     console = make_console()
     for warning in result.warnings:
@@ -86,7 +85,7 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
         ]
         for m in result.metrics
     ]  # fmt: skip
-    console.print(table(title, header, rows, left=2))
+    print_table_to(console, title, header, rows, left=2)
     margins = margin_line(result.metrics)
     if margins:
         console.print(Text(margins))
@@ -96,9 +95,8 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
                 [c.variant, c.case, c.baseline, c.candidate, p_value(c.p_value_adjusted)] for c in changes
             ]
             header = ["variant", "case", "baseline", "candidate", "p (Holm)"]
-            console.print(
-                table(f"cases {label} (Fisher's exact test on their replicas)", header, case_rows, left=2)
-            )
+            title = f"cases {label} (Fisher's exact test on their replicas)"
+            print_table_to(console, title, header, case_rows, left=2)
     if result.regressed:
         console.print(Text("REGRESSED: " + "; ".join(result.regressions), style="red"))
     else:

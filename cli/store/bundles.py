@@ -1,4 +1,4 @@
-"""`engine import`, and the commands that read a run straight from a bundle file."""
+"""`engine import`'s work, and the run a command reads straight from a bundle file (`report`, `replay`)."""
 
 from __future__ import annotations
 

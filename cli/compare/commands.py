@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from engine.cli import reads
 from engine.cli.options import JsonListOpt, JsonOpt, StoreOpt, open_log
 
 
@@ -58,7 +57,7 @@ def compare(
     `engine compare RUN RUN --base-variant A --variant B` compares two experiments of one run."""
     import msgspec
 
-    from engine.cli.compare_cmd import (
+    from engine.cli.compare.gate import (
         NOT_GREEN_NOTE,
         last_green,
         own_verdict_not_green,
@@ -117,7 +116,10 @@ def history(
     as_json: JsonListOpt = False,
 ) -> None:
     """A metric over every run of one experiment, oldest first, with a sparkline and the green runs."""
-    reads.history(experiment, metric, variant, store, as_json)
+    from engine.cli.compare.history import print_history
+
+    with open_log(store) as log:
+        print_history(log, experiment, metric, variant, as_json)
 
 
 def mark(

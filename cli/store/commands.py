@@ -19,7 +19,7 @@ def import_cmd(
     as_id: Annotated[str | None, typer.Option("--as", help="Import the run under this id instead.")] = None,
 ) -> None:
     """Add bundled runs to the store; a bundle already there adds nothing."""
-    from engine.cli.bundle_cmd import import_command
+    from engine.cli.store.bundles import import_command
 
     import_command(files, store_path(store), as_id)
 
@@ -61,7 +61,7 @@ def check(
 
     Exit 0 when it is clean, 2 when damage was found (each problem is listed).
     """
-    from engine.cli.store_cmd import check_command
+    from engine.cli.store.care import check_command
 
     raise typer.Exit(check_command(store_path(store), run_id))
 
@@ -71,13 +71,13 @@ def backup(
     store: StoreOpt = None,
 ) -> None:
     """Copy the store (compacted, consistent even while a run writes) into DEST."""
-    from engine.cli.store_cmd import backup_command
+    from engine.cli.store.care import backup_command
 
     backup_command(store_path(store), dest)
 
 
 def rebuild(store: StoreOpt = None) -> None:
     """Fold every run's kept projections (summaries, report state) again from the log."""
-    from engine.cli.store_cmd import rebuild_command
+    from engine.cli.store.care import rebuild_command
 
     rebuild_command(store_path(store))

@@ -1,28 +1,22 @@
-"""`engine run`: load, run with a progress bar, stop gracefully on SIGINT/SIGTERM, print the report."""
+"""`engine run` from the shell: load, run with a progress bar, print the report, the next steps and
+the exit code."""
 
 from __future__ import annotations
 
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 import trio
 
 from engine.cli.hints import hint
+from engine.cli.run.progress import show_progress
+from engine.cli.run.stopping import NOTE_RUN, signal_exit_code, stop_on_signals
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.report import RunReport
-from engine.events.spec import ExperimentSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.narrow import Narrowing, narrow
 
-if TYPE_CHECKING:
-    from engine.cli.progress_bar import RunProgress
-
-NOTE_RUN = "stopping; partial results are kept"
 # the project's default experiment when `engine run` names none, in this order
 DEFAULT_FILES = ("engine.toml", "engine.yaml", ".engine/config.toml")
 
@@ -33,9 +27,6 @@ def default_experiment(cwd: Path) -> Path | None:
 
     own = next((cwd / name for name in DEFAULT_FILES if (cwd / name).is_file()), None)
     return own if own is not None else agentv_default(cwd)
-
-
-NOTE_SCHEDULE = "stopping after the current session's partial results"
 
 
 def run_command(
@@ -111,8 +102,8 @@ async def _run(
         control = RunControl()
         send, receive = trio.open_memory_channel[k.Event](SUBSCRIBER_BUFFER)
         async with trio.open_nursery() as nursery:
-            await nursery.start(_stop_on_signals, control, nursery.cancel_scope, NOTE_RUN)
-            nursery.start_soon(_progress, receive, quiet or as_json, notes)
+            await nursery.start(stop_on_signals, control, nursery.cancel_scope, NOTE_RUN)
+            nursery.start_soon(show_progress, receive, quiet or as_json, notes)
             report = await eng.run(
                 plan, run_id=run_id, resume=resume, control=control, subscribers=[send], source=source
             )
@@ -154,115 +145,3 @@ def print_next_steps(report: RunReport, store: Path | None = None) -> None:
     lines.append(f"next:  {hint('report', rid, '--markdown', store=store)}")
     lines.append(f"       {hint('export', rid, '--format', 'jsonl', store=store)}")
     print("\n".join(lines), file=sys.stderr)
-
-
-def signal_exit_code(stop_reason: str | None) -> int:
-    name = (stop_reason or "").removeprefix("signal ")
-    return 128 + int(getattr(signal.Signals, name, signal.SIGINT)) if name.startswith("SIG") else 130
-
-
-class Stoppable(Protocol):
-    stop_reason: str | None
-
-    def stop(self, reason: str = "stopped") -> None: ...
-
-
-async def _stop_on_signals(
-    control: Stoppable,
-    scope: trio.CancelScope,
-    note: str,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """First SIGINT/SIGTERM: stop gracefully (partial results kept); a second one forces."""
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        task_status.started()
-        async for signum in signals:
-            name = signal.Signals(signum).name
-            if control.stop_reason is None:
-                print(f"\n{name}: {note} (again to force)", file=sys.stderr)
-                control.stop(f"signal {name}")
-            else:
-                scope.cancel()
-
-
-async def _progress(receive: trio.MemoryReceiveChannel[k.Event], quiet: bool, notes: list[str]) -> None:
-    """The progress display; `notes` go to stderr as the run starts, before its first trial. Without a
-    terminal (or with --quiet) there is no bar, and rich's progress module is not imported."""
-    from engine.cli.wrap import fold
-
-    show = not quiet and sys.stderr.isatty()
-    with _bar(show) as progress:
-        async with receive:
-            async for first in receive:
-                for event in _and_the_rest(receive, first):  # a burst of events costs one turn
-                    if notes and isinstance(event, k.RunStarted):
-                        for line in notes:
-                            print(fold(line), file=sys.stderr, flush=True)
-                        notes = []
-                    if progress is not None:
-                        progress.on(event)
-
-
-@contextmanager
-def _bar(show: bool) -> Iterator[RunProgress | None]:
-    if not show:
-        yield None
-        return
-    from engine.cli.progress_bar import RunProgress, progress_bar
-
-    with progress_bar() as bar:
-        yield RunProgress(bar)
-
-
-def _and_the_rest(receive: trio.MemoryReceiveChannel[k.Event], first: k.Event) -> Iterator[k.Event]:
-    yield first
-    while True:
-        try:
-            yield receive.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return
-
-
-def schedule_command(
-    file: Path | None,
-    store: Path,
-    cron: str | None,
-    narrowing: Narrowing | None = None,
-    loaded: ExperimentPlan | None = None,
-) -> int:
-    from engine.input.loader import load_plan
-    from engine.input.validate import check_cron
-
-    if file is None:
-        raise InputError("engine run", "FILE", "expected an experiment file to run on a schedule")
-    plan = loaded or load_plan(file)  # the file's own cron is checked as it loads
-    if narrowing is not None:  # --case/--variant/--seed hold for every session
-        plan = narrow(plan, narrowing)
-    spec = plan.spec
-    if cron is not None:
-        check_cron(cron, "engine run", "--schedule")
-    cron = cron or (spec.schedule.cron if spec.schedule else None)
-    if cron is None:
-        raise InputError(str(file), "schedule.cron", "expected a cron expression")
-    from engine.runtime.allocator import tune_allocator
-
-    tune_allocator()  # a scheduler runs for months: its memory stays level run after run
-    return trio.run(_scheduled, spec, store, cron, str(file))
-
-
-async def _scheduled(spec: ExperimentSpec, store: Path, cron: str, source: str) -> int:
-    from engine.api import open_engine
-    from engine.runtime.schedule import ScheduleControl, run_on_schedule
-
-    control = ScheduleControl()
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    async with open_engine(store) as eng, trio.open_nursery() as nursery:
-        await nursery.start(_stop_on_signals, control, nursery.cancel_scope, NOTE_SCHEDULE)
-        log(f"engine: running {spec.name!r} on schedule {cron!r} (Ctrl-C to stop)")
-        await run_on_schedule(eng, spec, cron, control, log=log, source=source)
-        nursery.cancel_scope.cancel()
-    # the process only ends on a signal: say which, as shells expect (130 for SIGINT)
-    return signal_exit_code(control.stop_reason) if control.stop_reason else 0
