@@ -188,6 +188,10 @@ def test_grading_errors_finds_every_trial_a_grader_could_not_judge(
             counted[(variant, row["case"])] = cell["grading_errors"]
             assert cell["scored"] == 3 and cell["unscored"] == 0  # counted apart from the scored
     assert sum(counted.values()) == len(judged_not)
+    landed = {(v, r["case"]): c["matching_repeats"] for r in matrix["rows"] for v, c in r["cells"].items()}
+    for (variant, case), repeats in landed.items():  # each cell lands on its trials a grader could not judge
+        mine = [t["repeat"] for t in judged_not if (t["variant"], t["case"]) == (variant, case)]
+        assert repeats == sorted(mine)
     assert {r["case"] for r in matrix["rows"]} == {t["case"] for t in judged_not}
 
     def filtered(page):  # noqa: ANN001, ANN202

@@ -1,5 +1,6 @@
 """A search that lands on the answer: each shown cell names the repeats whose output, grader reasons
-or error hold the searched text and shows the first of them (not the cell's first repeat); the
+or error hold the searched text (and, under the errors or grading-errors filter, the repeats that
+errored or that a grader could not judge) and shows the first of them (not the cell's first repeat); the
 matrix of every repeat makes each repeat its own row. And the highlight: a text cut into the parts
 a search matched and the rest, for a template to mark (escaped there, as every value is)."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from engine.presentation.matrix import MatrixCell, MatrixRow
+from engine.presentation.matrix import MatrixCell, MatrixRow, has_grading_error
 from engine.presentation.matrix_query import MatrixQuery, ReadOutput, matcher
 from engine.store.projections.trials import TrialRecord
 
@@ -41,6 +42,21 @@ def trial_hit(query: MatrixQuery, read: ReadOutput, found_ahead: set[int] | None
         return rec.completed and matches(read(rec) or "")
 
     return holds
+
+
+# a filter that is about trials, not cases: its cells land on the trials it is about
+TRIAL_FILTERS: dict[str, TrialHit] = {
+    "errors": lambda rec: rec.status == "error",
+    "grading_errors": has_grading_error,
+}
+
+
+def repeats_kept(query: MatrixQuery, searched: TrialHit | None) -> TrialHit | None:
+    """Which trials a cell lands on: those the search finds and the filter is about (None: neither)."""
+    about = TRIAL_FILTERS.get(query.show)
+    if about is None or searched is None:
+        return about or searched
+    return lambda rec: about(rec) and searched(rec)
 
 
 def land(page: list[MatrixRow], holds: TrialHit, read: ReadOutput) -> None:

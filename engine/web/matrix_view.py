@@ -11,7 +11,7 @@ from engine.events.spec import ReplicaAggregation
 from engine.presentation.matrix import MatrixCell, MatrixRow, build_rows
 from engine.presentation.matrix_columns import select_columns
 from engine.presentation.matrix_query import MatrixQuery, check, matcher, select
-from engine.presentation.matrix_repeats import every_repeat, land, trial_hit
+from engine.presentation.matrix_repeats import every_repeat, land, repeats_kept, trial_hit
 from engine.store.contract import EventStore
 from engine.store.trial_index.search import search_rows
 from engine.web.data import IndexedView, RunView
@@ -58,8 +58,9 @@ def matrix_rows(
         searched = folded_search(log, view, matcher(query)) if query.q else None
         variants, rows = build_rows(view.trials, aggregation)
         total, page = select(variants, rows, query, read, view.trials.case_order, searched)
-    if query.q:  # the cells show the repeats that match
-        land(page, trial_hit(query, read, found, searched), read)
+    holds = repeats_kept(query, trial_hit(query, read, found, searched) if query.q else None)
+    if holds is not None:  # the cells show the repeats that match the search and the filter
+        land(page, holds, read)
     return variants, total, every_repeat(page, read) if query.repeats else page
 
 
