@@ -41,10 +41,12 @@ QUERIES = [
     {"q": "i̇stanbul"}, {"q": "wrong"}, {"q": "timeout"}, {"q": "東京"}, {"q": "^pa", "regex": "1"},
     {"q": "s$", "regex": "1"}, {"q": "one.line", "regex": "1"}, {"q": "(?s)one.line", "regex": "1"},
     {"q": r"\d+ \(sure\)", "regex": "1"}, {"q": "x*", "regex": "1"}, {"q": "capital", "show": "failing"},
+    {"repeats": "1"}, {"q": "wrong", "repeats": "1"},
 ]  # fmt: skip
 FILTERS = [TrialFilter(), TrialFilter(variant="b"), TrialFilter(status="fail"), TrialFilter(status="error"),
            TrialFilter(case="c1", variant="a"), TrialFilter(tag="geo"), TrialFilter(q="paris"),
-           TrialFilter(q="straße"), TrialFilter(q="no answer"), TrialFilter(limit=3, offset=2)]  # fmt: skip
+           TrialFilter(q="straße"), TrialFilter(q="no answer"), TrialFilter(limit=3, offset=2),
+           TrialFilter(status="grading_error")]  # fmt: skip
 
 
 def header(variants: int, cases: int) -> list[k.Event]:
@@ -82,8 +84,11 @@ def event_runs(draw: st.DrawFn) -> list[k.Event]:
             grade = k.GraderResult(name="judge", score=score, passed=bool(score),
                                    reason=draw(st.sampled_from(REASONS)),
                                    error="judge_unparseable" if score is None else "")  # fmt: skip
+            # a second judge that could not judge a trial the first scored: a grading error all the same
+            failed = k.GraderResult(name="second", score=None, passed=False, error="judge_failed")
+            grades = [grade, failed] if draw(st.booleans()) else [grade]
             events.append(
-                k.TrialGraded(**ident, score=score, passed=bool(score), grades=[grade], grading=grading)
+                k.TrialGraded(**ident, score=score, passed=bool(score), grades=grades, grading=grading)
             )
         elif kind == 8 and draw(st.booleans()):
             grading += 1

@@ -59,6 +59,6 @@ async def test_the_trial_page_shows_criteria_and_the_pairwise_order_and_verdict(
     first = page.text.split('class="repeat"')[1]  # repeat 1's block
     assert "rubric per criterion: " in first and "accuracy 9</span>" in first and "tone 4</span>" in first
     order = "A: better · B: base" if shown.candidate_position == "A" else "A: base · B: better"
-    row = first.split('class="scroll pairwise"')[1].split("</tr>")[1]
-    assert "<td>side_by_side</td><td>base</td>" in row and order in row
-    assert '<td class="verdict">candidate (better wins)' in row and "judge-1" in row
+    block = first.split('class="grades pairwise"')[1]  # one block per verdict: readable three repeats wide
+    assert "<b>side_by_side</b> against base" in block and order in block
+    assert '<span class="verdict">candidate (better wins)' in block and "judge-1" in block

@@ -25,6 +25,7 @@ class MatrixQuery:
     tag: str = ""
     q: str = ""  # text in the prompt, an output, the expected answer or a grader's reason
     regex: bool = False  # q is a regular expression (case-insensitive)
+    repeats: bool = False  # every repeat of a cell its own row (as a table of trials shows them)
     sort: str = "case"  # case, or score / latency / cost ascending ("-" first: descending)
     offset: int = 0  # rows skipped: a page is offset // per_page + 1
     per_page: int = 50
@@ -37,7 +38,8 @@ class MatrixQuery:
     def params(self, page: int | None = None, **changed: object) -> dict[str, object]:
         """The query string of this view (its page, or `page`) with some values changed: a deep link
         keeps every filter."""
-        out = {**asdict(self), **changed, "regex": "1" if changed.get("regex", self.regex) else ""}
+        out = {**asdict(self), **changed}
+        out |= {name: "1" if out[name] else "" for name in ("regex", "repeats")}
         out.pop("offset")
         kept = {k: v for k, v in out.items() if v not in ("", None) and v != getattr(DEFAULT, k)}
         number = self.page if page is None else page
@@ -49,9 +51,9 @@ DEFAULT = MatrixQuery()
 
 def check(query: MatrixQuery) -> MatrixQuery:
     if query.show not in SHOWS:
-        raise InputError("matrix", "show", f"one of {', '.join(SHOWS)}")
+        raise InputError("matrix", "show", f"expected one of {', '.join(SHOWS)}, got {query.show!r}")
     if query.sort not in SORTS:
-        raise InputError("matrix", "sort", f"one of {', '.join(SORTS)}")
+        raise InputError("matrix", "sort", f"expected one of {', '.join(SORTS)}, got {query.sort!r}")
     if query.regex:
         try:
             re.compile(query.q)

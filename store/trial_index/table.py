@@ -38,6 +38,12 @@ class Table:
     cost: np.ndarray
     hashes: np.ndarray  # bytes (NUL-padded): each row's output hash
     message: dict[int, str]  # rows with an error message or skip reason
+    # rows one of whose graders could not judge (an unparseable judge answer...), scored by others or not
+    grader_failed: np.ndarray
+
+    def grading_errors(self) -> np.ndarray:
+        """Rows with a grading error: no grader could score them, or one grader could not judge."""
+        return (self.status == GRADING_ERROR) | self.grader_failed
 
     def __len__(self) -> int:
         return len(self.flags)
@@ -69,9 +75,11 @@ def table_of(index: RunIndex) -> Table:
     parts = [np.frombuffer(c.output_hash, dtype=f"S{c.hash_width}") if c.hash_width
              else np.zeros(len(c.flags), dtype="S1") for c in cols]  # fmt: skip
     hashes = np.concatenate(parts) if parts else np.zeros(0, dtype="S1")
+    grader_failed = np.zeros(len(flags), dtype=bool)
+    grader_failed[[c * size + i for c, col in enumerate(cols) for i in col.grading_error]] = True
     return Table(
         index, joined("variant", "u2"), joined("case", "u4"), joined("repeat", "u4"), flags, status_of(flags),
-        joined("score", "f8"), joined("latency", "f8"), joined("cost", "f8"), hashes, messages,
+        joined("score", "f8"), joined("latency", "f8"), joined("cost", "f8"), hashes, messages, grader_failed,
     )  # fmt: skip
 
 

@@ -38,10 +38,7 @@ function showProgress(section, p) {
 // one open page keeps the server at most a third busy.
 const REDRAW_MS = 500;
 
-function figureRefresher(run) {
-  const root = document.body.dataset.root;
-  const grading = new URLSearchParams(window.location.search).get("grading");
-  const url = `${root}/runs/${run}/live` + (grading === null ? "" : `?grading=${encodeURIComponent(grading)}`);
+function figureRefresher(url, id = "report") {
   let wanted = 0, busy = false, next = 0, timer = null;
   async function redraw() {
     timer = null;
@@ -51,7 +48,7 @@ function figureRefresher(run) {
       const response = await fetch(url);
       if (response.ok) {
         const doc = new DOMParser().parseFromString(await response.text(), "text/html");
-        const fresh = doc.getElementById("report"), shown = document.getElementById("report");
+        const fresh = doc.getElementById(id), shown = document.getElementById(id);
         if (fresh && shown && Number(fresh.dataset.seq) > Number(shown.dataset.seq)) {
           shown.replaceWith(document.adoptNode(fresh));
           document.body.dataset.reportSeq = fresh.dataset.seq;  // for tests and scripts watching the page
@@ -66,7 +63,7 @@ function figureRefresher(run) {
   }
   function schedule(seq) {
     wanted = Math.max(wanted, seq);
-    const shown = Number(document.getElementById("report")?.dataset.seq ?? wanted);
+    const shown = Number(document.getElementById(id)?.dataset.seq ?? wanted);
     if (busy || timer !== null || wanted <= shown) return;
     timer = setTimeout(redraw, Math.max(0, next - Date.now()));
   }
@@ -76,7 +73,9 @@ function figureRefresher(run) {
 function followRun(section) {
   const root = document.body.dataset.root;
   const run = encodeURIComponent(section.dataset.run);
-  const redraw = figureRefresher(run);
+  const grading = new URLSearchParams(window.location.search).get("grading");
+  const url = `${root}/runs/${run}/live` + (grading === null ? "" : `?grading=${encodeURIComponent(grading)}`);
+  const redraw = figureRefresher(url);
   // the browser resumes with Last-Event-ID by itself after a dropped connection
   const source = new EventSource(`${root}/api/runs/${run}/events?after=${section.dataset.after}`);
   let wasRunning = null;
@@ -90,6 +89,22 @@ function followRun(section) {
     }
     wasRunning = p.status === "running";
     if (wasRunning) redraw(p.seq);
+  });
+}
+
+// The matrix of a live run follows it as the run page does: each progress summary that says the run
+// moved re-fetches this very view (its filters, search and page kept) and swaps its table in; the
+// run's end fetches it once more and stops.
+function followMatrix(holder) {
+  const root = document.body.dataset.root;
+  const run = encodeURIComponent(holder.dataset.run);
+  const redraw = figureRefresher(window.location.href, "matrix-live");
+  const source = new EventSource(`${root}/api/runs/${run}/events?after=${holder.dataset.seq}`);
+  source.addEventListener("progress", (message) => {
+    const p = JSON.parse(message.data);
+    document.body.dataset.progressDone = String(p.done);  // for tests and scripts watching the page
+    redraw(p.seq);
+    if (p.status !== "running") source.close();
   });
 }
 
@@ -170,6 +185,8 @@ document.addEventListener("keydown", onKey);
 document.addEventListener("DOMContentLoaded", () => {
   const section = document.getElementById("progress");
   if (section) followRun(section);
+  const matrix = document.getElementById("matrix-live");
+  if (matrix && matrix.dataset.live === "1") followMatrix(matrix);
   const runs = document.getElementById("runs");
   if (runs) setTimeout(() => refreshRuns(runs), RUNS_POLL_MS);
   document.body.dataset.keys = "1";  // the keys are bound
