@@ -18,11 +18,27 @@ import msgspec
 from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.store.contract import EventStore
+from engine.store.log.records import RESIDUE, TRAILER, crc32c, seal
 
 PREFIX = b"reuse\x00"
 INDEXED_TAGS = k.OUTPUT_TAGS | {"trial.graded"}  # outputs, and the judge calls of their grades
-_ENTRIES = msgspec.msgpack.Decoder(list[tuple[str, int, float]])
+_DECODE = msgspec.msgpack.Decoder(list[tuple[str, int, float]]).decode
 _ENCODE = msgspec.msgpack.Encoder().encode
+
+
+def _sealed(entries: list[tuple[str, int, float]]) -> bytes:
+    return seal(_ENCODE(entries))
+
+
+def _entries(data: bytes | None) -> list[tuple[str, int, float]]:
+    """A record's entries; none when there is no record or its checksum fails (a changed byte must not
+    point a reuse at another trial: the output is sent again, and `engine check` names the damage)."""
+    if not data or len(data) <= TRAILER or crc32c(data) != RESIDUE:
+        return []
+    try:
+        return list(_DECODE(bytes(data[:-TRAILER])))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return []
 
 
 class Source(NamedTuple):
@@ -45,7 +61,7 @@ def sources(log: EventStore, fingerprint: str) -> list[Source]:
     """Every indexed output of this fingerprint, oldest logged first (none for a store without it)."""
     get = getattr(log, "get_snapshot", None)
     data = get(key_of(fingerprint)) if get is not None and fingerprint else None
-    return [Source(*entry) for entry in _ENTRIES.decode(data)] if data else []
+    return [Source(*entry) for entry in _entries(data)]
 
 
 def index_rows(
@@ -59,11 +75,11 @@ def index_rows(
             entries = merged.get(key)
             if entries is None:
                 held = get(key)
-                entries = merged[key] = list(_ENTRIES.decode(held)) if held else []
+                entries = merged[key] = _entries(held)
             if not any(r == run_id and s == seq for r, s, _ in entries):
                 entries.append((run_id, seq, made))
     for key, entries in merged.items():
-        yield key, _ENCODE(entries)
+        yield key, _sealed(entries)
 
 
 def _fingerprints(event: Any) -> Iterator[tuple[str, float]]:
@@ -92,4 +108,4 @@ def rebuild_rows(log: EventStore) -> list[tuple[bytes, bytes]]:
     for run_id in log.run_ids():
         outputs = ((seq, decode(data)) for seq, data in log.read_run(run_id, tags=set(INDEXED_TAGS)))
         held.update(index_rows(held.get, run_id, outputs))
-    return [(key, _ENCODE(sorted(_ENTRIES.decode(value), key=lambda e: e[1]))) for key, value in held.items()]
+    return [(key, _sealed(sorted(_entries(value), key=lambda e: e[1]))) for key, value in held.items()]
