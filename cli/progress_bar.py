@@ -20,6 +20,7 @@ from rich.progress import (
 from rich.text import Text
 
 from engine.events import kinds as k
+from engine.presentation.status_words import counts_line
 
 PER_VARIANT_MAX = 4  # more variants than this: one line for the run, so the display fits a screen
 
@@ -41,8 +42,8 @@ class Counts:
             self.skipped += 1
 
     def describe(self) -> str:
-        skipped = f"  skipped {self.skipped}" if self.skipped else ""
-        return f"passed {self.passed}  failed {self.failed}  errors {self.errors}{skipped}"
+        skipped = f" · skipped {self.skipped}" if self.skipped else ""
+        return counts_line(self.passed, self.failed, self.errors) + skipped
 
 
 FINAL = (k.TrialGraded, k.TrialFailed, k.TrialSkipped)

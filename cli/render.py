@@ -78,15 +78,17 @@ def print_status(view: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(view) + b"\n")
         return
+    from engine.presentation.status_words import counts_line
+
     v = view
-    print(f"{v.run_id}  {v.experiment}  {v.status}  elapsed {v.elapsed_s:.0f} s")
+    print(f"{v.run_id}  {v.experiment}  {v.outcome or v.status}  elapsed {v.elapsed_s:.0f} s")
     if v.max_experiments is None:
         pct = 100.0 * v.trials_done / v.trials_total if v.trials_total else 0.0
         print(f"trials {v.trials_done}/{v.trials_total} ({pct:.0f}%), in flight {v.in_flight}", end="")
     else:
         print(f"variations {v.variations}/{v.max_experiments}, accepted {v.accepted}", end="")
         print(f", trials {v.trials_done}, in flight {v.in_flight}", end="")
-    print(f", errors {v.errors}, passed {v.passed}")
+    print(f" · {counts_line(v.passed, v.failed, v.errors)}")
     if v.message:
         print(v.message)
 

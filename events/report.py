@@ -396,3 +396,6 @@ class RunReport(Report):
     label_agreement: LabelAgreement | None = None
     ground_truth: GroundTruth | None = None  # a grading round made from labels
     budget_stops: list[BudgetStop] = []  # each budget in budget_exhausted: its figures, and why it stopped
+    # the status in the words every surface shows (events.outcome): "failed" for a completed run whose
+    # every trial errored, "completed with errors" when some did; empty in a report written before it
+    outcome: str = ""

@@ -9,6 +9,7 @@ from rich.text import Text
 from engine.presentation.model import ReportInput, as_report
 from engine.presentation.report.status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, Section, sections
+from engine.presentation.status_words import report_word, term_style
 from engine.presentation.term_table import table
 
 RERUN = "  rerun: "
@@ -52,8 +53,11 @@ def section_renderables(section: Section) -> list[Any]:
 def report_renderables(report: ReportInput) -> list[Any]:
     """Text objects, not markup: names and error messages are user data and may hold brackets."""
     r = as_report(report)
-    partial = "  (partial)" if r.is_partial else ""
-    out: list[Any] = [Text.assemble((r.experiment, "bold"), f"  run {r.run_id}  {r.status}{partial}")]
+    word = report_word(r)
+    partial = "  (partial)" if r.is_partial and word != "partial" else ""
+    out: list[Any] = [
+        Text.assemble((r.experiment, "bold"), f"  run {r.run_id}  ", (word, term_style(word)), partial)
+    ]
     out += [Text(line, style="yellow") for line in status_lines(r)]
     said_winner = False
     for section in sections(r):

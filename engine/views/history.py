@@ -23,7 +23,7 @@ METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
 
 class HistoryPoint(msgspec.Struct, kw_only=True):
     run_id: str
-    status: str
+    status: str  # the word every surface shows: "failed" when every trial errored (events.outcome)
     started: float
     spec_hash: str = ""
     variant: str = ""  # whose figures these are
@@ -49,7 +49,7 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
     if found is None:  # live or killed: no figures until it writes its report
         return point
     report = report_digest(log, run_id, found)
-    point.spec_hash = report.spec_hash
+    point.spec_hash, point.status = report.spec_hash, report.outcome or status
     chosen = next((v for v in report.variants if v.name == variant), None) if variant else None
     chosen = chosen or (report.variants[0] if report.variants else None)
     if chosen is not None:
@@ -60,6 +60,12 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
     automatic = status == "completed" and not report.error_rate_exceeded and not worse
     point.green = heads.mark == "green" or (heads.mark != "red" and automatic)
     return point
+
+
+def run_outcome(log: EventStore, run_id: str, status: str) -> str:
+    """The run's status word: its stored report's (which knows its errors), else its lifecycle status."""
+    found = load(log, RUN_HEADS, run_id).report_hash()
+    return status if found is None else report_digest(log, run_id, found).outcome or status
 
 
 def last_green(log: EventStore, experiment: str, before: str) -> str | None:

@@ -47,6 +47,7 @@ class ReportDigest(msgspec.Struct):
     comparisons: list[DigestComparison] = []
     spec_hash: str = ""
     error_rate_exceeded: bool = False
+    outcome: str = ""  # the status word every surface shows (events.outcome)
     report_hash: str = ""  # not a report field: which report this is the digest of
 
 

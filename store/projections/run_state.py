@@ -234,6 +234,11 @@ class RunState:
     def trials_passed(self) -> int:
         return sum(c.passed.bit_count() for c in self.cells.values())
 
+    def trials_failed(self) -> int:
+        """Graded trials that did not pass (an unscorable output is not a failure: it is ungraded)."""
+        cells = self.cells.values()
+        return sum((c.completed & c.graded & ~c.passed & ~c.unscored).bit_count() for c in cells)
+
     def cost_spent(self) -> float:
         return self.cost_used / SCALE
 
