@@ -46,7 +46,8 @@ def report_html(report: ReportInput, matrix: FileMatrix | None = None) -> str:
     r = as_report(report)
     return render(
         "report_file.html", r=r, word=report_word(r), css=stylesheet(), status=status_lines(r),
-        chart=score_chart(r), sections=sections(r), winner_line=winner_line(r), deciding=DECIDING, matrix=matrix,
+        chart=score_chart(r), sections=sections(r), winner_line=winner_line(r), deciding=DECIDING,
+        matrix=matrix,
         data=Markup(matrix.data if matrix else ""), script=Markup(matrix.script if matrix else ""),
     )  # fmt: skip
 

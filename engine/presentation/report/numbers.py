@@ -13,6 +13,11 @@ def interval(pair: list[float] | None, digits: int = 2) -> str:
     return "-" if not pair else f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
 
 
+# every p-value shown says whether it is raw or adjusted, and by what: one label for each, everywhere
+P_RAW = "p (raw)"
+P_HOLM = "p (Holm)"
+
+
 def p_value(value: float | None) -> str:
     """Three significant digits, for people: 0.266, 0.0107, 1.00; below 0.001 only that."""
     if value is None:

@@ -11,18 +11,19 @@ Values are plain text; each surface escapes them for its own format.
 from __future__ import annotations
 
 from engine.events.report import RunReport, VariantReport, VariationRecord
-from engine.presentation.report.numbers import fmt, interval, money, p_value, signed
+from engine.presentation.report.numbers import P_HOLM, P_RAW, fmt, interval, money, p_value, signed
 
 RESULT_HEADER = [
     "variant", "trials", "errors", "score", "score 95% CI", "pass rate", "pass 95% CI",
     "cases p/f/fl/e",
 ]  # fmt: skip
 SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens out", "judge tokens", "cost $"]
-COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
-VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"]
+COMPARISON_HEADER = ["candidate", "delta", "95% CI", P_RAW, P_HOLM, "test", "significant"]
+VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", P_RAW, "decision"]
+# both p-values raw: each candidate's own test by case, and the test of the judge's lean to A or B
 PAIRWISE_HEADER = [
-    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "cases +/-/=", "p (cases)", "A picked",
-    "lean p",
+    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "cases +/-/=", P_RAW, "A picked",
+    "lean p (raw)",
 ]  # fmt: skip
 JUDGE_HEADER = ["judge", "judged", "unparseable", "unparseable rate", "mean spread", "max spread"]
 FLAKY_HEADER = ["variant", "case", "passed"]
@@ -30,7 +31,10 @@ MAX_FLAKY_ROWS = 50
 
 
 def role(r: RunReport, name: str) -> str:
-    """winner | baseline | other: how the charts and tables mark a variant."""
+    """winner | tied | baseline | other: how the charts and tables mark a variant; the best that are
+    not separated are "tied" (the winner among them too), as the winner line says."""
+    if name in r.tied_best and len(r.variants) > 1:
+        return "tied"
     return "winner" if name == r.winner else "baseline" if name == r.baseline else "other"
 
 
