@@ -37,14 +37,14 @@ def test_the_display_counts_passes_failures_and_errors_with_rate_and_eta() -> No
     events: list[k.Event] = [graded("a", 0, True), graded("b", 0, True), graded("a", 1, False), failed]
     run, a, b = shown(["a", "b"], 10, events)
     assert run.startswith("exp") and "4/10" in run and "/s" in run and "eta" in run
-    assert "passed 2  failed 1  errors 1" in run
-    assert "1/5" in b and "passed 1  failed 0  errors 0" in b
-    assert "3/5" in a and "passed 1  failed 1  errors 1" in a
+    assert "passed 2 · failed 1 · errors 1" in run
+    assert "1/5" in b and "passed 1 · failed 0 · errors 0" in b
+    assert "3/5" in a and "passed 1 · failed 1 · errors 1" in a
     assert all(len(line.rstrip()) <= 100 for line in (run, a, b))
 
 
 def test_a_tuning_session_or_many_variants_get_one_line() -> None:
     (session,) = shown([], 0, [graded("baseline", 0, True), graded("temperature=0.2", 0, False)])
-    assert "2/?" in session and "passed 1  failed 1  errors 0" in session
+    assert "2/?" in session and "passed 1 · failed 1 · errors 0" in session
     many = shown([f"v{i}" for i in range(6)], 60, [graded("v0", 0, True)])
     assert len(many) == 1 and "1/60" in many[0]
