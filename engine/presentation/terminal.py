@@ -13,9 +13,6 @@ from engine.presentation.status_words import report_word, term_style
 from engine.presentation.term_table import table
 
 RERUN = "  rerun: "
-# the terminal's results table: short headers (their figures are narrower than "cases p/f/fl/e"), so
-# a variant's name and its "(baseline, winner)" marks keep one line at 100 columns
-SHORT = {"pass rate": "pass", "cases p/f/fl/e": "p/f/fl/e"}
 MAX_ROWS = 10  # a terminal shows the first rows of a long list; the JSON report has them all
 
 
@@ -31,7 +28,7 @@ def section_renderables(section: Section) -> list[Any]:
     out: list[Any] = []
     if section.table is not None:
         t = section.table
-        header = [SHORT.get(h, h) for h in t.header] if section.key == "variants" else t.header
+        header = t.header  # the labels every surface shows (report.tables): never the terminal's own
         rows = t.rows if section.key in DECIDING else t.rows[:MAX_ROWS]
         out.append(table(section.title, header, rows, t.left))
         if len(rows) < len(t.rows):

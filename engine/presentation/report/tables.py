@@ -3,7 +3,7 @@ render the same tables from here (headers and rows), so they cannot disagree on 
 The lines of text around them are in report_lines.py and report_stopping.py, the numbers' writing
 in report_numbers.py.
 
-"cases p/f/fl/e" counts each variant's cases by verdict: passed, failed, flaky, errored.
+"p/f/fl/e" counts each variant's cases by verdict: passed, failed, flaky, errored.
 
 Values are plain text; each surface escapes them for its own format.
 """
@@ -14,8 +14,7 @@ from engine.events.report import RunReport, VariantReport, VariationRecord
 from engine.presentation.report.numbers import P_HOLM, P_RAW, fmt, interval, money, p_value, signed
 
 RESULT_HEADER = [
-    "variant", "trials", "errors", "score", "score 95% CI", "pass rate", "pass 95% CI",
-    "cases p/f/fl/e",
+    "variant", "trials", "errors", "score", "score 95% CI", "pass rate", "pass 95% CI", "p/f/fl/e",
 ]  # fmt: skip
 SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens out", "judge tokens", "cost $"]
 COMPARISON_HEADER = ["candidate", "delta", "95% CI", P_RAW, P_HOLM, "test", "significant"]
