@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from engine.cli.hints import hint
+from engine.cli.store_arg import made_store
 from engine.store.log.event_log import EventLog
 
 
@@ -23,7 +24,7 @@ def create_command(file: Path, store: Path, run_id: str | None, as_json: bool, a
     check_environment(plan)
     spec = plan.spec
     rid = run_id or new_run_id()
-    with EventLog(store) as log:  # created if new, like `engine run` does
+    with EventLog(made_store(store)) as log:  # created if new, like `engine run` does
         create_run(log, spec, rid, plan.source)
     if as_json:
         typer.echo(json.dumps({"run_id": rid, "experiment": spec.name, "status": "pending"}))

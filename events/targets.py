@@ -75,6 +75,8 @@ OPENAI_SAMPLING = (
     "temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "max_tokens", "stop", "seed",
 )  # fmt: skip
 ANTHROPIC_SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
+# what the embedded model reads (actors/targets/local.py): anything else would change nothing
+LOCAL_READS = ("temperature", "top_p", "max_tokens", "latency_ms")
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ BUILTIN_TARGETS = [
     TargetKind(AnthropicTargetSpec, _HERE + "anthropic:AnthropicTarget", _HTTP, _ANTHROPIC_SENT),
     TargetKind(CommandTargetSpec, _HERE + "command_target:CommandTarget", {"command": ["cat"]}),
     TargetKind(PythonTargetSpec, _HERE + "python_target:PythonTarget", _PYTHON, callable_field="callable"),
-    TargetKind(LocalTargetSpec, _HERE + "local:LocalTarget"),
+    TargetKind(LocalTargetSpec, _HERE + "local:LocalTarget", sent_params=LOCAL_READS),
 ]
 TARGETS: KindRegistry[TargetKind] = KindRegistry(
     "target kind", "engine.targets", BaseTarget, BUILTIN_TARGETS, TargetKind
