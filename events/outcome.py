@@ -6,6 +6,8 @@ Low in the layers so the report and the status view carry the word themselves; t
 word are the presentation's (engine.presentation.status_words).
 """
 
+import msgspec
+
 COMPLETED = "completed"
 COMPLETED_WITH_ERRORS = "completed with errors"
 FAILED = "failed"
@@ -14,6 +16,13 @@ CANCELLED = "cancelled"
 RUNNING = "running"
 PENDING = "pending"
 WORDS = (COMPLETED, COMPLETED_WITH_ERRORS, FAILED, PARTIAL, CANCELLED, RUNNING, PENDING)
+
+
+def failed_outcome(status: str, done: int, errored: int) -> str | msgspec.UnsetType:
+    """The report's `outcome` field: set only when the word says more than the status (a completed
+    run that failed), so a report without it keeps its bytes."""
+    word = outcome_word(status, done, errored)
+    return word if word == FAILED and status != FAILED else msgspec.UNSET
 
 
 def outcome_word(status: str, done: int, errored: int) -> str:

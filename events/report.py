@@ -396,6 +396,7 @@ class RunReport(Report):
     label_agreement: LabelAgreement | None = None
     ground_truth: GroundTruth | None = None  # a grading round made from labels
     budget_stops: list[BudgetStop] = []  # each budget in budget_exhausted: its figures, and why it stopped
-    # the status in the words every surface shows (events.outcome): "failed" for a completed run whose
-    # every trial errored, "completed with errors" when some did; empty in a report written before it
-    outcome: str = ""
+    # "failed" when the run ran to its end but every trial errored (events.outcome: the word every
+    # surface shows; "completed with errors" is told by `status` and the variants' errors); left out
+    # of the JSON otherwise, so a log written before it replays byte for byte
+    outcome: str | msgspec.UnsetType = msgspec.UNSET

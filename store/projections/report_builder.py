@@ -8,7 +8,7 @@ seed, and floats are rounded, so the same state always renders the same bytes.
 from __future__ import annotations
 
 from engine.events import kinds as k
-from engine.events.outcome import outcome_word
+from engine.events.outcome import failed_outcome
 from engine.events.report import (
     BudgetStop,
     DataError,
@@ -92,7 +92,7 @@ def build_report(state: RunState) -> RunReport:
         run_id=state.run_id,
         experiment=spec.name if spec else "",
         status=state.status,
-        outcome=outcome_word(state.status, done, state.trials_errored()),
+        outcome=failed_outcome(state.status, done, state.trials_errored()),
         is_partial=is_partial(state, done),
         trials_total=state.trials_total or done,
         trials_done=done,
