@@ -71,6 +71,9 @@ class VariantReport(Report):
     # agents that write a transcript (ENGINE_TRANSCRIPT): its tool calls per tool name, over the trials;
     # left out of the JSON without any, so a log written before it existed replays byte for byte
     tool_calls_by_tool: dict[str, int] | msgspec.UnsetType = msgspec.UNSET
+    # what the target received: the experiment's params with the variant's own (`params`) over them;
+    # left out when they are the variant's own (no experiment-wide params), as for a log written before
+    sent_params: dict[str, object] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Comparison(Report):

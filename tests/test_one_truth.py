@@ -139,7 +139,8 @@ def broken_agent(request: TargetRequest) -> str:
 def agent_spec(name: str, seed: int, call: str = "flaky_agent") -> Any:
     return spec_from_dict({
         "name": name, "seed": seed, "target": {"kind": "python", "callable": call},
-        "variants": [{"name": "plain"}, {"name": "careful"}],
+        "params": {"temperature": 0.2, "max_tokens": 64},
+        "variants": [{"name": "plain"}, {"name": "careful", "params": {"temperature": 0.9}}],
         "cases": [{"id": f"c{i}", "prompt": "p", "expected": "yes"} for i in range(12)],
         "repeat": {"count": 3}, "graders": [{"kind": "exact"}],
     })  # fmt: skip
@@ -403,3 +404,35 @@ def html_sections_any(page: str) -> list[list[str]]:
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", page, re.S)
     return [[text_of(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
             for r in rows]  # fmt: skip
+
+
+@pytest.mark.parametrize("run_id", RUNS)
+def test_every_line_of_every_section_reads_the_same_everywhere(ctx: Any, run_id: str) -> None:
+    """The sections' lines (errors by class, scenarios, the parameters each target received, ...)."""
+    from engine.presentation.sections import sections
+
+    data = ctx.report(run_id)
+    shown = surfaces(ctx, run_id)
+    plain = {
+        "terminal": shown["terminal"],
+        "markdown": html.unescape(shown["markdown"].replace("\\", "")),
+        "html file": html.unescape(shown["html file"]),
+        "web run page": html.unescape(shown["web run page"]),
+    }
+    said = [line.partition("  rerun: ")[0] for s in sections(msgspec.json.decode(data, type=_report_type()))
+            for line in s.lines]  # fmt: skip
+    for surface, text in plain.items():
+        missing = [line for line in said if line not in text]
+        assert not missing, f"{run_id}: {surface} leaves out {missing}"
+
+
+def test_each_variant_shows_the_parameters_its_target_received(ctx: Any) -> None:
+    """The experiment's params with the variant's own over them, in the JSON and on every surface."""
+    report = msgspec.json.decode(ctx.report("agent"))
+    sent = {v["name"]: v.get("sent_params", v["params"]) for v in report["variants"]}
+    assert sent == {"plain": {"temperature": 0.2, "max_tokens": 64},
+                    "careful": {"temperature": 0.9, "max_tokens": 64}}  # fmt: skip
+    line = "careful: " + ", ".join(f"{k}={v}" for k, v in sent["careful"].items())
+    for surface, text in surfaces(ctx, "agent").items():
+        if surface != "json":
+            assert line in html.unescape(text).replace("\\", ""), surface

@@ -16,10 +16,12 @@ from engine.presentation.report.stopping import stopping_lines
 
 SECTION_KEYS = (
     "variants", "spend", "comparisons", "pairwise", "labels", "tuning", "errors", "grading_errors",
-    "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools", "decidability",
+    "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools", "params",
+    "decidability",
 )  # fmt: skip
 # the sections the winner is decided on: every surface says the winner line after them
 DECIDING = frozenset({"variants", "spend", "comparisons", "pairwise", "labels", "tuning"})
+PARAMS_TITLE = "Parameters each variant's target received (the experiment's, the variant's own over them)"
 IDENTICAL_TITLE = "Identical outputs across repeats (caching or temperature 0?)"
 
 
@@ -59,6 +61,7 @@ def sections(r: RunReport) -> list[Section]:
         Section("identical", IDENTICAL_TITLE, lines=text.identical_lines(r)),
         _tags(r),
         Section("tools", "Agents' tools", lines=text.tool_lines(r)),
+        Section("params", PARAMS_TITLE, lines=text.params_lines(r)),
         Section("decidability", "What this plan can decide", lines=text.decidability_lines(r)),
     ]  # fmt: skip
     return [s for s in found if s.lines or (s.table is not None and s.table.rows)]
