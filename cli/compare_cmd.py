@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from engine.presentation.compare_table import CASE_HEADER, CASE_TEST, METRIC_HEADER, case_rows, metric_rows
+from engine.presentation.compare_table import CASE_HEADER, CASE_TEST, case_rows, metric_tables
 from engine.views.compare.comparison import NOTHING, RunComparison
 from engine.views.compare.gates import MetricDelta
 
@@ -77,7 +77,8 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
         console.print(Text(NOTHING, style="yellow"))
         return
     title = f"{result.candidate_run} vs {result.baseline_run} ({result.shared_cases} shared cases)"
-    console.print(table(title, METRIC_HEADER, metric_rows(result.metrics), left=2))
+    for pair, header, rows in metric_tables(result.metrics):
+        console.print(table(f"{title}: {pair}", header, rows, left=1))
     margins = margin_line(result.metrics)
     if margins:
         console.print(Text(margins))

@@ -63,7 +63,7 @@ FIGURES: dict[str, tuple[str, int, dict[str, Figure]]] = {
         "variant": lambda v: v["name"], "trials": lambda v: str(v["trials"]),
         "errors": lambda v: str(v["errors"]),
         "score": lambda v: fmt(v["strategy_score"]), "score 95% CI": lambda v: interval(v["ci95"]),
-        "pass rate": lambda v: fmt(v["pass_rate"]), "pass 95% CI": lambda v: interval(v["pass_rate_ci95"]),
+        "pass": lambda v: fmt(v["pass_rate"]), "pass 95% CI": lambda v: interval(v["pass_rate_ci95"]),
         "p/f/fl/e": cases,
     }),
     "spend": ("variants", 1, {
@@ -383,21 +383,24 @@ def test_compare_shows_raw_and_holm_p_alike_on_the_terminal_and_the_web(
     ctx: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from engine.cli.compare_cmd import print_comparison
-    from engine.presentation.compare_table import METRIC_HEADER, metric_rows
+    from engine.presentation.compare_table import metric_tables
 
     result = compare_runs(ctx.log, "agent", "agent2", GateSpec())
     print_comparison(result, as_json=False)
     term = capsys.readouterr().out
     page = compare_body(ctx, "agent", "agent2", "")[1]
-    web = [r for r in (html_sections_any(page)) if r and r[0] in {m.variant for m in result.metrics}]
-    rows = metric_rows(result.metrics)
-    assert "p (raw)" in METRIC_HEADER[5] and METRIC_HEADER[6] == "p (Holm)"
-    for m, row in zip(result.metrics, rows, strict=True):
-        if m.ratio_ci is None:  # each paired metric's p, raw and adjusted, as the JSON holds them
-            assert row[5:7] == [p_value(m.p_value), p_value(m.p_value_adjusted)]
-        assert on_one_line(term, row[2:]), row
-        assert row in web, row
-    assert all(h in html.unescape(page) for h in METRIC_HEADER)
+    web = html_sections_any(page)
+    tables = metric_tables(result.metrics)
+    assert [pair for pair, _, _ in tables] == ["plain", "careful"]
+    for pair, header, rows in tables:
+        raw, holm = header.index("p (raw) / ratio CI"), header.index("p (Holm)")
+        assert on_one_line(term, header) and all(f"<th>{h}</th>" in page for h in header)
+        metrics = [m for m in result.metrics if m.variant == pair]
+        for m, row in zip(metrics, rows, strict=True):
+            if m.ratio_ci is None:  # each paired metric's p, raw and adjusted, as the JSON holds them
+                assert [row[raw], row[holm]] == [p_value(m.p_value), p_value(m.p_value_adjusted)]
+            assert on_one_line(term, row), row
+            assert row in web, row
 
 
 def html_sections_any(page: str) -> list[list[str]]:

@@ -17,7 +17,7 @@ METRIC_HEADER = [
     "regressed",
 ]  # fmt: skip
 CASE_HEADER = ["variant", "case", "baseline", "candidate", P_HOLM]
-CASE_TEST = "Fisher's exact test on the case's replicas"
+CASE_TEST = "Fisher's exact test on replicas"
 
 
 def _typed(items: list[Any], kind: type[Any]) -> list[Any]:
@@ -34,6 +34,15 @@ def metric_rows(metrics: list[Any]) -> list[list[str]]:
         ]
         for m in _typed(metrics, MetricDelta)
     ]  # fmt: skip
+
+
+def metric_tables(metrics: list[Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(variant pair, header, rows): a table per compared pair, the pair said above it, so each table
+    keeps one line per metric at 100 columns."""
+    by_pair: dict[str, list[list[str]]] = {}
+    for row in metric_rows(metrics):
+        by_pair.setdefault(row[0], []).append(row[1:])
+    return [(pair, METRIC_HEADER[1:], rows) for pair, rows in by_pair.items()]
 
 
 def case_rows(changes: list[Any]) -> list[list[str]]:

@@ -73,7 +73,7 @@ def _marks(r: RunReport) -> list[str]:
 
 def _results(r: RunReport) -> list[Section]:
     return [
-        Section("variants", "Variants (cases p/f/fl/e: passed, failed, flaky, errored)",
+        Section("variants", "Variants (pass: the pass rate; p/f/fl/e: cases passed, failed, flaky, errored)",
                 Table(tables.RESULT_HEADER, tables.result_rows(r), marks=_marks(r)),
                 note=text.score_basis_note(r) or ""),
         Section("spend", "Latency and spend",

@@ -29,8 +29,8 @@ from engine.web.templated import body as templated
 from engine.web.trials_api import TrialFilter, trials_page
 
 # the compare page's tables: the terminal's (one table, one set of labels, raw and Holm p both)
-COMPARE_TABLES = dict(metric_header=ct.METRIC_HEADER, metric_rows=ct.metric_rows, case_header=ct.CASE_HEADER,
-                      case_rows=ct.case_rows, case_test=ct.CASE_TEST, zip=zip)  # fmt: skip
+COMPARE_TABLES = dict(metric_tables=ct.metric_tables, case_header=ct.CASE_HEADER, case_rows=ct.case_rows,
+                      case_test=ct.CASE_TEST, zip=zip)  # fmt: skip
 
 
 def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str) -> tuple[str, str]:

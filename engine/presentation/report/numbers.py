@@ -4,6 +4,10 @@ figure that does not exist, p-values to three significant digits. Plain text; ea
 
 from __future__ import annotations
 
+from engine.views.p_text import p_value
+
+__all__ = ["P_HOLM", "P_RAW", "fmt", "interval", "money", "p_value", "signed"]
+
 
 def fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
@@ -18,11 +22,6 @@ P_RAW = "p (raw)"
 P_HOLM = "p (Holm)"
 
 
-def p_value(value: float | None) -> str:
-    """Three significant digits, for people: 0.266, 0.0107, 1.00; below 0.001 only that."""
-    if value is None:
-        return "-"
-    return "<0.001" if value < 0.001 else f"{value:#.3g}"
 
 
 def money(value: float | None) -> str:
