@@ -14,6 +14,8 @@ def default_store() -> Path:
 
 
 def hint(*args: str, store: Path | None = None) -> str:
-    """`engine ARGS`, with `--store STORE` when a command run from here would not find that store."""
-    extra = ("--store", str(store)) if store is not None and store != default_store() else ()
-    return engine_command(*args, *extra)
+    """`engine ARGS`, with `--store STORE` when a command run from here would not find that store:
+    an absolute path, so the command runs as printed from any folder."""
+    if store is None or store.resolve() == default_store().resolve():
+        return engine_command(*args)
+    return engine_command(*args, "--store", str(store.resolve()))
