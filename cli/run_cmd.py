@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import trio
 
-from engine.cli.hints import hint
+from engine.cli.hints import hint, labelled
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.report import RunReport
@@ -150,9 +150,11 @@ def print_next_steps(report: RunReport, store: Path | None = None) -> None:
         limit = f"execution.max_error_rate {report.max_error_rate:g}"
         lines.append(f"exit 1: {rate} of trials had no usable result (above {limit})")
     if report.status == "cancelled" or report.status == "running":
-        lines.append(f"continue it:  {hint('run', '--resume', rid, store=store)}")
-    lines.append(f"next:  {hint('report', rid, '--markdown', store=store)}")
-    lines.append(f"       {hint('export', rid, '--format', 'jsonl', store=store)}")
+        lines += labelled("continue it", hint("run", "--resume", rid, store=store))
+    report_it, export_it = hint("report", rid, "--markdown", store=store), hint(
+        "export", rid, "--format", "jsonl", store=store
+    )
+    lines += labelled("next", report_it, export_it)
     print("\n".join(lines), file=sys.stderr)
 
 
