@@ -34,8 +34,16 @@ def print_history(log: Any, experiment: str, metric: str, variant: str | None, a
          "yes" if p.green else "", _num(getattr(p, metric)), p.spec_hash[:8]]
         for p in points
     ]  # fmt: skip
-    title = f"{experiment}: {metric}, oldest first"
     header = ["run", "status", "started", "green", metric, "spec"]
+    names = sorted({p.variant for p in points if p.variant})
+    which = names[0] if len(names) == 1 else "the variant each row names"
+    if len(names) > 1:  # runs whose baselines differ: each row names its own
+        header.insert(4, "variant")
+        for row, p in zip(rows, points, strict=True):
+            row.insert(4, p.variant or "-")
+    if not variant and len(names) == 1:
+        which = "the baseline" if which == "baseline" else f"{which} (the baseline)"
+    title = f"{experiment}: {metric} of {which}"
     spark = sparkline(values)
     line = f"{metric} {spark}  ({len(points)} runs; last green: {_last_green(points)})"
     width = console_width()
