@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 import trio
 
 from engine.cli.hints import hint, labelled
+from engine.cli.store_arg import made_store
 from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.report import RunReport
@@ -81,6 +82,7 @@ def run_command(
 
     # the process is engine's own here: a host application embedding engine keeps its allocator as it is
     tune_allocator()  # before the writer's thread allocates: a long run's memory stays level
+    made_store(store)  # after every check of the input: a refused run leaves no store behind
     return trio.run(_run, plan, store, resume or run_id, resume is not None, as_json, quiet, source, notes)
 
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from engine.cli.options import JsonOpt, StoreOpt, store_path
-from engine.cli.store_arg import made_store
 
 if TYPE_CHECKING:
     from engine.input.experiment_plan import ExperimentPlan
@@ -70,8 +69,7 @@ def run(
     plan = _load_plan(file) if resume is None and file is not None else None
     if plan is not None and plan.spec.schedule is not None and plan.spec.schedule.enabled:
         raise typer.Exit(schedule_command(file, store_path(store), None, narrowing, plan))
-    where = made_store(store_path(store))
-    code = run_command(file, where, resume, run_id, as_json, quiet, narrowing, allow_large, plan)
+    code = run_command(file, store_path(store), resume, run_id, as_json, quiet, narrowing, allow_large, plan)
     raise typer.Exit(code)
 
 
