@@ -4,6 +4,7 @@ for a person to copy."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -39,3 +40,31 @@ def test_the_quick_start_walk_through_fits_100_columns(tmp_path: Path) -> None:
         done = run_engine(*shlex.split(command), cwd=tmp_path, COLUMNS=str(WIDTH))
         wide = too_wide(done.stdout.decode() + done.stderr.decode())
         assert not wide, f"engine {command}: {wide}"
+
+
+def test_a_report_of_seven_variants_keeps_its_labels_whole_at_100_columns() -> None:
+    import msgspec
+    from rich.console import Console
+
+    from engine.events.report import RunReport
+    from engine.presentation.terminal import report_renderables
+    from tests.test_report_structure import variant
+
+    names = [f"prompt-variant-{i}-{'x' * i}" for i in range(7)]
+    tags = {"geo": {"cases": 3, "mean_score": 0.5, "pass_rate": 0.6},
+            "math-and-logic": {"cases": 2, "mean_score": 0.4, "pass_rate": 0.5}}  # fmt: skip
+    variants = [{**variant(n, 0.5 + i / 20), "by_tag": tags} for i, n in enumerate(names)]
+    report = msgspec.convert({
+        "run_id": "r", "experiment": "seven", "status": "completed", "is_partial": False, "trials_total": 70,
+        "trials_done": 70, "baseline": names[0], "winner": names[6], "winner_significant": False,
+        "variants": variants, "comparisons": [], "flaky_cases": [], "budget_exhausted": [],
+        "strategy": "mean",
+    }, RunReport)  # fmt: skip
+    console = Console(record=True, width=WIDTH, file=open("/dev/null", "w"))  # noqa: SIM115
+    for renderable in report_renderables(report):
+        console.print(renderable)
+    text = console.export_text()
+    assert not too_wide(text)
+    for name in names:  # a variant's name on one line, never split mid-word
+        assert re.search(rf"(^|\s){re.escape(name)}(\s|$)", text, re.M), name
+    assert "math-and-logic" in text

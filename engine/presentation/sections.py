@@ -114,4 +114,5 @@ def _flaky(r: RunReport) -> Section:
 
 def _tags(r: RunReport) -> Section:
     header, rows = tables.tag_rows(r)
-    return Section("tags", "By tag (score / pass rate)", Table(header, rows))
+    text = _left(2 if "variant" in header else 1)  # the long form names the variant in a column
+    return Section("tags", "By tag (score / pass rate)", Table(header, rows, text))

@@ -132,9 +132,18 @@ def flaky_rows(r: RunReport) -> list[list[str]]:
     return [[f.variant, f.case, f"{f.passes}/{f.runs}"] for f in r.flaky_cases[:MAX_FLAKY_ROWS]]
 
 
+WIDE_TAGS = 5  # up to this many variants, a column each; more: a row per tag and variant
+
+
 def tag_rows(r: RunReport) -> tuple[list[str], list[list[str]]]:
-    """(header, rows): score / pass rate per case tag and variant."""
+    """(header, rows): score / pass rate per case tag and variant; with many variants a row per tag
+    and variant, so the table keeps its label columns at 100 columns."""
     tags = sorted({tag for v in r.variants for tag in v.by_tag})
+    if len(r.variants) > WIDE_TAGS:
+        return ["tag", "variant", "score / pass"], [
+            [tag, v.name, f"{fmt(v.by_tag[tag].mean_score)} / {fmt(v.by_tag[tag].pass_rate)}"]
+            for tag in tags for v in r.variants if tag in v.by_tag
+        ]  # fmt: skip
     rows = []
     for tag in tags:
         row = [tag]
