@@ -68,3 +68,28 @@ def test_a_report_of_seven_variants_keeps_its_labels_whole_at_100_columns() -> N
     for name in names:  # a variant's name on one line, never split mid-word
         assert re.search(rf"(^|\s){re.escape(name)}(\s|$)", text, re.M), name
     assert "math-and-logic" in text
+
+
+def test_a_long_list_says_once_how_many_more() -> None:
+    import msgspec
+    from rich.console import Console
+
+    from engine.events.report import RunReport
+    from engine.presentation.markdown import report_markdown
+    from engine.presentation.terminal import report_renderables
+    from tests.test_report_structure import variant
+
+    flaky = [{"variant": "a", "case": f"c{i:03d}", "passes": 1, "runs": 2} for i in range(120)]
+    report = msgspec.convert({
+        "run_id": "r", "experiment": "long", "status": "completed", "is_partial": False, "trials_total": 240,
+        "trials_done": 240, "baseline": "a", "winner": "a", "winner_significant": False,
+        "variants": [variant("a", 0.5)], "comparisons": [], "flaky_cases": flaky, "budget_exhausted": [],
+        "strategy": "mean",
+    }, RunReport)  # fmt: skip
+    console = Console(record=True, width=WIDTH, file=open("/dev/null", "w"))  # noqa: SIM115
+    for renderable in report_renderables(report):
+        console.print(renderable)
+    text = console.export_text()
+    assert text.count("more (engine report --json lists them)") == 1 and "...and 110 more" in text
+    markdown = report_markdown(report)
+    assert markdown.count("more (engine report --json lists them)") == 1 and "...and 70 more" in markdown

@@ -39,6 +39,8 @@ def section_lines(section: Section) -> list[str]:
     lines = [f"### {md_escape(section.title)}", ""]
     if section.table is not None:
         lines += _table(section.table.header, section.table.rows, section.table.left)
+        if section.table.more():
+            lines += [md_escape(section.table.more()), ""]
     if section.note:
         note = section.note[0].upper() + section.note[1:]
         lines += [md_escape(note), ""]

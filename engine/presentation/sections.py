@@ -31,6 +31,12 @@ class Table:
     rows: list[list[str]]
     left: frozenset[int] = frozenset({0})  # text columns (left-aligned); the rest are figures
     marks: list[str] = field(default_factory=list)  # a role per row (winner, baseline...) or none
+    total: int = 0  # rows the list has in all (0: these rows): a surface showing fewer says how many more
+
+    def more(self, shown: int | None = None) -> str:
+        """One line for the rows a surface leaves out of the list (it shows `shown`, default all)."""
+        hidden = max(self.total, len(self.rows)) - (len(self.rows) if shown is None else shown)
+        return f"...and {hidden} more (engine report --json lists them)" if hidden > 0 else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +112,8 @@ def _judges(r: RunReport) -> Section:
 
 
 def _flaky(r: RunReport) -> Section:
-    more = len(r.flaky_cases) - tables.MAX_FLAKY_ROWS
-    table = Table(tables.FLAKY_HEADER, tables.flaky_rows(r), _left(2))
-    return Section("flaky", f"Flaky cases ({len(r.flaky_cases)})", table,
-                   note=f"...and {more} more." if more > 0 else "")  # fmt: skip
+    table = Table(tables.FLAKY_HEADER, tables.flaky_rows(r), _left(2), total=len(r.flaky_cases))
+    return Section("flaky", f"Flaky cases ({len(r.flaky_cases)})", table)
 
 
 def _tags(r: RunReport) -> Section:

@@ -31,8 +31,8 @@ def section_renderables(section: Section) -> list[Any]:
         header = t.header  # the labels every surface shows (report.tables): never the terminal's own
         rows = t.rows if section.key in DECIDING else t.rows[:MAX_ROWS]
         out.append(table(section.title, header, rows, t.left))
-        if len(rows) < len(t.rows):
-            out.append(Text(f"  ...and {len(t.rows) - len(rows)} more (engine report --json lists them)"))
+        if t.more(len(rows)):  # one line for every row left out, however the list was cut
+            out.append(Text(f"  {t.more(len(rows))}"))
         if section.note:
             out.append(Text(section.note))
         prefix = "  "
