@@ -63,6 +63,7 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
     from rich.text import Text
 
     from engine.cli.render import make_console
+    from engine.cli.wrap import fold
     from engine.presentation.term_table import table
 
     console = make_console()
@@ -71,8 +72,8 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
             console.print(Text(f"warning: {warning}", style="yellow"))
     if result.spec_differences:  # lines, not a table: a field's path is long and read whole
         console.print("spec fields that differ (baseline -> candidate):")
-        for d in result.spec_differences:
-            console.print(Text(f"  {d.field}: {d.baseline} -> {d.candidate}"), soft_wrap=True)
+        for d in result.spec_differences:  # folded at 100 columns, a long value kept whole on its line
+            console.print(Text(fold(f"  {d.field}: {d.baseline} -> {d.candidate}")), soft_wrap=True)
     if result.nothing_to_compare:
         console.print(Text(NOTHING, style="yellow"))
         return

@@ -24,12 +24,14 @@ from rich.console import Console
 
 from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
+from engine.events.graders import ContainsGraderSpec
 from engine.events.spec import GateSpec
 from engine.presentation.html_file import file_matrix, report_html
 from engine.presentation.markdown import report_markdown
 from engine.presentation.report.numbers import fmt, interval, money, p_value, signed
 from engine.presentation.sections import SECTION_KEYS
 from engine.presentation.terminal import report_renderables
+from engine.runtime.regrade import regrade_run
 from engine.runtime.run_status import run_status
 from engine.views.compare.comparison import compare_runs
 from engine.web.context import WebContext
@@ -165,6 +167,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         async with open_fake_openai(answer=prefers_good) as server:
             async with open_engine(where, callables={**CALLABLES, "subject": pairwise_subject}) as eng:
                 await eng.run(pairwise_spec(server.base_url, cases=6), run_id="judge")
+                # a regrade round over the stored outputs: the report every surface shows is its
+                await regrade_run(eng.log, "judge", [ContainsGraderSpec(value="GOOD")], name="strict")
         async with open_engine(where, callables=CALLABLES) as eng:
             await eng.run(race_spec(cases=24), run_id="race")
             await eng.run(tune_spec("grid", max_experiments=3), run_id="tune")
@@ -328,7 +332,7 @@ def status_word(surface: str, text: str, run_id: str) -> str:
 def test_the_status_winner_and_errors_read_the_same_everywhere(
     ctx: Any, run_id: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.presentation.report.status import winner_line
+    from engine.presentation.report.status import status_lines, winner_line
 
     data = ctx.report(run_id)
     report = msgspec.json.decode(data)
@@ -339,12 +343,15 @@ def test_the_status_winner_and_errors_read_the_same_everywhere(
     word = json_word(report)
     assert status.split("  ")[2] == word, status
     assert set(words.values()) == {word}, words
-    winner = winner_line(msgspec.json.decode(data, type=_report_type()))
+    typed = msgspec.json.decode(data, type=_report_type())
+    winner = winner_line(typed)
+    said = status_lines(typed)  # partial, errors, budgets, the grading round, warnings
     for surface, text in shown.items():
         if surface == "json":
             continue
         plain = html.unescape(text).replace("\\", "").replace("**", "")
         assert winner in plain, f"{surface}: {winner!r}"
+        assert all(line in plain for line in said), f"{surface}: {said}"
         for err in report["errors"]:
             unit = "trials" if err["stage"] == "trial" else "grades"
             assert f"{err['class']} ({err['count']} {unit};" in plain, f"{surface}: {err['class']}"
@@ -439,3 +446,11 @@ def test_each_variant_shows_the_parameters_its_target_received(ctx: Any) -> None
     for surface, text in surfaces(ctx, "agent").items():
         if surface != "json":
             assert line in html.unescape(text).replace("\\", ""), surface
+
+
+def test_the_regrade_round_is_the_one_every_surface_shows(ctx: Any) -> None:
+    report = msgspec.json.decode(ctx.report("judge"))
+    assert (report["grading"], report["grading_name"]) == (1, "strict")
+    for surface, text in surfaces(ctx, "judge").items():
+        if surface != "json":
+            assert "Grading round 1 (strict)" in html.unescape(text), surface
