@@ -14,7 +14,13 @@ def list_runs(store: Path | None = None, as_json: bool = False) -> None:
     from engine.runtime.run_status import list_runs as summaries
 
     with open_log(store) as log:
-        print_runs(summaries(log), as_json)
+        runs = summaries(log)
+        if as_json:
+            print_runs(runs, as_json)
+            return
+        from engine.views.history import run_outcome  # the status word every surface shows
+
+        print_runs(runs, as_json, [run_outcome(log, s.run_id, s.status) for s in runs])
 
 
 def run_status(run_id: str | None = None, store: Path | None = None, as_json: bool = False) -> None:

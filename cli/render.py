@@ -57,16 +57,17 @@ def _when(ts: float, form: str = "%Y-%m-%d %H:%M:%S") -> str:
     return datetime.datetime.fromtimestamp(ts).strftime(form) if ts else "-"
 
 
-def print_runs(runs: list[Any], as_json: bool) -> None:
+def print_runs(runs: list[Any], as_json: bool, words: list[str] | None = None) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(runs) + b"\n")
         return
     # to the minute, and the origin only when some run was scheduled: a 22-character run id and a
     # 30-character experiment name keep one line at 100 columns
+    said = words or [s.status for s in runs]
     rows = [
-        [s.run_id, s.experiment, s.status, str(s.trials_total) if s.trials_total else "-",
+        [s.run_id, s.experiment, word, str(s.trials_total) if s.trials_total else "-",
          _when(s.started_ts, "%Y-%m-%d %H:%M"), s.origin]
-        for s in runs
+        for s, word in zip(runs, said, strict=True)
     ]  # fmt: skip
     header = ["run id", "experiment", "status", "trials", "started", "origin"]
     if all(s.origin == "manual" for s in runs):
