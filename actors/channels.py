@@ -1,8 +1,8 @@
 """Sending on (and taking from) a memory channel without a turn of the scheduler when it can.
 
-trio's `send` always yields after handing the item over (about 7 us and a task switch). A worker that
-sends two or three messages per trial and then waits on the network (a checkpoint of its own) need
-not yield at each one: `put` hands the item over at once when the buffer has room, and waits like
+trio's `send` always yields after handing the item over (a task switch: benchmarks/README.md#in-code-trials).
+A worker that sends two or three messages per trial and then waits on the network (a checkpoint of its own)
+need not yield at each one: `put` hands the item over at once when the buffer has room, and waits like
 `send` only when it is full. Like `send`, it raises Cancelled before sending in a cancelled scope.
 `take` is the same for `receive` (which yields even when an item is waiting): a worker that takes
 its next job and goes on to the network yields there.

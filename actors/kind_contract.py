@@ -4,6 +4,9 @@ registered kind, a plugin author's over theirs):
     from engine.actors.kind_contract import check_grader_kind, check_target_kind
     def test_my_grader(): check_grader_kind(MY_GRADER)
 
+An async test suite (pytest-trio, already inside trio.run) awaits the same checks:
+`await acheck_grader_kind(MY_GRADER)`, `await acheck_target_kind(MY_TARGET)`.
+
 Each check raises AssertionError saying what the kind did wrong. A kind's `example` fields build the
 spec checked; "{url}" in them is the address of a server that accepts and never answers, so a kind
 that calls a model shows how it behaves when the model hangs. Cancellation comes once every task
@@ -41,18 +44,26 @@ WRONG = [[{"not": "a value"}]]  # what no field of a spec takes
 
 
 def check_grader_kind(kind: GraderKind) -> None:
-    spec = _spec(kind, "http://127.0.0.1:9")
-    check_round_trip(kind, spec)
-    check_field_errors(kind)
-    if not kind.pairwise:  # a pairwise judge is given pairs once every trial has run, not one output
-        _run(functools.partial(_grader_behaviour, kind))
+    trio.run(acheck_grader_kind, kind)
 
 
 def check_target_kind(kind: TargetKind) -> None:
-    spec = _spec(kind, "http://127.0.0.1:9")
-    check_round_trip(kind, spec)
+    trio.run(acheck_target_kind, kind)
+
+
+async def acheck_grader_kind(kind: GraderKind) -> None:
+    """check_grader_kind, awaited from a test that already runs in trio (pytest-trio's)."""
+    check_round_trip(kind, _spec(kind, "http://127.0.0.1:9"))
     check_field_errors(kind)
-    _run(functools.partial(_target_behaviour, kind))
+    if not kind.pairwise:  # a pairwise judge is given pairs once every trial has run, not one output
+        await _against_a_silent_server(functools.partial(_grader_behaviour, kind))
+
+
+async def acheck_target_kind(kind: TargetKind) -> None:
+    """check_target_kind, awaited from a test that already runs in trio (pytest-trio's)."""
+    check_round_trip(kind, _spec(kind, "http://127.0.0.1:9"))
+    check_field_errors(kind)
+    await _against_a_silent_server(functools.partial(_target_behaviour, kind))
 
 
 def check_round_trip(kind: Kind, spec: Any) -> None:
@@ -166,17 +177,14 @@ def _spec(kind: Kind, url: str) -> Any:
     return convert_kinded(_fields(kind, url), kind.spec)
 
 
-def _run(body: Callable[[str], Awaitable[None]]) -> None:
-    async def main() -> None:
+async def _against_a_silent_server(body: Callable[[str], Awaitable[None]]) -> None:
+    try:
         async with trio.open_nursery() as nursery:
             serve = functools.partial(trio.serve_tcp, _silent, 0, host="127.0.0.1")
             listeners = await nursery.start(serve)
             port = listeners[0].socket.getsockname()[1]
             await body(f"http://127.0.0.1:{port}")
             nursery.cancel_scope.cancel()
-
-    try:
-        trio.run(main)
     except BaseExceptionGroup as group:  # the nursery's: say the check's own failure
         found: BaseException = group
         while isinstance(found, BaseExceptionGroup) and len(found.exceptions) == 1:

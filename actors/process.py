@@ -114,9 +114,14 @@ async def run_setup(commands: list[str], workdir: Path, env: dict[str, str], tim
     """Run each shell command in order in workdir; the first failure is a config error naming it."""
     for command in commands:
         done = await run_group(["/bin/sh", "-c", command], cwd=workdir, env=env, timeout_s=timeout_s)
-        if done.timed_out:
-            raise TargetError("config", f"setup command {command!r} timed out after {timeout_s}s")
-        if done.exit_code != 0:
-            raise TargetError(
-                "config", f"setup command {command!r} exited with {done.exit_code}:\n{done.stderr_tail()}"
-            )
+        check_setup(command, done, timeout_s)
+
+
+def check_setup(command: str, done: ProcessResult, timeout_s: float) -> None:
+    """A setup command that timed out or failed is a config error naming it."""
+    if done.timed_out:
+        raise TargetError("config", f"setup command {command!r} timed out after {timeout_s}s")
+    if done.exit_code != 0:
+        raise TargetError(
+            "config", f"setup command {command!r} exited with {done.exit_code}:\n{done.stderr_tail()}"
+        )

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from engine.actors.messages import TrialJob, TrialKey
-from engine.events.targets import HttpTarget, LocalTargetSpec
+from engine.events.targets import TARGETS
 from engine.store.projections.run_state import SCALE, RunState
 
 
@@ -91,7 +91,7 @@ class Reservations:
             return None
         tokens_in = self.state.tokens_in_of(job.key[:2]) or math.ceil(self._rate * _size(job))
         bound = job.request.params.get("max_tokens")
-        honoured = isinstance(job.target, HttpTarget | LocalTargetSpec) and isinstance(bound, int)
+        honoured = TARGETS.of(job.target).honours_max_tokens and isinstance(bound, int)
         tokens_out = bound if honoured else spend.max_tokens_out
         tokens = (
             max(tokens_in + tokens_out, 0 if honoured else spend.max_trial_tokens) + spend.max_judge_tokens

@@ -1,8 +1,8 @@
 """The single log writer: group-commits whatever has queued up, then hands the events on.
 
-One durable LMDB transaction per event caps at ~3.8k events/s; taking everything
-waiting in the channel into one transaction (1000 events: ~685k events/s) is what
-makes the log fast. The commit runs in a worker thread so the actors keep going.
+One durable LMDB transaction per event caps the rate at the disk's sync rate; taking
+everything waiting in the channel into one transaction is what makes the log fast
+(benchmarks/README.md#in-code-trials). The commit runs in a worker thread so the actors keep going.
 """
 
 from __future__ import annotations

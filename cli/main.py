@@ -1,6 +1,7 @@
 """The `engine` program: its commands' list, the one command asked for built alone, and errors told
-as one line. The commands live in cli/*_commands.py; heavy imports (trio, lmdb, httpx) happen inside
-them so `--help` is fast."""
+as one line. typer is the one parser of every command line; each command group is one module (or a
+small sub-package) of cli/, and heavy imports (trio, lmdb, httpx) happen inside the commands so
+`--help` is fast. What typer costs a command's start: benchmarks/README.md#one-parser-one-terminal-table."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ import importlib
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
-
-from engine.cli.fast_reads import fast_read
 
 if TYPE_CHECKING:
     import typer
@@ -27,37 +26,37 @@ APP_SETTINGS: dict[str, Any] = {
 # every command in the order `engine --help` lists it: (name, module in engine.cli, function). A name
 # is enough to pick a command, so `engine list` imports only the module that holds `list`
 COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("run", "run_commands", "run"),
-    ("replay", "run_commands", "replay"),
-    ("report", "run_commands", "report"),
-    ("list", "lifecycle_commands", "list_cmd"),
-    ("status", "lifecycle_commands", "status"),
-    ("cancel", "lifecycle_commands", "cancel"),
-    ("create", "lifecycle_commands", "create"),
-    ("validate", "lifecycle_commands", "validate"),
-    ("compare", "compare_commands", "compare"),
-    ("import", "store_commands", "import_cmd"),
-    ("history", "compare_commands", "history"),
-    ("mark", "compare_commands", "mark"),
-    ("label", "grading_commands", "label"),
-    ("judge-audit", "grading_commands", "judge_audit"),
-    ("regrade", "grading_commands", "regrade"),
-    ("export", "store_commands", "export"),
-    ("promote", "promote_commands", "promote"),
-    ("best", "promote_commands", "best"),
-    ("check", "store_commands", "check"),
-    ("backup", "store_commands", "backup"),
-    ("rebuild", "store_commands", "rebuild"),
-    ("serve", "serve_command", "serve"),
+    ("run", "run.commands", "run"),
+    ("plan", "run.plan", "plan"),
+    ("replay", "run.commands", "replay"),
+    ("report", "run.commands", "report"),
+    ("list", "lifecycle", "list_cmd"),
+    ("status", "lifecycle", "status"),
+    ("cancel", "lifecycle", "cancel"),
+    ("create", "lifecycle", "create"),
+    ("validate", "lifecycle", "validate"),
+    ("compare", "compare.commands", "compare"),
+    ("import", "store.commands", "import_cmd"),
+    ("history", "compare.commands", "history"),
+    ("mark", "compare.commands", "mark"),
+    ("label", "grading", "label"),
+    ("judge-audit", "grading", "judge_audit"),
+    ("regrade", "grading", "regrade"),
+    ("export", "store.commands", "export"),
+    ("promote", "promote", "promote"),
+    ("best", "promote", "best"),
+    ("check", "store.commands", "check"),
+    ("backup", "store.commands", "backup"),
+    ("rebuild", "store.commands", "rebuild"),
+    ("serve", "serve", "serve"),
 )
 
 
 def main() -> None:
     """Console entry point: every error is one `error: ...` line, user errors exit 2, no traceback."""
     _plain_input_warnings()
-    fast = fast_read(sys.argv)  # list, status, history: typer is not imported for their plain forms
     try:
-        code = fast() if fast is not None else _typer_main(sys.argv)
+        code = _typer_main(sys.argv)
     except Exception as exc:
         found = _exit_and_line(exc)
         if found is None:
@@ -86,6 +85,7 @@ def _typer_main(argv: list[str]) -> Any:
     from engine.cli.usage import click_exceptions, usage_line
 
     click = click_exceptions()
+    argv[:] = optional_values(argv)
     try:
         # usage errors come back here, to be told as one line
         return command_app(argv)(standalone_mode=False)
@@ -100,10 +100,23 @@ def _typer_main(argv: list[str]) -> Any:
         sys.exit(1)
 
 
+OPTIONAL_VALUES = {"--reuse": "on"}  # options that may go without their value (`--reuse[=RUN]`)
+
+
+def optional_values(argv: list[str]) -> list[str]:
+    """`--reuse` alone as `--reuse=on`: the parser has no options whose value is optional, and a
+    value after a space would be ambiguous with the FILE argument (`--reuse=RUN` names a run)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        return optional_values(argv[:cut]) + argv[cut:]
+    return [f"{arg}={OPTIONAL_VALUES[arg]}" if arg in OPTIONAL_VALUES else arg for arg in argv]
+
+
 def command_app(argv: list[str]) -> typer.Typer:
     """The app with only the command asked for: typer reads every command's signature and options at
-    each start (tens of ms for all of them), and `engine list` should not pay for `engine serve`'s.
-    Anything else (no command, `--help`, a misspelt one) gets the whole app, for its list and hints."""
+    each start, and `engine list` should not pay for `engine serve`'s (what is left of typer's cost:
+    benchmarks/README.md#one-parser-one-terminal-table). Anything else (no command, `--help`, a
+    misspelt one) gets the whole app, for its list and hints."""
     asked = argv[1] if len(argv) > 1 else ""
     chosen = [command for command in COMMANDS if command[0] == asked]
     if not chosen:

@@ -3,17 +3,43 @@ a command module imports this at start, and `engine --help` imports every comman
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-
-from engine.cli.store_arg import open_log, store_path
-
-__all__ = ["JsonListOpt", "JsonOpt", "StoreOpt", "open_log", "store_path"]
 
 StoreOpt = Annotated[
     Path | None, typer.Option("--store", help="Store directory (default ./.engine or $ENGINE_STORE).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 JsonListOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def store_path(store: Path | None) -> Path:
+    """The store's directory; a file there is bad input (exit 2 naming --store), not an I/O error."""
+    path = store or Path(os.environ.get("ENGINE_STORE") or ".engine")
+    if path.exists() and not path.is_dir():
+        from engine.errors import InputError
+
+        raise InputError("--store", "", f"{path} is a file: expected a store directory (or a new one's path)")
+    return path
+
+
+def made_store(path: Path) -> Path:
+    """The store's directory, made when new: a path that cannot be made is bad input naming --store."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from engine.errors import InputError
+
+        raise InputError("--store", "", f"cannot make the store directory {path}: {exc.strerror}") from None
+    return path
+
+
+def open_log(store: Path | None, write: bool = False) -> Any:
+    """The store, read-only unless the command writes; decoding damage inside the block is reported
+    as damage (see cli.store_open, imported here when a store is opened: `--help` opens none)."""
+    from engine.cli.store_open import open_store
+
+    return open_store(store_path(store), write)

@@ -1,5 +1,5 @@
-"""Terminal rendering of reports, run lists and status: plain tables when they can be (see
-presentation.plain_table), rich's (imported when one is drawn) otherwise."""
+"""Terminal rendering of reports, run lists and status. Tables are engine's own (presentation.term_table),
+written straight to stdout; rich draws the report's coloured lines, imported only for those."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 import msgspec
 
-from engine.presentation.plain_table import plain_stdout
 from engine.presentation.term_table import Columns, table
 
 
@@ -21,7 +20,7 @@ def print_report(data: bytes, as_json: bool) -> None:
     from engine.presentation.terminal import CommandText, report_renderables  # the report's model too
 
     console = make_console()
-    for renderable in report_renderables(data):
+    for renderable in report_renderables(data, console.width):
         console.print(renderable, highlight=False, soft_wrap=isinstance(renderable, CommandText))
 
 
@@ -30,7 +29,7 @@ WIDTH = 100  # every table fits a 100-column terminal; wider terminals get the s
 
 def console_width() -> int:
     """A terminal narrower than 100 columns gets its own width; anything else (a pipe, a file, a wide
-    terminal) gets 100, so tables never wrap and are never cut."""
+    terminal) gets 100: the same layout everywhere, tables' text columns wrapped to fit."""
     import shutil
 
     width = shutil.get_terminal_size((WIDTH, 24)).columns if sys.stdout.isatty() else WIDTH
@@ -44,13 +43,26 @@ def make_console() -> Any:
 
 
 def print_table(title: str, header: list[str], rows: list[list[str]], left: Columns = 1) -> None:
-    """term_table's table on stdout: written plainly when every cell is plain and it fits (the same
-    bytes, without importing rich), else drawn by rich."""
-    text = plain_stdout(title, header, rows, left, console_width())
-    if text is None:
-        make_console().print(table(title, header, rows, left))
-    else:
-        sys.stdout.write(text)
+    """The table on stdout: as wide as the terminal allows (100 columns at most), styled on one."""
+    sys.stdout.write(table(title, header, rows, left, console_width(), styled_stdout()))
+
+
+def print_table_to(
+    console: Any, title: str, header: list[str], rows: list[list[str]], left: Columns = 1
+) -> None:
+    """The same table among the lines a rich console prints (coloured warnings and verdicts): rich
+    shows its bold header and italic title as it shows its own styles, or not at all."""
+    from rich.text import Text
+
+    console.print(Text.from_ansi(table(title, header, rows, left, console.width, styled=True)))
+
+
+def styled_stdout() -> bool:
+    """Bold and italic only on a terminal that shows them (not a pipe, a file or a dumb terminal);
+    NO_COLOR asks for no colours, and the tables have none."""
+    import os
+
+    return sys.stdout.isatty() and os.environ.get("TERM", "").lower() not in ("dumb", "unknown")
 
 
 def _when(ts: float, form: str = "%Y-%m-%d %H:%M:%S") -> str:

@@ -18,7 +18,8 @@ from engine.events.kind_convert import convert_kinded
 from engine.events.kinds import EVENT_TYPES, AnyEvent, Event, tag_of
 
 _encoder = msgspec.msgpack.Encoder()
-# built at the first decode: it reads every event's annotations (~20 ms), which `engine list` never needs
+# built at the first decode: it reads every event's annotations, which `engine list` never needs
+# (benchmarks/README.md#in-code-start-up)
 _decoder: msgspec.msgpack.Decoder[AnyEvent] | None = None
 _raw_decoder = msgspec.msgpack.Decoder()
 _json_encoder = msgspec.json.Encoder(order="deterministic")
@@ -27,10 +28,6 @@ _TYPE_BY_TAG: dict[str, type[Event]] = {tag_of(t): t for t in EVENT_TYPES}
 
 class EventDecodeError(EngineError, ValueError):
     """A stored event that no known version or upcaster can read: damage to the user's store (exit 2)."""
-
-
-def current_versions() -> dict[str, int]:
-    return {tag: cls.VERSION for tag, cls in _TYPE_BY_TAG.items()}
 
 
 def _stamped(event: Event) -> Event:

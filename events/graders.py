@@ -6,7 +6,6 @@ weights that add up) are checked in `__post_init__`, which msgspec reports as a 
 at the grader's path.
 """
 
-
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -14,6 +13,14 @@ from typing import Annotated, Any, Literal
 from msgspec import Meta
 
 from engine.events.kind_registry import Kind, KindRegistry
+from engine.events.sandbox import (
+    NetworkPolicy,
+    SandboxKind,
+    SandboxLimits,
+    SandboxPolicy,
+    check_policy,
+    network_of,
+)
 from engine.events.spec_base import Fraction, Kinded, Name, Seconds, Spec
 
 Weight = Annotated[float, Meta(ge=0, le=1e6)]
@@ -84,6 +91,19 @@ class CommandGraderSpec(BaseGrader, tag="command"):
     commands: list[str] = []
     timeout_s: Seconds = 60.0
     value: str | None = None  # ENGINE_EXPECTED for the commands; the case's `expected` when not set
+    # the commands' sandbox, as a command target's (engine.events.sandbox): they may run the agent's code
+    sandbox: SandboxKind = "none"
+    network: NetworkPolicy | None = None
+    limits: SandboxLimits = SandboxLimits()
+    pass_env: list[Name] = []
+
+    def __post_init__(self) -> None:
+        check_policy(self.policy)
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        network = network_of(self.sandbox, self.network)
+        return SandboxPolicy(kind=self.sandbox, network=network, limits=self.limits, pass_env=self.pass_env)
 
 
 # how a judge is asked to shape its answer (OpenAI-compatible servers): "text" asks in words only;
@@ -158,6 +178,16 @@ class GraderKind(Kind):
     needs_expected: bool = False  # without its own `value` it compares with each case's `expected`
     runs_case_graders: bool = False  # runs the graders each case carries in `criteria.graders`
     callable_field: str | None = None  # the field naming a Python callable ('module:function')
+    # the field that, left empty on the grader, each case's criteria must give (command: "commands")
+    case_fallback: str | None = None
+    repeats_judge: bool = False  # scores each output `repeats` times (1 to 10, or judge.repeats)
+
+    def __post_init__(self) -> None:
+        fields = self.spec.__struct_fields__
+        needed = [self.case_fallback] if self.case_fallback else []
+        needed += ["judge", "repeats"] if self.repeats_judge else []
+        if missing := [name for name in needed if name not in fields]:
+            raise TypeError(f"the {self.name!r} grader kind's spec has no field {', '.join(missing)}")
 
 
 _HERE = "engine.actors.graders."
@@ -170,8 +200,14 @@ BUILTIN_GRADERS = [
     GraderKind(RegexGraderSpec, _HERE + "deterministic:RegexGrader", {"pattern": "^a"}),
     GraderKind(ForbiddenGraderSpec, _HERE + "deterministic:ForbiddenGrader", {"value": "x"}, veto_only=True),
     GraderKind(JsonGraderSpec, _HERE + "deterministic:JsonGrader"),
-    GraderKind(CommandGraderSpec, _HERE + "command_grader:CommandGrader", _VERIFY, reads_exit_code=True),
-    GraderKind(JudgeGraderSpec, _HERE + "judge:JudgeGrader", _JUDGE, calls_model=True),
+    GraderKind(
+        CommandGraderSpec,
+        _HERE + "command_grader:CommandGrader",
+        _VERIFY,
+        reads_exit_code=True,
+        case_fallback="commands",
+    ),
+    GraderKind(JudgeGraderSpec, _HERE + "judge:JudgeGrader", _JUDGE, calls_model=True, repeats_judge=True),
     GraderKind(PairwiseGraderSpec, _HERE + "pairwise:PairwiseJudge", _JUDGE, calls_model=True, pairwise=True),
     GraderKind(ExitCodeGraderSpec, _HERE + "deterministic:ExitCodeGrader", reads_exit_code=True),
     GraderKind(CaseGraderSpec, _HERE + "case:CaseGrader", runs_case_graders=True),

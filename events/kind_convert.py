@@ -171,8 +171,3 @@ def override_target(default: TargetSpec, fields: Mapping[str, Any]) -> TargetSpe
         allowed = set(found.spec.__struct_fields__ if found is not None else ())
         base = {name: value for name, value in base.items() if name in allowed}
     return convert_kinded({**base, **fields}, TargetSpec)  # type: ignore[no-any-return]
-
-
-def target_spec(**fields: Any) -> TargetSpec:
-    """A target spec from its fields, `kind` included (local when absent), checked like a file's."""
-    return convert_kinded({"kind": "local", **fields}, TargetSpec)  # type: ignore[no-any-return]

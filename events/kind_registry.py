@@ -11,7 +11,6 @@ placeholder of that name (every field it had kept), so the log replays; it canno
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,7 +18,10 @@ from typing import Any, Generic, TypeVar, Union
 
 import msgspec
 
+from engine.events.plugin_loader import Offered, load_reference, offered
 from engine.events.spec_base import Kinded
+
+_WARNED: set[tuple[str, str]] = set()  # (group, entry point) said once per process, rescans included
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,7 @@ class Kind:
     def implementation(self) -> Any:
         if not self.impl:
             raise LookupError(f"the {self.name!r} kind is not installed")
-        module, _, attribute = self.impl.partition(":")
-        return getattr(importlib.import_module(module), attribute)
+        return load_reference(self.impl)
 
 
 K = TypeVar("K", bound=Kind)
@@ -91,10 +92,8 @@ class KindRegistry(Generic[K]):
 
     def plugins(self) -> dict[str, K]:
         if self._plugins is None:
-            from importlib.metadata import entry_points  # ~10 ms (email, calendar...): only when needed
-
             self._plugins = {}
-            for point in entry_points(group=self.group):
+            for point in offered(self.group):
                 kind = self._load(point)
                 if kind is not None and kind.name not in self.builtins:
                     self._plugins.setdefault(kind.name, kind)
@@ -104,7 +103,7 @@ class KindRegistry(Generic[K]):
         """Read the entry points again (a package installed or removed while the process runs)."""
         self._plugins = None
 
-    def _load(self, point: Any) -> K | None:
+    def _load(self, point: Offered) -> K | None:
         try:
             kind = point.load()
         except Exception as exc:  # a broken package must not stop the others (nor a replay)
@@ -114,6 +113,13 @@ class KindRegistry(Generic[K]):
             what = f"{self.group} entry point {point.name!r} is not a {self.what} declaration"
             warnings.warn(what, stacklevel=3)
             return None
+        if point.name != kind.name and (self.group, point.name) not in _WARNED:
+            _WARNED.add((self.group, point.name))  # the file says `kind = "<tag>"`: the name misleads
+            warnings.warn(
+                f"{self.group} entry point {point.name!r} ({point.origin}) declares the kind {kind.name!r}; "
+                f"experiment files name it {kind.name!r}",
+                stacklevel=3,
+            )
         return kind  # type: ignore[return-value]
 
     def placeholder(self, name: str, fields: dict[str, Any]) -> type[Kinded]:

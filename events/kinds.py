@@ -19,7 +19,8 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
 # Error classes name what went wrong more precisely than the kind, for reports ("connect: 40 trials").
 # Trial stage: connect, network, http_429, http_5xx, http_4xx, timeout, malformed_response, agent_exit,
-# subject_error, bad_metrics, bad_transcript, worker_lost (a Ray worker died beyond its retries),
+# subject_error, bad_metrics, bad_transcript, sandbox (a sandbox or its services could not start:
+# "sandbox boot failed", kind infra), worker_lost (a Ray worker died beyond its retries),
 # worker_error (a Ray task raised on its worker), config.
 # Grading stage: judge_unparseable, judge_failed, judge_budget.
 
@@ -78,6 +79,7 @@ class AgentReport(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True,
     metrics: dict[str, float] = {}  # from ENGINE_METRICS_FILE (tool_calls...)
     transcript_hash: str = ""  # blob of the conversation it wrote to ENGINE_TRANSCRIPT (JSONL messages)
     tools: dict[str, int] = {}  # that transcript's tool calls per tool name
+    services: dict[str, str] = {}  # blobs of the output of the services its sandbox started, by name
 
 
 class TrialCompleted(Event, tag="trial.completed"):
@@ -91,8 +93,25 @@ class TrialCompleted(Event, tag="trial.completed"):
     cost_usd: float = 0.0
     exit_code: int | None = None
     attempts: int = 1
-    # one optional field, not two: the wire map stays within msgpack's short header (15 keys)
+    # one optional field for an agent's report, not several (the fingerprint below made the map 16
+    # keys: a map16 header; events stored with the 15-key fixmap header decode the same)
     agent: AgentReport | None = None
+    # the request's fingerprint (actors.targets.fingerprint; docs/reuse.md): a later run with the same
+    # one may reuse this output instead of sending the request again ("": logged before fingerprints)
+    fingerprint: str = ""
+
+
+class TrialReused(TrialCompleted, tag="trial.reused", kw_only=True):
+    """A trial not sent: an earlier trial with the same request fingerprint (and repeat index) gave its
+    output, which this run takes as its own sample. It names the run and trial it came from
+    (`source_run` logged it, as a trial.completed or a trial.reused of its own) and when that output
+    was made (`source_ts`: the first run's, through any chain of reuses). Its figures (tokens,
+    cost, latency) are the source's: the report shows them, budgets do not count them."""
+
+    source_run: str
+    source_variant: str
+    source_case: str
+    source_ts: float = 0.0
 
 
 class TrialFailed(Event, tag="trial.failed"):
@@ -126,6 +145,10 @@ class GraderResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True
     prompt_hash: str = ""
     raw: str = ""
     spread: float | None = None
+    # a judge's call, fingerprinted (its target, params, rendered prompt with the output, repeats): a
+    # later run with [reuse] takes this grade for the same call; `reused_from` names the run it came from
+    fingerprint: str = ""
+    reused_from: str = ""
 
 
 class TrialGraded(Event, tag="trial.graded"):
@@ -325,6 +348,7 @@ AnyEvent = (
     | VariantProposed
     | TrialStarted
     | TrialCompleted
+    | TrialReused
     | TrialFailed
     | TrialGraded
     | TrialSkipped
@@ -344,6 +368,9 @@ AnyEvent = (
     | ReportWritten
     | RegradeStarted
 )
+
+# the events that give a trial its output: sent (trial.completed) or reused from an earlier run
+OUTPUT_TAGS = frozenset({"trial.completed", "trial.reused"})
 
 EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__  # type: ignore[attr-defined]
 

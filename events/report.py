@@ -36,6 +36,31 @@ class CaseVerdicts(Report):
     ungraded: int = 0  # outputs exist but no grader could score them (e.g. unparseable judge answers)
 
 
+class SandboxReport(Report):
+    """Where a variant's agent ran: its sandbox policy (engine.events.sandbox), as the spec set it."""
+
+    kind: str
+    network: str
+    host_ports: list[int] = []
+    limits: dict[str, int] = {}
+    services: list[str] = []  # the names of the services started in each trial's sandbox
+
+
+class ReuseReport(Report):
+    """A variant's trials taken from earlier runs ([reuse]) rather than sent: how many, from which runs,
+    how old their outputs were when this run started, and the subject's tokens and dollars not spent
+    again (in the variant's tokens and cost_usd all the same: each reused trial is one sample)."""
+
+    trials: int
+    sent: int  # trials this run sent itself
+    sources: dict[str, int]  # source run -> trials taken from it
+    oldest_age_s: float | None = None
+    newest_age_s: float | None = None
+    tokens_saved: int = 0
+    cost_saved_usd: float = 0.0
+    judge_tokens_saved: int = 0  # judge calls reused by their own fingerprint (in judge_tokens all the same)
+
+
 class VariantReport(Report):
     name: str
     trials: int
@@ -71,6 +96,10 @@ class VariantReport(Report):
     # agents that write a transcript (ENGINE_TRANSCRIPT): its tool calls per tool name, over the trials;
     # left out of the JSON without any, so a log written before it existed replays byte for byte
     tool_calls_by_tool: dict[str, int] | msgspec.UnsetType = msgspec.UNSET
+    # a command agent in a sandbox: its policy (left out otherwise, so older runs replay byte for byte)
+    sandbox: SandboxReport | msgspec.UnsetType = msgspec.UNSET
+    # trials reused from earlier runs; left out of the JSON when none were (older logs replay the same)
+    reuse: ReuseReport | msgspec.UnsetType = msgspec.UNSET
     # what the target received: the experiment's params with the variant's own (`params`) over them;
     # left out when they are the variant's own (no experiment-wide params), as for a log written before
     sent_params: dict[str, object] | msgspec.UnsetType = msgspec.UNSET

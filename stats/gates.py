@@ -31,7 +31,7 @@ def _p95_draws(hist: HdrHistogram, rng: object, resamples: int) -> object:
     so P(X_(rank) <= v) = P(Binomial(n, F(v)) >= rank) = I_F(v)(rank, n - rank + 1), the regularized
     incomplete beta function; one uniform per resample inverts that CDF. It is the same
     distribution a multinomial draw per resample gives, in O(buckets) rather than
-    O(resamples x buckets): 3 ms instead of 0.6 s for 4,000 trials, 1.5 s for 50,000."""
+    O(resamples x buckets) (benchmarks/README.md#in-code-stats)."""
     import numpy as np
 
     values, counts = recorded_arrays(hist)
@@ -80,23 +80,13 @@ def p95_ratio_interval(
     return _percentiles(ratios, level)
 
 
-def mean_ratio_interval(
-    base: Sequence[tuple[int, int]], cand: Sequence[tuple[int, int]], seed: int, level: float
-) -> tuple[float, float] | None:
-    """Bootstrap interval of (candidate's spend per trial) / (baseline's), resampling cases paired:
-    base[i] and cand[i] are case i's (spend, trials). None when the baseline spent nothing."""
-    if not base:
-        return None
-    b_spend, b_trials = zip(*base, strict=True)
-    c_spend, c_trials = zip(*cand, strict=True)
-    return spend_ratio_interval((b_spend, b_trials), (c_spend, c_trials), seed, level)
-
-
 def spend_ratio_interval(
     base: tuple[Sequence[int], Sequence[int]], cand: tuple[Sequence[int], Sequence[int]], seed: int,
     level: float,
 ) -> tuple[float, float] | None:  # fmt: skip
-    """mean_ratio_interval of the cases' columns: (spend, trials) of the baseline, of the candidate."""
+    """Bootstrap interval of (candidate's spend per trial) / (baseline's), resampling cases paired,
+    from the cases' columns: (spend, trials) of the baseline, of the candidate. None when the
+    baseline spent nothing."""
     import numpy as np
 
     n = len(base[0])
@@ -106,8 +96,8 @@ def spend_ratio_interval(
     columns = [np.asarray(column, dtype=float) for column in (*base, *cand)]
     # each resample's sums: spend, trials (baseline), spend, trials (candidate). Drawn in blocks of
     # rows (the Generator's stream is the same however a draw is split) so memory stays bounded: one
-    # (2000, 10,000, 2) gather was 320 MB. The sums are of integers (fixed-point spend, trial counts)
-    # below 2^53: exact in any order.
+    # gather of them all grew with resamples x cases (benchmarks/README.md#in-code-memory). The sums are of
+    # integers (fixed-point spend, trial counts) below 2^53: exact in any order.
     sums = np.empty((4, RESAMPLES))
     rows = max(1, _BLOCK // n)
     for start in range(0, RESAMPLES, rows):

@@ -1,9 +1,8 @@
 """Reading an HDR histogram's recorded values quickly.
 
-hdrh's own iterators spend ~15 microseconds a step in Python and step through every counts slot
-(28,672 for the latency histogram), so walking one took ~40 ms: three percentiles per variant
-made a 3-variant report 0.4 s slower and each `engine compare` seconds slower. A plain scan of
-the counts array is ~1 ms.
+hdrh's own iterators run each step in Python and step through every counts slot (tens of
+thousands for the latency histogram): three percentiles per variant made a report and each
+`engine compare` slower. A plain scan of the counts array is cheap (benchmarks/README.md#in-code-stats).
 """
 
 from __future__ import annotations
@@ -27,11 +26,12 @@ def recorded(hist: HdrHistogram) -> tuple[list[int], list[int]]:
 
 def recorded_arrays(hist: HdrHistogram) -> tuple[Any, Any]:
     """recorded(hist) as int64 arrays, the buckets found and valued by numpy: hdrh's
-    get_value_from_index and get_highest_equivalent_value on every non-empty slot at once (1 ms,
-    not 10-20 ms for the 5,000 buckets 100,000 latencies fill)."""
+    get_value_from_index and get_highest_equivalent_value on every non-empty slot at once, not one
+    call per bucket (benchmarks/README.md#in-code-stats)."""
     import numpy as np
 
-    # the ctypes array's own buffer (np.ctypeslib would import numpy.ma: 40 ms on a first request)
+    # the ctypes array's own buffer (np.ctypeslib would import numpy.ma on a first request:
+    # benchmarks/README.md#in-code-start-up)
     counts = np.frombuffer(hist.counts, dtype=f"u{ctypes.sizeof(hist.counts._type_)}")[: hist.counts_len]
     slots = np.flatnonzero(counts)
     half_magnitude, half, unit = (

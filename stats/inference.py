@@ -1,8 +1,9 @@
 """Pure, deterministic statistics for reports.
 
-numpy is imported inside the functions that need it: it costs ~100 ms to import and most
-commands (`engine --help`, `engine list`) never compute a statistic. SciPy is not used: its
-import alone (~0.3-0.5 s) cost more than a 100,000-trial report (student_t.py has the t functions).
+numpy is imported inside the functions that need it: its import is costly and most commands
+(`engine --help`, `engine list`) never compute a statistic. SciPy is not used: its import alone
+cost more than a 100,000-trial report (student_t.py has the t functions;
+benchmarks/README.md#in-code-start-up).
 
 Floats are rounded to 12 significant digits: numpy's SIMD summation and scipy's
 special functions may differ in the last bits between machines or versions, and a
@@ -57,7 +58,7 @@ def mean_ci95(values: Sequence[float | Fraction]) -> tuple[float, float] | None:
 
 
 def t_quantile_975(df: int) -> float:
-    # scipy.special.stdtrit's number without its import (~0.3 s): see student_t.py
+    # scipy.special.stdtrit's number without its import: see student_t.py
     return t_ppf(df, 0.975)
 
 
@@ -72,7 +73,8 @@ def cluster_rate_ci95(successes: Sequence[int], trials: Sequence[int]) -> tuple[
         return None
     total = sum(m for _, m in pairs)
     rate = Fraction(sum(s for s, _ in pairs), total)
-    # sum((s - rate * m)^2) over total^2, in integers: the same exact value Fractions gave, 40x faster
+    # sum((s - rate * m)^2) over total^2, in integers: the same exact value Fractions gave, faster
+    # (benchmarks/README.md#in-code-stats)
     successes_all = rate.numerator * (total // rate.denominator)
     spread_num = sum((s * total - successes_all * m) ** 2 for s, m in pairs)
     if spread_num == 0:
@@ -81,12 +83,6 @@ def cluster_rate_ci95(successes: Sequence[int], trials: Sequence[int]) -> tuple[
     half = t_quantile_975(k - 1) * math.sqrt(float(spread * k / (k - 1))) / total
     centre = float(rate)
     return (_r(max(0.0, centre - half)), _r(min(1.0, centre + half)))
-
-
-def lower_ci_bound(values: Sequence[float]) -> float | None:
-    """Lower end of mean_ci95: the score of the 'confidence_interval' repeat strategy."""
-    ci = mean_ci95(values)
-    return None if ci is None else ci[0]
 
 
 def wilson_ci95(passes: int, n: int) -> tuple[float, float] | None:

@@ -39,15 +39,10 @@ class TestResult(NamedTuple):
 Value = float | Fraction
 
 
-def exact_differences(baseline: Sequence[Value], candidate: Sequence[Value]) -> list[Fraction]:
-    """candidate - baseline per pair, exactly (a float is taken at its exact binary value)."""
-    return [Fraction(c) - Fraction(b) for b, c in zip(baseline, candidate, strict=True)]
-
-
 class ScaledDifferences(NamedTuple):
     """candidate - baseline per pair, exactly, as integers over one common denominator `scale`: the
-    same numbers exact_differences gives, without a Fraction (and its gcd) per case, which cost most
-    of a 10,000-case report."""
+    same numbers as Fraction(c) - Fraction(b) per pair, without a Fraction (and its gcd) per case,
+    which cost most of a 10,000-case report."""
 
     ints: list[int]
     scale: int
@@ -77,7 +72,8 @@ class ScaledDifferences(NamedTuple):
         nonzero = [d for d in self.ints if d]
         if len(nonzero) >= EXACT_BELOW:
             return TestResult(_studentized_p(self.floats()), STUDENTIZED)
-        # a Fraction for the few changed cases only (10,000 cases, a handful changed: 6 ms, not 60)
+        # a Fraction for the few changed cases only: with many cases and a handful changed
+        # (benchmarks/README.md#in-code-stats)
         return _few_changed([Fraction(d, self.scale) for d in nonzero], self.floats)
 
 

@@ -2,8 +2,8 @@
 
 The reports need three special functions: the t distribution's tail (a paired test's p-value), its
 quantile (a confidence interval's half-width) and the regularized incomplete beta function (the
-latency gate's order statistics). SciPy has them, but importing scipy.special costs about 0.3 s
-(more on a loaded machine): more than building a 100,000-trial run's report. These agree with
+latency gate's order statistics). SciPy has them, but importing scipy.special costs more than
+building a 100,000-trial run's report (benchmarks/README.md#in-code-start-up). These agree with
 scipy.special (stdtr, stdtrit, betainc) to about 1e-13 relative (tests/test_student_t.py checks a
 grid of them), well inside the 12 significant digits the statistics are rounded to.
 
@@ -105,11 +105,6 @@ def _tail_beta(df: float, t2: float) -> float:
         return _front(a, b, x) * _continued_fraction(a, b, x) / a
     one_minus_x = t2 / (df + t2)  # 1 - x exactly as a ratio: small when t is small
     return 1.0 - _front(b, a, one_minus_x) * _continued_fraction(b, a, one_minus_x) / b
-
-
-def t_cdf(df: float, t: float) -> float:
-    """P(T <= t) (scipy.special.stdtr(df, t))."""
-    return t_sf(df, -t)
 
 
 def t_ppf(df: float, p: float) -> float:

@@ -18,7 +18,7 @@ import hashlib
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, TypeVar
 
 import msgspec
 
@@ -28,7 +28,12 @@ MAGIC = b"ENGINE-BUNDLE\n"
 FORMAT = 1
 _TRAILER = b"SHA256"
 _DIGEST_LEN = 32
-_FRAME_LIMIT = 1 << 30  # a frame longer than this is damage, not a frame
+# Caps a reader checks before it allocates (docs/bundle-format.md, "Caps"): a frame holds at most
+# FRAME_BYTES once decompressed, so a zlib bomb is refused after FRAME_BYTES of output, whatever it
+# claims; the writer keeps every frame under FRAME_FILL so any bundle it writes reads back
+FRAME_BYTES = 32 << 20
+FRAME_FILL = 8 << 20
+_PACKED_LIMIT = FRAME_BYTES + FRAME_BYTES // 100 + 1024  # zlib's worst-case growth of FRAME_BYTES
 EVENTS_PER_FRAME = 4096
 
 
@@ -64,6 +69,9 @@ class Frame(msgspec.Struct, kw_only=True, omit_defaults=True):
     blobs: list[BlobRow] = []
     end_events: int = -1  # set only in the end frame
     end_blobs: int = -1
+
+
+Row = TypeVar("Row", EventRow, BlobRow)
 
 
 class Bundle(msgspec.Struct, kw_only=True):
@@ -103,8 +111,8 @@ def write_bundle(
 
     put(MAGIC)
     frame(Frame(header=header))
-    for start in range(0, len(events), EVENTS_PER_FRAME):
-        frame(Frame(events=events[start : start + EVENTS_PER_FRAME]))
+    for event_batch in _batches(events, EVENTS_PER_FRAME):
+        frame(Frame(events=event_batch))
     blob_count = 0
     for batch in _batches(blobs, EVENTS_PER_FRAME // 4):
         frame(Frame(blobs=batch))
@@ -134,7 +142,7 @@ def read_header(source: IO[bytes], name: str) -> BundleHeader:
     if not start.startswith(MAGIC) or len(start) < len(MAGIC) + 4:
         raise BundleError(f"{name}: not an engine bundle (expected it to start with {MAGIC!r})")
     (length,) = struct.unpack(">I", start[len(MAGIC) :])
-    body = source.read(length) if length <= _FRAME_LIMIT else b""
+    body = source.read(length) if length <= _PACKED_LIMIT else b""
     header = next(_frames(struct.pack(">I", length) + body, name)).header
     if header is None:
         raise BundleError(f"{name}: damaged bundle (its first frame is not a header)")
@@ -148,13 +156,33 @@ def _frames(body: bytes, name: str) -> Iterator[Frame]:
             raise BundleError(f"{name}: damaged bundle (a frame is cut short)")
         (length,) = struct.unpack_from(">I", body, pos)
         chunk = body[pos + 4 : pos + 4 + length]
-        if length > _FRAME_LIMIT or len(chunk) != length:
+        if length > _PACKED_LIMIT:
+            raise BundleError(f"{name}: {_over_cap(length)}")
+        if len(chunk) != length:
             raise BundleError(f"{name}: damaged bundle (a frame is cut short)")
         try:
-            yield _decode_frame(zlib.decompress(chunk))
+            yield _decode_frame(_inflate(chunk, name))
         except (zlib.error, msgspec.DecodeError) as exc:
             raise BundleError(f"{name}: damaged bundle (a frame does not decode: {exc})") from None
         pos += 4 + length
+
+
+def _inflate(chunk: bytes, name: str) -> bytes:
+    """A frame's bytes, never more than FRAME_BYTES of them: the output is capped as it is made."""
+    inflater = zlib.decompressobj()
+    plain = inflater.decompress(chunk, FRAME_BYTES + 1)
+    if len(plain) > FRAME_BYTES or inflater.unconsumed_tail:
+        raise BundleError(f"{name}: {_over_cap(len(plain))}")
+    if not inflater.eof or inflater.unused_data:
+        raise BundleError(f"{name}: damaged bundle (a frame's compressed stream is cut short or too long)")
+    return plain
+
+
+def _over_cap(size: int) -> str:
+    return (
+        f"refused: a frame holds over {FRAME_BYTES >> 20} MiB ({size:,} bytes seen), more than any bundle "
+        "this engine writes (a decompression bomb or damage)"
+    )
 
 
 def _assemble(frames: Iterator[Frame], name: str) -> Bundle:
@@ -182,12 +210,21 @@ def _checked_header(header: BundleHeader, name: str) -> BundleHeader:
     return header
 
 
-def _batches(items: Iterable[BlobRow], size: int) -> Iterator[list[BlobRow]]:
-    batch: list[BlobRow] = []
+def _batches(items: Iterable[Row], count: int) -> Iterator[list[Row]]:
+    """At most `count` rows and FRAME_FILL bytes a frame (one row alone when it is bigger); a row
+    over the reader's cap is refused here, so no bundle is written that cannot be read back."""
+    batch: list[Row] = []
+    filled = 0
     for item in items:
-        batch.append(item)
-        if len(batch) >= size:
+        size = len(item.data)
+        if size > FRAME_BYTES - (1 << 16):  # room for the row's own framing
+            what = f"blob {item.key}" if isinstance(item, BlobRow) else f"event {item.seq} ({item.tag})"
+            cap = FRAME_BYTES >> 20
+            raise BundleError(f"{what} is {size:,} bytes: over what a bundle frame holds ({cap} MiB)")
+        if batch and (len(batch) >= count or filled + size > FRAME_FILL):
             yield batch
-            batch = []
+            batch, filled = [], 0
+        batch.append(item)
+        filled += size
     if batch:
         yield batch

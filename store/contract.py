@@ -28,7 +28,7 @@ class EncodedRows(list[Row]):
 
     A store's keeper folds these objects instead of decoding the bytes again: a decode made a second
     copy of every string of a run's state (cases, variants, output hashes) and of the experiment's
-    spec (~40 MiB at 100,000 cases), beside the live run's own, and cost CPU per event. Events are
+    spec (benchmarks/README.md#in-code-memory), beside the live run's own, and cost CPU per event. Events are
     frozen, and the fold of the live objects is the fold of the log: the live run's report, folded
     from these objects, is the one replay reproduces."""
 

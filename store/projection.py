@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 from engine.events.codec import EventDecodeError
 from engine.events.kinds import TAG_BY_TYPE, AnyEvent
 from engine.store.contract import EventStore
-from engine.store.log.guard import decode_of_run, decode_stored
+from engine.store.log.guard import decode_of_run
 
 S = TypeVar("S")
 Evolve = Callable[[S, AnyEvent], S]
@@ -28,12 +28,6 @@ def run_events(log: EventStore, run_id: str, tags: set[str] | None = None) -> It
     """A run's decoded events in log order."""
     for seq, data in log.read_run(run_id, tags=tags):
         yield decode_of_run(log, seq, data, run_id)
-
-
-def run_events_from(log: EventStore, run_id: str, from_seq: int, tags: set[str]) -> Iterator[AnyEvent]:
-    """A run's decoded events from from_seq on (the tail of a long run costs only its tail)."""
-    for seq, data in log.read_run(run_id, from_seq, tags=tags):
-        yield decode_stored(log, seq, data)
 
 
 OnUnusable = Callable[[S, int, str], None]

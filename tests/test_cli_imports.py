@@ -16,11 +16,12 @@ from tests.test_cli_run import experiment
 
 # what reading kept summaries, status figures and reports never needs: the concurrency runtime, the
 # statistics' numpy, the histogram library, the trial index, the writer's keeper, the plan, actors;
-# and typer, whose parsing of these plain command lines cli.fast_reads does
+# and rich, since engine draws its tables itself (presentation.term_table). typer is imported: it is
+# the one parser (its cost: benchmarks/README.md#one-parser-one-terminal-table)
 NEVER = [
-    "typer", "trio", "numpy", "hdrh", "engine.actors", "engine.input.experiment_plan",
+    "trio", "numpy", "hdrh", "engine.actors", "engine.input.experiment_plan",
     "engine.store.trial_index.index", "engine.store.kept.snapshots", "engine.store.log.verify",
-    "engine.presentation.terminal", "hashlib", "engine.store.projections.report_builder",
+    "engine.presentation.terminal", "hashlib", "engine.store.projections.report_builder", "rich",
 ]  # fmt: skip
 # status reads its kept figures (checked against the run state's pinned version: store.state_source)
 # and folds the run state only when they are behind the log; list reads neither
@@ -29,8 +30,6 @@ NOT_FOR_LIST = [
     "engine.store.kept.state_snapshot",
     "socket",
 ]  # fmt: skip
-# a table of plain cells that fits is written without rich (presentation.plain_table); others by rich
-RICH = ["rich"]
 PROBE = """
 import json, sys
 from engine.cli.main import main
@@ -46,7 +45,7 @@ print(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.module
 
 def imported(tmp_path: Path, *args: str) -> list[str]:
     command = [sys.executable, "-c", PROBE, *args, "--store", "st"]
-    watched = json.dumps(NEVER + NOT_FOR_LIST + RICH).encode()
+    watched = json.dumps(NEVER + NOT_FOR_LIST).encode()
     done = subprocess.run(command, cwd=tmp_path, env=engine_env(), input=watched, capture_output=True)
     report = json.loads(done.stderr.decode().splitlines()[-1])
     assert report["code"] in (0, None), done.stderr.decode()
@@ -73,22 +72,18 @@ def test_list_status_history_import_their_read_path_only(store: Path) -> None:
     assert imported(store, "status", "r1") == ["engine.store.kept.status_record"]
     # history reads the reports' digests, not the reports (whose content hashes need hashlib)
     history = imported(store, "history", "capitals")
-    assert [m for m in history if m in NEVER + NOT_FOR_LIST + RICH] == []
+    assert [m for m in history if m in NEVER + NOT_FOR_LIST] == []
 
 
-def test_other_forms_of_them_go_through_typer(store: Path) -> None:
-    assert "typer" in imported(store, "list", "--store", "st")  # a repeated option: typer's to read
-
-
-def test_a_table_rich_must_draw_imports_rich(tmp_path: Path, write_experiment) -> None:
-    name = "capitals-" + "x" * 31  # 40 characters: rich folds a text cell over 30
+def test_a_table_that_must_wrap_imports_no_rich(tmp_path: Path, write_experiment) -> None:
+    name = "capitals-" + "x" * 31  # 40 characters; its history's title is longer than the table
     make_store(tmp_path, write_experiment, name)
-    assert imported(tmp_path, "list") == RICH
-    assert "rich" in imported(tmp_path, "history", name)  # its title is longer than the table: rich wraps it
+    assert imported(tmp_path, "list") == []
+    assert "rich" not in imported(tmp_path, "history", name)
 
 
 def test_a_current_reports_json_is_read_not_built(store: Path) -> None:
     """`engine report --json` of a finished run prints its stored report: the state's fold, the keeper
-    and the report's builder are not imported (typer is: report has no typer-free path)."""
+    and the report's builder are not imported."""
     loaded = imported(store, "report", "r1", "--json")
-    assert [m for m in loaded if m not in ("typer", "hashlib", "engine.store.kept.status_record")] == []
+    assert [m for m in loaded if m not in ("hashlib", "engine.store.kept.status_record")] == []

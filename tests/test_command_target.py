@@ -15,8 +15,9 @@ import trio.testing
 
 from engine.actors.targets.command_target import CommandTarget
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
-from engine.events.spec import CaseSpec, VariantSpec, target_spec
+from engine.events.spec import CaseSpec, VariantSpec
 from tests.conftest import gone, pid_fifo, read_pid
+from tests.shims import target_spec
 
 
 def make_request(prompt: str = "hello world", *, timeout_s: float = 5.0, **variant: Any) -> TargetRequest:
@@ -113,7 +114,7 @@ async def test_env_carries_trial_identity_flags_and_params():
         "FOO": "bar", "ENGINE_VARIANT": "concise", "ENGINE_CASE_ID": "capital-fr", "ENGINE_REPEAT": "2",
         "ENGINE_SEED": "7", "ENGINE_MODEL": "m-1", "ENGINE_SYSTEM": "Be brief.",
         "ENGINE_FLAG_MAX_RETRIES": "5", "ENGINE_FLAG_MODE": "fast", "ENGINE_FLAG_TOOLS": '{"web":true}',
-        "ENGINE_PARAM_TEMPERATURE": "0.2",
+        "ENGINE_PARAM_TEMPERATURE": "0.2", "ENGINE_PROMPT": "hello world",
     }  # fmt: skip
 
 

@@ -12,8 +12,9 @@ from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.store.contract import EventStore
-from engine.views.current_report import current_report, current_report_json, latest_report_hash
+from engine.views.current_report import current_report, current_report_json
 from engine.views.queries import replay_json, stored_report
+from tests.shims import latest_report_hash
 
 
 def agent(request: TargetRequest) -> str:

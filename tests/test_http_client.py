@@ -23,7 +23,7 @@ import trio.testing
 from engine.actors.targets.http.client import ConnectError, HttpPool, RemoteProtocolError
 from engine.actors.targets.http.common import JsonClient, shared_ssl_context
 from engine.actors.targets.target_protocol import TargetError
-from engine.events.spec import target_spec
+from tests.shims import target_spec
 
 OK = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n"
 

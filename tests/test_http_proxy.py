@@ -11,7 +11,7 @@ import trio
 
 from engine.actors.targets.http.proxied import proxy_for
 from engine.actors.targets.openai import OpenAITarget
-from engine.events.spec import target_spec
+from tests.shims import target_spec
 from tests.test_http_targets import request
 
 ANSWER = {

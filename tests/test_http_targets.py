@@ -10,8 +10,9 @@ import trio
 from engine.actors.targets.anthropic import AnthropicTarget
 from engine.actors.targets.openai import OpenAITarget
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
-from engine.events.spec import CaseSpec, Price, VariantSpec, target_spec
+from engine.events.spec import CaseSpec, Price, VariantSpec
 from tests.fakes.openai_server import open_fake_openai
+from tests.shims import target_spec
 
 SECRET = "sk-test-DO-NOT-LEAK-4f1c2e"
 

@@ -191,3 +191,17 @@ async def test_case_verdicts_follow_replica_aggregation(
         report = await eng.run(spec)
     (variant,) = report.variants
     assert msgspec.to_builtins(variant.cases) == verdicts
+
+
+def test_per_run_keeps_a_fresh_folder_until_the_spec_asks_for_a_sandbox(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(KEYSTONE_YAML.replace("{python}", sys.executable))
+    assert load_experiment(path).target.sandbox == "none"  # type: ignore[union-attr]
+    services = "services:\n  - { name: api, command: ./api.py, ready: 'tcp:8000', timeout_seconds: 5 }\n"
+    path.write_text(KEYSTONE_YAML.replace("{python}", sys.executable) + services)
+    target = load_experiment(path).target
+    assert target.sandbox == "bubblewrap" and target.policy.network == "none"  # type: ignore[union-attr]
+    assert [(s.name, s.ready, s.timeout_s) for s in target.services] == [("api", "tcp:8000", 5.0)]  # type: ignore[union-attr]
+    path.write_text(path.read_text().replace("isolation: per_run", "isolation: shared"))
+    shared = load_experiment(path).target
+    assert shared.workspace == "shared" and shared.services == target.services  # type: ignore[union-attr]

@@ -389,7 +389,7 @@ def test_the_chart_stars_only_a_significant_winner_and_marks_tied_best(ctx: Any)
 def test_compare_shows_raw_and_holm_p_alike_on_the_terminal_and_the_web(
     ctx: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli.compare_cmd import print_comparison
+    from engine.cli.compare.gate import print_comparison
     from engine.presentation.compare_table import metric_tables
 
     result = compare_runs(ctx.log, "agent", "agent2", GateSpec())

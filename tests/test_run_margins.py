@@ -12,7 +12,7 @@ import pytest
 from scipy.special import stdtrit
 
 from engine.api import open_engine, spec_from_dict
-from engine.cli.compare_cmd import margin_line
+from engine.cli.compare.gate import margin_line
 from engine.events.spec import GateSpec
 from engine.stats.run_spread import DEFAULT_MARGIN, margin
 from engine.store.projections.run_state import RunState

@@ -9,7 +9,7 @@ import re
 
 from rich.console import Console
 
-from engine.cli.progress_bar import RunProgress, progress_bar
+from engine.cli.run.bar import RunProgress, progress_bar
 from engine.events import kinds as k
 from engine.events.spec import VariantSpec
 

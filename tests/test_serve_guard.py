@@ -34,7 +34,9 @@ def test_only_loopback_names_are_answered_by_default(store: Path) -> None:
         port = url.rsplit(":", 1)[1]
         for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "LOCALHOST", "127.0.0.1"):
             assert get(url, "/api/runs", host).status_code == 200, host
-        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", "[::2]:1", ""):
+        smuggled = (f"127.0.0.1:{port}@evil.example", "localhost:1 evil.example", "127.0.0.1/x", "[::1")
+        named = ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", "[::2]:1", "")
+        for host in (*named, *smuggled):
             refused = get(url, "/api/runs", host)
             assert refused.status_code == 400, host
             assert "--allow-host" in refused.json()["error"]

@@ -15,7 +15,8 @@ import pytest
 
 from engine.store.blobs import pack_blob
 from engine.store.errors import StoreDamagedError
-from engine.store.log.event_log import EventLog, lmdb_pages
+from engine.store.log import lmdb_pages
+from engine.store.log.event_log import EventLog
 from engine.store.log.files import check_data_file, tree_pages
 
 BULK = [pytest.param(0, id="bulk"), pytest.param(10**9, id="per-page")]

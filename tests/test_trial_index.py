@@ -15,11 +15,12 @@ from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
 from engine.events.spec import CaseSpec, ExperimentSpec, VariantSpec
-from engine.store import trial_index, trial_index_codec
 from engine.store.blobs import pack_blob
 from engine.store.kept.snapshots import rebuild
 from engine.store.log.event_log import EventLog
 from engine.store.projections.trials import load_trials
+from engine.store.trial_index import codec as trial_index_codec
+from engine.store.trial_index import index as trial_index
 from engine.store.trial_index.codec import head_key
 from engine.store.trial_index.read import load_index
 from engine.web.data import RunViews, indexed_view, new_view
@@ -183,7 +184,8 @@ import sys
 from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.events.kinds import TAG_BY_TYPE
-from engine.store import trial_index, trial_index_codec
+from engine.store.trial_index import codec as trial_index_codec
+from engine.store.trial_index import index as trial_index
 from engine.store.blobs import pack_blob
 from engine.store.log.event_log import EventLog
 trial_index_codec.CHUNK, trial_index.EVERY = 4, int(sys.argv[2])

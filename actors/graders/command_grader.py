@@ -17,6 +17,7 @@ import trio
 
 from engine.actors.graders.grader_protocol import SpecGrader, Submission, result
 from engine.actors.process import run_group
+from engine.actors.sandbox.run import run_sandboxed
 from engine.actors.targets.target_protocol import TargetError
 from engine.events.kinds import GraderResult
 from engine.events.spec import CaseSpec, CommandGraderSpec
@@ -35,7 +36,8 @@ class CommandGrader(SpecGrader):
         try:
             output_file = workdir / "output.txt"
             output_file.write_text(output, encoding="utf-8")
-            env = {**os.environ, **verifier_env(self.spec, case, output_file)}
+            base = {} if self.spec.policy.sandboxed else os.environ  # a sandbox sees only what is named
+            env = {**base, **verifier_env(self.spec, case, output_file)}
             if submission.exit_code is not None:  # a command agent's: a verifier may judge it too
                 env["ENGINE_AGENT_EXIT_CODE"] = str(submission.exit_code)
             failures = [await self._check(command, workdir, env) for command in commands]
@@ -48,10 +50,14 @@ class CommandGrader(SpecGrader):
 
     async def _check(self, command: str, workdir: Path, env: dict[str, str]) -> str:
         """Run one command; "" when it exited 0, else why it failed (the first one becomes the reason)."""
-        timeout_s = self.spec.timeout_s
+        timeout_s, argv, policy = self.spec.timeout_s, ["/bin/sh", "-c", command], self.spec.policy
         try:
-            done = await run_group(["/bin/sh", "-c", command], cwd=workdir, env=env, timeout_s=timeout_s)
-        except TargetError as exc:  # /bin/sh could not start: a failed check, not a crashed pool
+            if policy.sandboxed:
+                ran = await run_sandboxed(policy, argv, cwd=workdir, named_env=env, timeout_s=timeout_s)
+                done = ran.result
+            else:
+                done = await run_group(argv, cwd=workdir, env=env, timeout_s=timeout_s)
+        except TargetError as exc:  # /bin/sh (or its sandbox) could not start: a failed check, not a crash
             return f"{command!r}: {exc.message}"
         if done.timed_out:
             return f"{command!r} timed out after {timeout_s}s"

@@ -1,9 +1,9 @@
 """How many trials one Ray task carries: enough to make its cost small beside theirs, no more.
 
-A task costs the coordinator about a millisecond of CPU (submitting, a thread waiting in `ray.get`)
-whatever it carries. Batches are sized from the trials seen so far, timed on the workers
-(not counting a task's wait in Ray's queue): a task should work for about TARGET_TASK_S, so a 50 ms
-trial travels alone or in pairs and an instant one in dozens. The
+A task costs the coordinator CPU (submitting, a thread waiting in `ray.get`) whatever it carries
+(benchmarks/README.md#in-code-trials). Batches are sized from the trials seen so far, timed on the workers
+(not counting a task's wait in Ray's queue): a task should work for about TARGET_TASK_S, so a trial of
+a good share of that travels alone or in pairs and an instant one in dozens. The
 first tasks carry one trial each (nothing is known yet; a long agent trial must not wait behind
 others). A batch never takes more than a share of the trials in flight that leaves every task slot
 of the cluster one batch running and one queued, so batching never idles a CPU the trials could use.

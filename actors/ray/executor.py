@@ -6,11 +6,11 @@ calls block, so each one runs in a thread (the Trio loop never waits on Ray). `s
 are in flight (the experiment's `concurrency`): the scheduler's bounded channel does the rest, so the
 coordinator's memory stays flat in the number of trials.
 
-A task carries a batch of trials when they are short (`ray_batches`): a task costs the coordinator
-about a millisecond of CPU whatever it carries, so one trial per task caps cheap trials near 1,000
-per second, coordinator-bound, while a batch divides that cost among its trials. A batch and its
-result travel as msgpack bytes (`ray_wire`): the specs once per batch, nothing for cloudpickle to
-walk; the result is decoded in the thread that waited for it.
+A task carries a batch of trials when they are short (`batches`): a task costs the coordinator
+CPU whatever it carries, so one trial per task caps cheap trials, coordinator-bound
+(benchmarks/README.md#in-code-trials), while a batch divides that cost among its trials. A batch and its
+result travel as msgpack bytes (`wire`): the specs once per batch, nothing for cloudpickle to walk; the
+result is decoded in the thread that waited for it.
 
 Ray must already be connected (engine.runtime.ray_session). A task whose worker process died is
 retried by Ray (`max_retries`); its one result is logged once, and a result for a trial no longer in

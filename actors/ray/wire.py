@@ -1,11 +1,11 @@
 """What a Ray task carries, both ways: msgpack bytes (msgspec) instead of pickled objects.
 
 Ray pickles a task's arguments and result with cloudpickle, whose reducer hook runs in Python for
-every object: for a batch of instant trials that was a third of the coordinator's CPU spent
-submitting it, and the result's unpickling most of the thread that waits for it. msgspec encodes
-the same structs in C, and bytes are an argument Ray passes without pickling. A batch's variants,
-targets and cases travel once each (tables, by object identity: as pickle's memo did), its trials by
-index, and a trial's request without the variant and case it repeats. A result does not carry the
+every object: for a batch of instant trials that was much of the coordinator's CPU spent
+submitting it (benchmarks/README.md#in-code-trials), and the result's unpickling most of the thread that waits
+for it. msgspec encodes the same structs in C, and bytes are an argument Ray passes without pickling. A
+batch's variants, targets and cases travel once each (tables, by object identity: as pickle's memo did), its
+trials by index, and a trial's request without the variant and case it repeats. A result does not carry the
 GradeJob's variant and case back either: the coordinator still holds the batch's jobs.
 
 Values of a file's free-form fields (a case's `expected`, `params`, `flags`) arrive as msgpack
@@ -55,6 +55,7 @@ class _Trial(msgspec.Struct, array_like=True):
     seed: int
     timeout_s: float
     accept_nonzero_exit: bool
+    fingerprint: str = ""  # the job's request fingerprint, logged with its completion by the worker
 
 
 class Batch(msgspec.Struct, array_like=True):
@@ -104,7 +105,7 @@ def encode_batch(
         r = job.request
         batch.trials.append(_Trial(
             variant, case, job.repeat, r.prompt, r.system, r.context, r.model, r.params, r.flags, r.seed,
-            r.timeout_s, r.accept_nonzero_exit,
+            r.timeout_s, r.accept_nonzero_exit, job.fingerprint,
         ))  # fmt: skip
     return _encoder.encode(batch)
 
@@ -121,7 +122,8 @@ def decode_batch(data: bytes) -> tuple[Batch, list[TrialJob]]:
             system=t.system, context=t.context, model=t.model, params=t.params, flags=t.flags,
             seed=t.seed, timeout_s=t.timeout_s, accept_nonzero_exit=t.accept_nonzero_exit,
         )  # fmt: skip
-        jobs.append(TrialJob(variant, case, t.repeat, batch.targets[t.variant], request))
+        target = batch.targets[t.variant]
+        jobs.append(TrialJob(variant, case, t.repeat, target, request, fingerprint=t.fingerprint))
     return batch, jobs
 
 
@@ -141,10 +143,11 @@ def decode_done(data: bytes, jobs: list[TrialJob]) -> BatchOutcome:
     outcomes: list[TrialOutcome] = []
     for job, o in zip(jobs, done.outcomes, strict=True):
         grade = None
+        events = list(o.events)
         if o.output is not None:  # a GradeJob's TrialCompleted is the event it logs
-            completed = o.events[0]
+            completed = events[0]
             assert isinstance(completed, TrialCompleted), completed
             grade = GradeJob(job.variant, job.case, job.repeat, o.output, completed)
             grade.precomputed = o.precomputed
-        outcomes.append(TrialOutcome(WriteBatch(list(o.events), o.blobs), grade))
+        outcomes.append(TrialOutcome(WriteBatch(events, o.blobs), grade))
     return BatchOutcome(outcomes, done.seconds)

@@ -2,7 +2,8 @@
 
 `{{ matrix.key }}` (and params, flags) always; `{prompt}`-style names with prompt_via = "template".
 A shell string holding a placeholder is refused with the argv list to write instead: a value pasted
-into a script is code as soon as the author wrote it inside quotes, whatever quoting engine adds.
+into a script is code as soon as the author wrote it inside quotes, whatever quoting engine adds. So
+is an argv element that an interpreter runs as code (`sh -c`, `python3 -c`: interpreter_code.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from engine.actors.targets.interpreter_code import code_placeholders, refusal
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.events.spec import CommandTargetSpec
 
@@ -31,6 +33,8 @@ def build_argv(spec: CommandTargetSpec, request: TargetRequest) -> tuple[list[st
             command = f"{command} {shlex.quote(request.prompt)}"
         argv = ["/bin/sh", "-c", command]
     else:
+        if in_code := code_placeholders(command, lambda word: shell_placeholders(word, via)):
+            raise TargetError("config", f"command target: {refusal(command, *in_code[0])}")
         argv = [substitute(part, request, simple) for part in command]
         argv = [*argv, request.prompt] if via == "arg" else argv
     return argv, request.prompt.encode() if via == "stdin" else None

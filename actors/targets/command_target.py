@@ -13,14 +13,24 @@ import os
 import shlex
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
 import trio
+from msgspec.structs import replace
 
-from engine.actors.process import run_group, run_setup
+from engine.actors.process import check_setup, run_group, run_setup
+from engine.actors.sandbox.run import run_sandboxed
+from engine.actors.sandbox.shared import SharedServices, start_shared_services
 from engine.actors.targets.argv import build_argv, env_name, env_value
-from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
+from engine.actors.targets.target_protocol import (
+    TargetContext,
+    TargetError,
+    TargetRequest,
+    TargetResponse,
+    env_secret,
+)
 from engine.actors.targets.transcript import read_transcript
 from engine.actors.targets.workspace import SHARED, Key
 from engine.events.spec import CommandTargetSpec
@@ -31,24 +41,37 @@ __all__ = ["CommandTarget", "build_argv", "env_name", "env_value", "trial_env", 
 class CommandTarget:
     @classmethod
     def from_spec(cls, spec: CommandTargetSpec, context: TargetContext) -> CommandTarget:
-        return cls(anchor_paths(spec, context.base_dir))
+        return cls(anchor_paths(spec, context.base_dir), context.base_dir)
 
-    def __init__(self, spec: CommandTargetSpec) -> None:
+    def __init__(self, spec: CommandTargetSpec, base_dir: Path | None = None) -> None:
         self.spec = spec
+        self.base_dir = base_dir
         self._shared: dict[Key, Path] = {}  # the shared workspaces this target holds until it closes
 
     async def call(self, request: TargetRequest) -> TargetResponse:
         argv, stdin = build_argv(self.spec, request)
-        env = trial_env(self.spec, request)
+        policy = self.spec.policy
+        # in a sandbox, only what the spec names (bwrap's sandbox_env adds PATH, HOME and pass_env)
+        env = trial_env(self.spec, request, {} if policy.sandboxed else os.environ)
         fresh = self.spec.workdir is None and self.spec.workspace == "per_trial"
         scratch = Path(tempfile.mkdtemp(prefix="engine-trial-"))
         env["ENGINE_METRICS_FILE"] = str(scratch / "engine-metrics.json")
         env["ENGINE_TRANSCRIPT"] = str(scratch / "engine-transcript.jsonl")
+        service_logs: dict[str, str] = {}
         try:
             workdir = await self._workdir(request, env, scratch)
             if fresh:  # a fixed workdir would see every trial's setup at once
-                await run_setup(request.variant.setup, workdir, env, request.timeout_s)
-            done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
+                await self._setup(request.variant.setup, workdir, env, scratch, request.timeout_s)
+            if policy.sandboxed:
+                shared = self._shared_services(request)
+                own = replace(policy, services=[]) if shared is not None else policy  # started once, there
+                ran = await run_sandboxed(
+                    own, argv, cwd=workdir, named_env=env, timeout_s=request.timeout_s, stdin=stdin,
+                    writable=[scratch], readable=self._readable(), shared=shared,
+                )  # fmt: skip
+                done, service_logs = ran.result, ran.service_logs
+            else:
+                done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
             reported = read_metrics(scratch / "engine-metrics.json")
             transcript, tools = read_transcript(scratch / "engine-transcript.jsonl")
         finally:
@@ -80,7 +103,28 @@ class CommandTarget:
             metrics=reported,
             transcript=transcript,
             tools=tools,
+            service_logs=service_logs,
         )
+
+    def _readable(self) -> list[Path]:
+        """What a sandboxed agent may read beyond the system: the experiment's folder (its scripts)."""
+        return [self.base_dir] if self.base_dir is not None else []
+
+    async def _setup(
+        self, commands: list[str], workdir: Path, env: dict[str, str], scratch: Path, timeout_s: float
+    ) -> None:
+        """The variant's setup commands, in the agent's sandbox when it has one (without its services)."""
+        policy = self.spec.policy
+        if not policy.sandboxed:
+            await run_setup(commands, workdir, env, timeout_s)
+            return
+        bare = msgspec.structs.replace(policy, services=[], host_ports=[])
+        for command in commands:
+            ran = await run_sandboxed(
+                bare, ["/bin/sh", "-c", command], cwd=workdir, named_env=env, timeout_s=timeout_s,
+                writable=[scratch], readable=self._readable(),
+            )  # fmt: skip
+            check_setup(command, ran.result, timeout_s)
 
     async def _workdir(self, request: TargetRequest, env: dict[str, str], scratch: Path) -> Path:
         if self.spec.workdir is not None:
@@ -90,11 +134,21 @@ class CommandTarget:
         key = (request.run_id, request.variant.name)
         if key not in self._shared:
 
-            async def setup(folder: Path) -> None:
-                await run_setup(request.variant.setup, folder, env, request.timeout_s)
+            async def setup(folder: Path) -> SharedServices | None:
+                await self._setup(request.variant.setup, folder, env, scratch, request.timeout_s)
+                if not self.spec.services:
+                    return None
+                return await start_shared_services(self.spec.policy, folder, env, self._readable())
 
             self._shared[key] = await SHARED.acquire(key, setup)
         return self._shared[key]
+
+    def _shared_services(self, request: TargetRequest) -> SharedServices | None:
+        """The services of the variant's shared workspace (started by its setup), if it has any."""
+        if self.spec.workspace != "shared" or self.spec.workdir is not None:
+            return None
+        found = SHARED.attached((request.run_id, request.variant.name))
+        return found if isinstance(found, SharedServices) else None
 
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):
@@ -113,7 +167,9 @@ def anchor_paths(spec: CommandTargetSpec, base_dir: Path | None) -> CommandTarge
     workdir = spec.workdir
     if workdir is not None and not Path(workdir).is_absolute():
         workdir = str(base_dir / workdir)
-    return msgspec.structs.replace(spec, command=command, workdir=workdir)
+    # a service's `./bin/api` too: it starts in the trial's workspace, as the agent does
+    services = [replace(s, command=anchor_command(s.command, base_dir)) for s in spec.services]
+    return replace(spec, command=command, workdir=workdir, services=services)
 
 
 def anchor_command(command: list[str] | str, base_dir: Path) -> list[str] | str:
@@ -160,16 +216,32 @@ def read_metrics(path: Path) -> dict[str, float]:
     return numbers
 
 
+# Linux refuses to start a process with one environment string over 128 KiB (MAX_ARG_STRLEN): a longer
+# prompt reaches the agent through stdin or an argument only
+PROMPT_ENV_LIMIT = 32 * 1024
+
 _SPEND = ("tokens_in", "tokens_out", "cost_usd")  # what budgets count: must be real amounts
 
 
-def trial_env(spec: CommandTargetSpec, request: TargetRequest) -> dict[str, str]:
-    env = {**os.environ, **spec.env}
-    env.update(
+def trial_env(
+    spec: CommandTargetSpec, request: TargetRequest, base: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """The agent's environment: `base` (the host's; nothing in a sandbox), the spec's `env` (a
+    `{ env = "VAR" }` read now), the trial's ENGINE_* variables."""
+    own = {name: value if isinstance(value, str) else env_secret(value, f"env {name}")
+           for name, value in spec.env.items()}  # fmt: skip
+    return {**base, **own, **engine_variables(request)}
+
+
+def engine_variables(request: TargetRequest) -> dict[str, str]:
+    """The ENGINE_* variables a trial's agent is given (its request fingerprint holds them too)."""
+    env = dict(
         ENGINE_VARIANT=request.variant.name, ENGINE_CASE_ID=request.case.id,
         ENGINE_REPEAT=str(request.repeat), ENGINE_SEED=str(request.seed),
         ENGINE_MODEL=request.model or "", ENGINE_SYSTEM=request.system or "",
     )  # fmt: skip
+    if len(request.prompt) <= PROMPT_ENV_LIMIT:  # read by a script instead of a placeholder in its code
+        env["ENGINE_PROMPT"] = request.prompt
     for prefix, values in (("ENGINE_FLAG_", request.flags), ("ENGINE_PARAM_", request.params)):
         for name, value in values.items():
             env[prefix + env_name(name)] = env_value(value)

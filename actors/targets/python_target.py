@@ -49,7 +49,7 @@ def private_copy(value: T) -> T:
     """A copy that user code may change at will. Its cases and variants are the run's own objects:
     the logged spec that the live report and the kept snapshots fold, so a callable that edited
     `request.case.metadata` in place would make them differ from a replay of the log. A msgpack round
-    trip (~4 us a request) gives what the log's own codec gives a replay."""
+    trip (cheap: benchmarks/README.md#in-code-trials) gives what the log's own codec gives a replay."""
     decoder = _DECODERS.get(type(value))
     if decoder is None:
         decoder = _DECODERS[type(value)] = msgspec.msgpack.Decoder(type(value))

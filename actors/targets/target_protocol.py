@@ -7,6 +7,7 @@ per resolved TargetSpec (a variant may override the experiment's target).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,9 +15,11 @@ from typing import Any, Protocol
 
 import msgspec
 
+from engine.actors.secrets import remember
 from engine.events.errors import EngineError
 from engine.events.kinds import ErrorKind
-from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, override_target
+from engine.events.spec import CaseSpec, TargetSpec, VariantSpec, variant_target
+from engine.events.spec_base import EnvRef
 
 
 class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):
@@ -50,6 +53,7 @@ class TargetResponse(msgspec.Struct, kw_only=True):
     metrics: dict[str, float] = {}  # what an agent reported of itself (tool calls...)
     transcript: str = ""  # the conversation a command agent wrote (ENGINE_TRANSCRIPT), JSONL
     tools: dict[str, int] = {}  # the transcript's tool calls per tool name
+    service_logs: dict[str, str] = {}  # a sandbox's services' output by name, kept as blobs beside stderr
 
 
 _DEFAULT_CLASS = {"infra": "network", "timeout": "timeout", "model": "subject_error", "config": "config"}
@@ -115,12 +119,7 @@ class TargetContext:
 
 def resolve_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:
     """The experiment's target with the variant's overrides applied."""
-    if not variant.target and variant.model is None:
-        return default
-    fields = dict(variant.target)
-    if variant.model is not None:
-        fields["model"] = variant.model
-    return override_target(default, fields)
+    return variant_target(default, variant)
 
 
 MAX_AMOUNT = 1e15  # beyond any real token count or bill: a larger figure is a broken report
@@ -138,3 +137,12 @@ def check_response(response: TargetResponse) -> None:
     for name, value in response.metrics.items():
         if not isinstance(value, _NUMBER) or not math.isfinite(value):
             raise TargetError("model", f"bad metrics: {name} = {value!r}", error_class="bad_metrics")
+
+
+def env_secret(value: EnvRef, what: str) -> str:
+    """The value of the variable an `{ env = "VAR" }` names, remembered as a secret (redacted from
+    everything the run writes: an echo of it in an error body, an agent printing its environment)."""
+    found = os.environ.get(value.env)
+    if not found:
+        raise TargetError("config", f"environment variable {value.env} ({what}) is not set")
+    return remember(found)

@@ -105,7 +105,7 @@ def _parse_toml(text: str, name: str) -> Any:
 
 
 def _parse_yaml(text: str, name: str) -> Any:
-    import yaml  # ~20-40 ms: paid by YAML files only
+    import yaml  # paid by YAML files only (benchmarks/README.md#in-code-start-up)
 
     try:
         return yaml.safe_load(text)

@@ -10,16 +10,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from engine.actors.targets.python_target import import_callable
 from engine.errors import InputError, warn_input
 from engine.events.graders import GRADERS
 from engine.events.spec import EnvRef, ExperimentSpec, HttpTarget, TargetSpec
-from engine.events.targets import TARGETS, LocalTargetSpec
+from engine.events.targets import TARGETS, CommandTargetSpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.preflight_command import check_commands
 from engine.input.ray_check import check_ray_experiment
+from engine.input.sandbox_check import check_sandboxes
 from engine.store.projections.outcome import unscorable_graders
 
 
@@ -37,6 +38,7 @@ def check_environment(
         if named is not None:
             _check_callable(getattr(target, named), f"{field}.{named}", file, base_dir, callables or {})
     check_commands(plan)
+    check_sandboxes(plan)
     for i, grader in enumerate(spec.graders):
         named = GRADERS.of(grader).callable_field  # an evaluator module beside the experiment file
         if named is not None:
@@ -70,20 +72,26 @@ def warn_free_race(plan: ExperimentPlan) -> None:
 
 
 def _unpriced(spec: ExperimentSpec, target: TargetSpec) -> bool:
-    if not isinstance(target, HttpTarget | LocalTargetSpec) or target.price is not None:
+    if not TARGETS.of(target).priced_per_token or target.price is not None:
         return False
     return target.model is None or target.model not in spec.pricing
 
 
 def _variables(field: str, target: TargetSpec) -> Iterator[tuple[str, str, str]]:
     """(field, variable, what it holds) for every environment variable a target reads."""
-    if not isinstance(target, HttpTarget):
-        return
-    if target.api_key_env:
-        yield f"{field}.api_key_env", target.api_key_env, "the API key"
-    for name, value in target.headers.items():
-        if isinstance(value, EnvRef):
-            yield f"{field}.headers.{name}", value.env, f"the {name} header"
+    kind = TARGETS.of(target)  # its declaration holds the spec to HttpTarget / CommandTargetSpec
+    tables: dict[str, dict[str, str | EnvRef]] = {}
+    if kind.speaks_http:
+        http = cast(HttpTarget, target)
+        if http.api_key_env:
+            yield f"{field}.api_key_env", http.api_key_env, "the API key"
+        tables = {"headers": http.headers, "query": http.query}
+    elif kind.runs_command:
+        tables = {"env": cast(CommandTargetSpec, target).env}
+    for table, values in tables.items():
+        for name, value in values.items():
+            if isinstance(value, EnvRef):
+                yield f"{field}.{table}.{name}", value.env, f"the {name} {table.rstrip('s')}"
 
 
 def _check_callable(

@@ -12,11 +12,15 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from pathlib import Path
+from typing import cast
 
+from engine.actors.sandbox.bwrap import SANDBOX_PATH, visible_in_sandbox
 from engine.actors.targets.command_target import anchor_paths, build_argv
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.errors import InputError
 from engine.events.spec import CommandTargetSpec
+from engine.events.targets import TARGETS
 from engine.input.experiment_plan import ExperimentPlan
 
 
@@ -24,9 +28,9 @@ def check_commands(plan: ExperimentPlan) -> None:
     spec, file, base_dir = plan.spec, plan.file, plan.base_dir
     variants = plan.contestants if spec.cases else ()
     for i, variant in enumerate(variants):
-        target = plan.targets[variant.name]
-        if not isinstance(target, CommandTargetSpec):
+        if not TARGETS.of(plan.targets[variant.name]).runs_command:
             continue
+        target = cast(CommandTargetSpec, plan.targets[variant.name])  # its kind holds it to one
         own = variant.target and "command" in variant.target  # the variant names its own agent
         field = f"{plan.origins[i]}.target.command" if own else "target.command"
         case = spec.cases[0]
@@ -40,14 +44,17 @@ def check_commands(plan: ExperimentPlan) -> None:
         except TargetError as exc:
             raise InputError(file, field, f"expected every placeholder filled: {exc.message}") from None
         if spec.execution.backend != "ray":
-            _check_binary(target, argv, file, field)
-    if not variants and isinstance(spec.target, CommandTargetSpec) and spec.execution.backend != "ray":
-        command = anchor_paths(spec.target, base_dir).command
-        _check_binary(spec.target, command if isinstance(command, list) else ["/bin/sh", "-c", command],
-                      file, "target.command")  # fmt: skip
+            _check_binary(target, argv, file, field, base_dir)
+    if not variants and TARGETS.of(spec.target).runs_command and spec.execution.backend != "ray":
+        target = cast(CommandTargetSpec, spec.target)
+        command = anchor_paths(target, base_dir).command
+        _check_binary(target, command if isinstance(command, list) else ["/bin/sh", "-c", command],
+                      file, "target.command", base_dir)  # fmt: skip
 
 
-def _check_binary(target: CommandTargetSpec, argv: list[str], file: str, field: str) -> None:
+def _check_binary(
+    target: CommandTargetSpec, argv: list[str], file: str, field: str, base_dir: Path | None = None
+) -> None:
     program = _program(argv)
     if program is None or "{" in program:  # a shell's own words, or a placeholder left for the trial
         return
@@ -55,10 +62,18 @@ def _check_binary(target: CommandTargetSpec, argv: list[str], file: str, field: 
         if not (os.path.isfile(program) and os.access(program, os.X_OK)):
             expected = f"expected an executable agent at {program} (not found or not executable)"
             raise InputError(file, field, expected)
-        return
-    path = target.env.get("PATH", os.environ.get("PATH", ""))
-    if shutil.which(program, path=path) is None:
-        raise InputError(file, field, f"expected the agent {program!r} on PATH (not found)")
+        found: str | None = program
+    else:
+        default = SANDBOX_PATH if target.policy.sandboxed else os.environ.get("PATH", "")
+        path = target.env.get("PATH", default)
+        found = shutil.which(program, path=path)
+        if found is None:
+            where = "the sandbox's PATH" if target.policy.sandboxed else "PATH"
+            raise InputError(file, field, f"expected the agent {program!r} on {where} (not found)")
+    if target.policy.sandboxed and not visible_in_sandbox(Path(found), base_dir):
+        expected = f"expected the agent outside the home folders a sandbox hides: {found} is not there "
+        expected += "inside it (install it under /usr/local or /opt, or in the experiment's folder)"
+        raise InputError(file, field, expected)
 
 
 def _program(argv: list[str]) -> str | None:

@@ -8,14 +8,15 @@ generation parameters wherever they are set, variant target overrides, a tuning 
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import msgspec
 
 from engine.actors.graders.judge_call import judge_repeats, judge_target
 from engine.actors.targets.target_protocol import resolve_target
 from engine.errors import InputError
-from engine.events.graders import GRADERS, CommandGraderSpec, JudgeGraderSpec
-from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
+from engine.events.graders import GRADERS, JudgeGraderSpec
+from engine.events.spec import AGE_EXPECTED, ExperimentSpec, SamplingParams, VariantSpec, age_seconds
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.parsing import split_validation_error
 from engine.input.run_rules import Fail, check_caps, check_optuna, check_stopping
@@ -36,6 +37,11 @@ def check_declared(spec: ExperimentSpec, file: str) -> None:
     _check_unique([c.id for c in spec.cases], "cases", "id", fail)
     _check_unique([v.name for v in spec.variants], "variants", "name", fail)
     _check_matrix_size(spec, fail)
+    if spec.reuse is not None and spec.reuse.max_age is not None:
+        try:
+            age_seconds(spec.reuse.max_age)
+        except ValueError:
+            fail("reuse.max_age", f"{AGE_EXPECTED}, got {spec.reuse.max_age!r}")
 
 
 def check_plan(plan: ExperimentPlan) -> None:
@@ -80,14 +86,15 @@ def check_cron(cron: str, file: str, field: str = "schedule.cron") -> None:
 
 def _check_case_commands(spec: ExperimentSpec, fail: Fail) -> None:
     for i, grader in enumerate(spec.graders):
-        if not isinstance(grader, CommandGraderSpec) or grader.commands:
+        field = GRADERS.of(grader).case_fallback
+        if field is None or getattr(grader, field):
             continue
         for j, case in enumerate(spec.cases):
-            commands = case.criteria.get("commands")
-            if not commands or not isinstance(commands, str | list):
+            given = case.criteria.get(field)
+            if not given or not isinstance(given, str | list):
                 fail(
-                    f"graders[{i}].commands",
-                    f"expected commands here or in every case's criteria.commands (cases[{j}] has none)",
+                    f"graders[{i}].{field}",
+                    f"expected {field} here or in every case's criteria.{field} (cases[{j}] has none)",
                 )
 
 
@@ -124,8 +131,8 @@ def _check_judge_targets(spec: ExperimentSpec, fail: Fail) -> None:
             where, expected = split_validation_error(str(exc))
             fail(f"graders[{i}].judge.{where}" if where != "(top level)" else f"graders[{i}].judge", expected)
         try:
-            if isinstance(grader, JudgeGraderSpec):
-                judge_repeats(grader)
+            if GRADERS.of(grader).repeats_judge:  # its declaration holds it to judge and repeats fields
+                judge_repeats(cast(JudgeGraderSpec, grader))
         except ValueError as exc:
             fail(f"graders[{i}].judge.repeats", str(exc).split(": ", 1)[1])
 

@@ -14,13 +14,13 @@ when it is used, so `engine --help` pays for none of them.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from engine.errors import InputError
+from engine.events.plugin_loader import load_reference, offered
 from engine.events.report import RunReport
 from engine.store.contract import EventStore
 
@@ -58,16 +58,17 @@ class Formats:
     def _all(self) -> dict[str, Format]:
         if not self._plugins_read:
             self._plugins_read = True
-            from importlib.metadata import entry_points
-
-            for ep in entry_points(group=ENTRY_POINT_GROUP):
-                if ep.name not in self._formats:  # a built-in name is never replaced
-                    origin = ep.dist.name if ep.dist is not None else "an entry point"
-                    self._formats[ep.name] = Format(ep.name, "report", ep.value, origin)
+            for point in offered(ENTRY_POINT_GROUP):
+                if point.name not in self._formats:  # a built-in name is never replaced
+                    self._formats[point.name] = Format(point.name, "report", point.reference, point.origin)
         return self._formats
 
     def names(self, kind: Kind) -> list[str]:
         return [name for name, f in self._all().items() if f.kind == kind]
+
+    def choices(self, kind: Kind) -> str:
+        """The names a `--format` option's help lists: engine's own, then the installed packages'."""
+        return " | ".join(self.names(kind))
 
     def has(self, name: str, kind: Kind) -> bool:
         found = self._all().get(name)
@@ -78,8 +79,7 @@ class Formats:
         if found is None or found.kind != kind:
             raise KeyError(f"no {kind} format named {name!r} (known: {', '.join(self.names(kind))})")
         if name not in self._loaded:
-            module, _, attribute = found.target.partition(":")
-            self._loaded[name] = getattr(importlib.import_module(module), attribute)
+            self._loaded[name] = load_reference(found.target)
         return self._loaded[name]
 
 

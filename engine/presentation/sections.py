@@ -16,7 +16,7 @@ from engine.presentation.report.stopping import stopping_lines
 
 SECTION_KEYS = (
     "variants", "spend", "comparisons", "pairwise", "labels", "tuning", "errors", "grading_errors",
-    "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools", "params",
+    "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools", "sandbox", "params",
     "decidability",
 )  # fmt: skip
 # the sections the winner is decided on: every surface says the winner line after them
@@ -67,6 +67,7 @@ def sections(r: RunReport) -> list[Section]:
         Section("identical", IDENTICAL_TITLE, lines=text.identical_lines(r)),
         _tags(r),
         Section("tools", "Agents' tools", lines=text.tool_lines(r)),
+        Section("sandbox", "Sandboxes (where each variant's agent ran)", lines=text.sandbox_lines(r)),
         Section("params", PARAMS_TITLE, lines=text.params_lines(r)),
         Section("decidability", "What this plan can decide", lines=text.decidability_lines(r)),
     ]  # fmt: skip

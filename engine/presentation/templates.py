@@ -26,7 +26,8 @@ def environment() -> Any:
 
 def compile_all() -> None:
     """Every page template compiled (and Jinja imported) ahead of its first request: a server does
-    it once at start, in a worker thread, so a person's first page does not pay ~0.2 s for it."""
+    it once at start, in a worker thread, so a person's first page does not pay for it
+    (benchmarks/README.md#in-code-web)."""
     env = environment()
     for template in sorted(TEMPLATES.glob("*.html")):
         env.get_template(template.name)

@@ -1,4 +1,5 @@
-"""The report in a terminal (rich): the shared sections as compact tables and indented lines."""
+"""The report in a terminal (rich): the shared sections as engine's compact tables (term_table, given
+to rich as styled text) and indented lines."""
 
 from __future__ import annotations
 
@@ -24,13 +25,13 @@ def _title(section: Section) -> str:
     return section.title[0].lower() + section.title[1:]
 
 
-def section_renderables(section: Section) -> list[Any]:
+def section_renderables(section: Section, width: int = 100) -> list[Any]:
     out: list[Any] = []
     if section.table is not None:
         t = section.table
         header = t.header  # the labels every surface shows (report.tables): never the terminal's own
         rows = t.rows if section.key in DECIDING else t.rows[:MAX_ROWS]
-        out.append(table(section.title, header, rows, t.left))
+        out.append(Text.from_ansi(table(section.title, header, rows, t.left, width, styled=True)))
         if t.more(len(rows)):  # one line for every row left out, however the list was cut
             out.append(Text(f"  {t.more(len(rows))}"))
         if section.note:
@@ -47,8 +48,9 @@ def section_renderables(section: Section) -> list[Any]:
     return out
 
 
-def report_renderables(report: ReportInput) -> list[Any]:
-    """Text objects, not markup: names and error messages are user data and may hold brackets."""
+def report_renderables(report: ReportInput, width: int = 100) -> list[Any]:
+    """Text objects, not markup: names and error messages are user data and may hold brackets; the
+    tables are drawn `width` columns wide at most."""
     r = as_report(report)
     word = report_word(r)
     partial = "  (partial)" if r.is_partial and word != "partial" else ""
@@ -61,7 +63,7 @@ def report_renderables(report: ReportInput) -> list[Any]:
         if section.key not in DECIDING and not said_winner:
             out.append(Text(winner_line(r)))
             said_winner = True
-        out += section_renderables(section)
+        out += section_renderables(section, width)
     if not said_winner:
         out.append(Text(winner_line(r)))
     return out

@@ -5,9 +5,9 @@ Two defaults grow a long run's memory without bound in sight: every thread that 
 an arena of its own (up to 8 per CPU), each keeping the high-water mark of what was freed in it, and
 the size above which a buffer is mapped (and given back when freed) rises to the largest buffer
 freed so far, so a snapshot's encode buffer, once freed, makes later ones come from (and stay in) the
-arenas. Measured on a run of 100,000 cells (benchmarks/README.md): anonymous memory crept from 305 to
-426 MiB over 300,000 trials with the defaults, and stayed at 238-248 MiB with two arenas and a fixed
-1 MiB threshold. Elsewhere than glibc (musl, macOS) this does nothing.
+arenas. Measured on a run of 100,000 cells: anonymous memory crept with the defaults, and stayed
+flat with two arenas and a fixed threshold (benchmarks/README.md#in-code-memory). Elsewhere than glibc (musl,
+macOS) this does nothing.
 """
 
 from __future__ import annotations

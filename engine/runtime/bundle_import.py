@@ -3,7 +3,8 @@
 The same bundle twice adds nothing (the run's content digest matches what the store holds); a
 different run under an id the store already has is refused unless renamed (`--as ID`). Renaming
 rewrites the run id inside every event and every stored report, so the renamed run reads, replays and
-compares like one that was run under that id.
+compares like one that was run under that id. Nothing is written unless the whole bundle passes the
+checks `engine check` makes of a store (store/bundle_checks.py) and its run id the `--run-id` rule.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from engine.events.codec import decode, encode, to_json
 from engine.events.report import RunReport
 from engine.input.flags import check_run_id
 from engine.store.blobs import pack_blob
+from engine.store.bundle_checks import bundle_problems, summary
 from engine.store.bundle_format import Bundle, events_digest
 from engine.store.contract import EventStore, Row
 
@@ -32,6 +34,10 @@ def import_bundle(
     run_id = as_id or source_id
     if as_id is not None:
         check_run_id(as_id, "engine import", "--as")  # the rule every new run id follows
+    else:
+        _check_bundled_id(source_id, name)
+    if problems := bundle_problems(bundle):
+        raise UserError(f"{name}: refused, nothing imported: {summary(problems)}")
     rows = [(r.tag, r.data) for r in bundle.events]
     blobs = {b.key: b.data for b in bundle.blobs}
     if run_id != source_id:
@@ -50,6 +56,15 @@ def import_bundle(
     batch: list[Row] = [(run_id, tag, data) for tag, data in rows]
     log.append(batch, [pack_blob(data) for data in blobs.values()])
     return run_id, "imported"
+
+
+def _check_bundled_id(run_id: str, name: str) -> None:
+    """The bundle's own id follows the rule `--run-id` and `--as` do: an id from a crafted file must
+    not be a path, a line break, an escape sequence or markup wherever runs are listed."""
+    try:
+        check_run_id(run_id, name, "run_id")
+    except UserError as exc:
+        raise UserError(f"{exc}; import it under another id with --as NEW_ID") from None
 
 
 def _renamed(

@@ -24,8 +24,15 @@ def default_by() -> str:
         return "unknown"
 
 
+NOTE_MAX = 4000  # characters: a note says why, in a few lines (a file's or the web's alike)
+BY_MAX = 200
+
+
 def check_row(outputs: dict[TrialKey, str], row: LabelRow, where: str) -> k.LabelRecorded:
     """The label event for a row, or an InputError naming `where` and the field at fault."""
+    for name, text, most in (("note", row.note, NOTE_MAX), ("by", row.by, BY_MAX)):
+        if len(text) > most:
+            raise InputError(where, name, f"expected at most {most:,} characters, got {len(text):,}")
     if row.verdict not in ("pass", "fail"):
         raise InputError(where, "verdict", f"expected pass or fail, got {row.verdict!r}")
     if row.score is not None and not 0.0 <= row.score <= 1.0:

@@ -18,10 +18,12 @@ from typing import Any
 
 import trio
 
+from engine.actors.sandbox.probe import sandbox_problem_on_worker
 from engine.errors import InputError
 from engine.events.spec import RaySpec
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.ray_check import check_ray
+from engine.input.sandbox_check import sandboxes
 from engine.runtime.ray_reaper import kill_started, marked, ray_processes, start_reaper, stop_reaper
 
 WORKER_LOG = "ray._private.worker"
@@ -46,7 +48,8 @@ async def ray_session(plan: ExperimentPlan, stopping: trio.Event | None = None) 
     async with _lock:
         connected = True
         if _users == 0:
-            connected = await _connect_unless_stopped(execution.ray, plan.file, stopping)
+            kinds = _sandbox_kinds(plan)
+            connected = await _connect_unless_stopped(execution.ray, plan.file, stopping, kinds)
             _owned = bool(connected)
         if connected is not None:
             _users += 1
@@ -63,7 +66,17 @@ async def ray_session(plan: ExperimentPlan, stopping: trio.Event | None = None) 
                     await trio.to_thread.run_sync(_disconnect)
 
 
-async def _connect_unless_stopped(settings: RaySpec, file: str, stopping: trio.Event | None) -> bool | None:
+def _sandbox_kinds(plan: ExperimentPlan) -> tuple[tuple[str, str], ...]:
+    """(field, kind) of the run's sandboxes, one per kind: each must start on the workers."""
+    first: dict[str, str] = {}
+    for field, policy in sandboxes(plan):
+        first.setdefault(policy.kind, field)
+    return tuple((field, kind) for kind, field in first.items())
+
+
+async def _connect_unless_stopped(
+    settings: RaySpec, file: str, stopping: trio.Event | None, kinds: tuple[tuple[str, str], ...] = ()
+) -> bool | None:
     """_connect's answer, or None when a stop came first (ray.init cannot be interrupted: its thread
     is left to finish on its own, and the processes it started so far are killed)."""
     async with trio.open_nursery() as nursery:
@@ -74,14 +87,14 @@ async def _connect_unless_stopped(settings: RaySpec, file: str, stopping: trio.E
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(cancel_on_stop)
-        connected = await trio.to_thread.run_sync(_connect, settings, file, abandon_on_cancel=True)
+        connected = await trio.to_thread.run_sync(_connect, settings, file, kinds, abandon_on_cancel=True)
         nursery.cancel_scope.cancel()
         return connected
     kill_started(marked(ray_processes(os.getpid())))
     return None
 
 
-def _connect(settings: RaySpec, file: str) -> bool:
+def _connect(settings: RaySpec, file: str, kinds: tuple[tuple[str, str], ...] = ()) -> bool:
     """Connect (True), or use the connection the embedding application already made (False)."""
     check_ray(settings, file)
     import ray
@@ -94,7 +107,26 @@ def _connect(settings: RaySpec, file: str) -> bool:
             _reaper = start_reaper(ray_processes(os.getpid()))
     if settings.runtime_env:
         _probe_runtime_env(settings, file, owned)
+    if kinds:
+        _probe_sandbox(settings, file, owned, kinds)
     return owned
+
+
+def _probe_sandbox(settings: RaySpec, file: str, owned: bool, kinds: tuple[tuple[str, str], ...]) -> None:
+    """A sandboxed run on a worker without bubblewrap is refused before its first event (exit 2). One
+    task asks one worker; a worker without it that joins later fails its sandboxed trials as class
+    `sandbox` (never runs them unsandboxed)."""
+    import ray
+
+    options: dict[str, Any] = {"num_cpus": 0}
+    if settings.runtime_env:
+        options["runtime_env"] = dict(settings.runtime_env)
+    for field, kind in kinds:
+        problem = ray.get(ray.remote(sandbox_problem_on_worker).options(**options).remote(kind))
+        if problem is not None:
+            if owned:
+                _disconnect()
+            raise InputError(file, field, f"a {kind} sandbox cannot start on the Ray worker {problem}")
 
 
 def _init(settings: RaySpec, file: str) -> None:

@@ -23,6 +23,7 @@ import trio
 from engine.actors.executor import MakeTarget
 from engine.actors.messages import Feedback, StopRequested, WriteBatch
 from engine.actors.process import run_setup
+from engine.actors.sandbox.bwrap import hide_from_sandboxes
 from engine.actors.targets.target_maker import target_maker
 from engine.actors.targets.target_protocol import TargetError
 from engine.actors.variants import propose_variants
@@ -38,6 +39,7 @@ from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.race_rounds import run_race
 from engine.runtime.ray_session import ray_session
+from engine.runtime.reuse import Reuse, reuse_for
 from engine.runtime.run_lease import run_lease
 from engine.runtime.run_status import process_alive
 from engine.runtime.sequential_rounds import run_sequential
@@ -127,11 +129,16 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     plan = _resolved(request, state)
     # before the first event: a missing key or module is a clear error, not a crashed run
     check_environment(plan, request.callables)
+    store_folder = getattr(log, "path", None)
+    if isinstance(store_folder, Path):  # no sandboxed agent may read (or learn from) the store
+        hide_from_sandboxes(store_folder)
+    # a run to reuse from that the store does not hold is bad input too
+    reuse = await store_call(log, reuse_for, log, plan.spec, request.run_id, request.source or plan.spec.name)
     # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
     async with ray_session(plan, request.control.stopping):
         async with open_pipeline(log, state, request.subscribers) as pipe:
             request.control._feedback = pipe.feedback_send
-            reason = await _run_body(log, request, plan, pipe)
+            reason = await _run_body(log, request, plan, pipe, reuse)
             if reason in ("completed", "budget"):  # every pair with both outputs, judged side by side
                 make_target = request.make_target()
                 if await pairwise_unless_stopped(log, plan.spec, pipe, make_target, request.cancel_poll_s):
@@ -155,7 +162,9 @@ def _resolved(request: RunRequest, state: RunState) -> ExperimentPlan:
     return resolve(given, label, request.base_dir, request.source)
 
 
-async def _run_body(log: EventStore, request: RunRequest, plan: ExperimentPlan, pipe: Pipeline) -> str:
+async def _run_body(
+    log: EventStore, request: RunRequest, plan: ExperimentPlan, pipe: Pipeline, reuse: Reuse | None
+) -> str:
     run_id, now, state, spec = request.run_id, time.time(), pipe.state, plan.spec
     tuning = plan.tuning
     variants = list(plan.contestants)
@@ -179,7 +188,7 @@ async def _run_body(log: EventStore, request: RunRequest, plan: ExperimentPlan, 
     reason = "completed"
     with trio.move_on_after(spec.budget.max_wall_time_s or math.inf) as wall:
         async with open_workers(
-            log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s
+            log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s, reuse
         ) as workers:
             if tuning:
                 reason = await tune_session(

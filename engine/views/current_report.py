@@ -33,13 +33,6 @@ class _ReportHead(msgspec.Struct):
     grading: int = 0
 
 
-def latest_report_hash(log: EventStore, run_id: str, grading: int | None = None) -> str | None:
-    """The hash of the stored report that is the run's report now (of grading round `grading`, by
-    default the latest): only when no event the report reads came after it. None: build it."""
-    found = _current_stored(log, run_id, grading)
-    return None if found is None else found[0]
-
-
 def _current_stored(log: EventStore, run_id: str, grading: int | None) -> tuple[str, bytes] | None:
     heads = load(log, RUN_HEADS, run_id)
     found = heads.report_hash(grading)

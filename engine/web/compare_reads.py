@@ -43,7 +43,8 @@ class KeptOutput:
     output_hash: str
 
 
-# each entry holds two runs' kept states (~15 MB each at 100,000 trials): a few comparisons only
+# each entry holds two runs' kept states (large for big runs: benchmarks/README.md#in-code-memory): a few
+# comparisons only
 KEPT = 4
 Compared = tuple[dict[str, object], tuple[RunState, RunState]]  # (the comparison's JSON, both states)
 

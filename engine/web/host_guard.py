@@ -10,7 +10,9 @@ from being framed by another site.
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import re
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -72,12 +74,26 @@ class HostGate(Wrapper):
             await _refuse(send, host)
 
 
+# RFC 9110's Host: uri-host [":" port], the host a reg-name (letters, digits, -._~ and %-escapes) or
+# a bracketed IPv6 literal. Anything else (`127.0.0.1:8765@evil.example`, spaces, a path) names no host
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9._~%-]+))(?::\d{0,5})?")
+
+
 def host_name(header: str) -> str:
-    """`example.com:8765` -> `example.com`; `[::1]:8765` -> `::1`; lower case."""
+    """`example.com:8765` -> `example.com`; `[::1]:8765` -> `::1`; lower case; "" when the header is
+    not a host and port at all (so it matches no allowed name)."""
     header = header.strip().lower()
-    if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+    found = _HOST.fullmatch(header)
+    if found is None:
+        return header if _is_bare_ipv6(header) else ""
+    return found.group("v6") or found.group("name")
+
+
+def _is_bare_ipv6(header: str) -> bool:
+    try:
+        return ipaddress.ip_address(header).version == 6
+    except ValueError:
+        return False
 
 
 def normal(name: str) -> str:

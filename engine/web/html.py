@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from html import escape
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from starlette.requests import Request
 
@@ -17,11 +17,6 @@ def e(value: object) -> str:
 def q(value: str) -> str:
     """A path segment (run ids, experiment names)."""
     return quote(value, safe="")
-
-
-def href(path: str, **params: object) -> str:
-    kept = {k: v for k, v in params.items() if v not in (None, "")}
-    return e(path + ("?" + urlencode(kept) if kept else ""))
 
 
 def run_url(root: str, run_id: str, tail: str = "") -> str:

@@ -8,7 +8,7 @@ A write must be JSON (a cross-site form cannot send that without the browser ask
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import msgspec
 from starlette.requests import Request
@@ -27,6 +27,31 @@ from engine.web.json_api import _known, in_thread, json_response
 from engine.web.label_queue import QueueItem, label_queue, next_unlabelled
 
 READ_ONLY = "this view is read-only: start `engine serve --token T` to label"
+BODY_MAX = 16 * 1024  # a label and its note (capped at 4,000 characters) with room to spare
+
+
+def cross_site(request: Request) -> str | None:
+    """Why a write from another site is refused (None: same origin, or no browser's Origin at all).
+    The token cookie is SameSite=Strict, but a bearer token pasted into another page is not: the
+    browser's Origin header says where the request comes from, whatever it carries."""
+    origin = request.headers.get("origin")
+    fetch_site = request.headers.get("sec-fetch-site", "")
+    same = origin is not None and urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
+    if fetch_site == "cross-site" or (origin is not None and not same):
+        return f"refused: a write from another site ({(origin or fetch_site)[:80]!r})"
+    return None
+
+
+async def bounded_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None once it passes `limit` bytes (read no further)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class WebLabel(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -75,11 +100,16 @@ async def post_label(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     if not ctx.can_label:
         return JSONResponse({"error": READ_ONLY}, status_code=403)
+    if (foreign := cross_site(request)) is not None:
+        return JSONResponse({"error": foreign}, status_code=403)
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         expected = "expected a JSON body (content-type: application/json)"
         return JSONResponse({"error": expected}, status_code=415)
+    body = await bounded_body(request, BODY_MAX)
+    if body is None:
+        return JSONResponse({"error": f"expected a label of at most {BODY_MAX // 1024} kB"}, status_code=413)
     try:
-        given = msgspec.json.decode(await request.body(), type=WebLabel)
+        given = msgspec.json.decode(body, type=WebLabel)
     except msgspec.ValidationError as exc:
         raise InputError("label", "", str(exc)) from None
     except msgspec.DecodeError as exc:

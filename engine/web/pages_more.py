@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from typing import Any
+from urllib.parse import urlencode
 
 from markupsafe import Markup
 
@@ -44,6 +45,7 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str)
     for t in found["trials"]:  # type: ignore[attr-defined]
         t["pairwise"] = pairwise.get((t["variant"], t["repeat"] - 1), [])  # the API numbers repeats from 1
         t["facts"] = _facts(t)
+        t["source"] = _source(t.get("reused_from"), root)
         t["conversation"] = conversation(t.get("transcript"))
         t["criteria"] = {g["name"]: criterion_scores(g.get("raw", "")) for g in t["grades"]}
         by_variant[t["variant"]].append(t)
@@ -71,6 +73,15 @@ def _pairwise(view: Any) -> bool:
     """Whether the run may hold pairwise verdicts: a pairwise grader in its spec or a regrade's."""
     graders = view.spec.graders if view.spec is not None else []
     return any(GRADERS.of(g).pairwise for g in graders) or len(view.rounds) > 1
+
+
+def _source(source: dict[str, Any] | None, root: str) -> tuple[str, str] | None:
+    """A reused trial's source (the export's `reused_from`): its words and its trial page's link."""
+    if not source:
+        return None
+    query = urlencode({"case": source["case"], "variant": source["variant"]})
+    words = f"run {source['run']}, {source['variant']} / {source['case']}, repeat {source['repeat']}"
+    return words, run_url(root, str(source["run"]), "/trial?" + query)
 
 
 def _facts(t: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from engine.store.contract import EventStore
 from engine.views.current_report import current_report_json
 
-ENTRIES = 32  # reports of a 100,000-trial run are ~0.5 MB: a bounded few
+ENTRIES = 32  # a big run's report is large (benchmarks/README.md#in-code-memory): a bounded few
 
 
 def run_position(log: EventStore, run_id: str) -> tuple[str, int]:

@@ -110,8 +110,8 @@ async def warm_up() -> None:
     """What every page needs loaded before a person asks for one: the templates compiled, numpy and
     its random module (the matrix, the statistics, the comparisons' bootstraps), the first calls of
     a comparison made (engine.web.warm), in a worker thread once the port is bound, before the URL is
-    printed (~250 ms; a request that comes sooner is served meanwhile; an error here is a page's to
-    report)."""
+    printed (benchmarks/README.md#in-code-web; a request that comes sooner is served meanwhile; an error here
+    is a page's to report)."""
 
     def load() -> None:
         import numpy.random  # noqa: F401 - numpy imports it lazily, on a comparison's first bootstrap
@@ -122,7 +122,7 @@ async def warm_up() -> None:
         compile_all()
         warm_statistics()
         # what is loaded now lives as long as the server: out of the collector's full passes, which
-        # otherwise walk it again on every page that decodes big states (~25 ms of a comparison)
+        # otherwise walk it again on every page that decodes big states (benchmarks/README.md#in-code-web)
         gc.collect()
         gc.freeze()
 

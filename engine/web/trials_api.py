@@ -10,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from engine.events.graders import GRADERS
+from engine.events.spec import CommandTargetSpec, variant_target
 from engine.presentation.matrix_query import Searched
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
 from engine.store.trial_index.search import search_rows
 from engine.store.trial_index.table import STATUS, finished_rows
-from engine.views.export import output_of, stderr_of, transcript_of, trial_fields
+from engine.views.export import output_of, service_logs_of, stderr_of, transcript_of, trial_fields
 from engine.web.data import IndexedView, RunView
 
 View = RunView | IndexedView
@@ -136,10 +138,26 @@ def describe(log: EventStore, view: View, rec: TrialRecord) -> dict[str, object]
         "system": variant.system if variant is not None else None,
         "output": output,
         "stderr": stderr_of(log, rec),
+        "services": service_logs_of(log, rec),
+        "sandbox": _sandbox_line(view, rec.variant),
         "transcript": transcript_of(log, rec),
         "retries": max(rec.attempts - 1, 0),
         "judge_rationale": "\n".join(g.reason for g in rec.grades if g.name in judges and g.reason) or None,
     }
+
+
+def _sandbox_line(view: View, name: str) -> str | None:
+    """The variant's sandbox policy in a line ("bubblewrap · network none · memory_mb 512"), or None."""
+    spec, variant = view.spec, view.variants.get(name)
+    if spec is None or variant is None or variant.target.get("kind", spec.target.kind) != "command":
+        return None  # nothing to resolve (a plugin's kind may not be installed where the store is read)
+    target = variant_target(spec.target, variant)
+    if not isinstance(target, CommandTargetSpec) or not target.policy.sandboxed:
+        return None
+    policy = target.policy
+    parts = [policy.kind, f"network {policy.network}", *(f"port {p}" for p in policy.host_ports)]
+    parts += [f"{k} {v}" for k, v in msgspec.structs.asdict(policy.limits).items() if v is not None]
+    return " · ".join(parts)
 
 
 def _expected(view: View, case: str) -> str | None:

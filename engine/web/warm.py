@@ -1,9 +1,9 @@
 """What the server does once its port is bound, so that a person's first page does not pay for it.
 
-A first comparison in a fresh process cost 15-25 ms more than the next: msgspec builds its decoder of
-a run state (a few hundred nested types) on the first decode, and numpy's random generator, its
-percentile and unique, and the statistics' modules run their first calls. A comparison of two tiny
-runs in memory makes all of those calls on real code paths (kept states, their decode, the report,
+A first comparison in a fresh process cost more than the next (benchmarks/README.md#in-code-web): msgspec
+builds its decoder of a run state (a few hundred nested types) on the first decode, and numpy's random
+generator, its percentile and unique, and the statistics' modules run their first calls. A comparison of two
+tiny runs in memory makes all of those calls on real code paths (kept states, their decode, the report,
 every gate's statistics), in a worker thread, before anyone asks.
 """
 

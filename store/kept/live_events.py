@@ -43,8 +43,9 @@ def adoptable(event: Any, data: bytes) -> bool:
         return False
     if kind in _PLAIN:
         return kind.VERSION == 1
-    if kind is k.TrialCompleted:  # kept whole while it waits for its grade: every number as decoded
-        return kind.VERSION == 1 and event.agent is None and _floats(event.latency_ms, event.cost_usd)
+    if kind is k.TrialCompleted or kind is k.TrialReused:  # kept whole while it waits for its grade
+        figures = (event.latency_ms, event.cost_usd, *((event.source_ts,) if kind is k.TrialReused else ()))
+        return kind.VERSION == 1 and event.agent is None and _floats(*figures)
     if kind is k.TrialFailed:
         return kind.VERSION == 1 and _floats(event.latency_ms, event.cost_usd)
     if kind is k.TrialGraded:

@@ -25,6 +25,7 @@ import msgspec
 
 from engine.events.codec import decode
 from engine.store.contract import EncodedRows, EventStore
+from engine.store.kept import reuse_index
 from engine.store.kept.codec import Snapshotted, Stored
 from engine.store.kept.live_events import adoptable
 
@@ -161,6 +162,7 @@ class Keeper:
             events = decoded_once(rows, live, first)
             self._keep_index(io, run_id, prior, rows, ending, events)
             self._keep_digests(io, run_id, rows, events)
+            self._keep_reuse(io, run_id, rows, events)
             for snap in ALL:
                 if snap.key(run_id) in self._given_up:
                     continue
@@ -195,6 +197,18 @@ class Keeper:
                 continue
             if record is not None:
                 io.put(*record)
+
+    def _keep_reuse(
+        self, io: SnapshotIO, run_id: str, rows: list[tuple[int, str, bytes]], events: dict[int, Any] | None
+    ) -> None:
+        """The reuse index's records of the batch's outputs (store.kept.reuse_index)."""
+        try:
+            for key, value in reuse_index.index_rows(
+                io.get, run_id, reuse_index.decoded_outputs(rows, events)
+            ):
+                io.put(key, value)
+        except KEEPING_FAILED:  # an output that does not decode: it is not offered for reuse
+            return
 
     def _advance_one(
         self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,
@@ -284,5 +298,6 @@ def rebuild(log: EventStore) -> int:
         items.append((LAST + run_id.encode(), pack_seq(last)))
         log.put_snapshots(items)  # type: ignore[attr-defined]
         written += len(ALL)
+    log.put_snapshots(reuse_index.rebuild_rows(log))  # type: ignore[attr-defined]
     log.put_snapshots([(COMPLETE, b"1")])  # type: ignore[attr-defined]  # every run is listed
     return written

@@ -20,11 +20,12 @@ class StateSource(NamedTuple):
 
 RUN_STATE_SOURCE = StateSource(
     "state",
-    "2.bc8277bd",
+    "2.0135045c",
     frozenset({
         "budget.exhausted", "cancel.requested", "experiment.defined", "look.decided", "pairwise.judged",
         "race.round_decided", "regrade.started", "report.written", "run.cancelled", "run.completed",
-        "run.started", "trial.completed", "trial.failed", "trial.graded", "trial.skipped", "trial.started",
+        "run.started", "trial.completed", "trial.failed", "trial.graded", "trial.reused", "trial.skipped",
+        "trial.started",
         "variant.eliminated", "variant.proposed", "variation.accepted", "variation.rejected",
     }),
 )  # fmt: skip

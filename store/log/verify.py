@@ -153,7 +153,7 @@ def blob_refs(event: object) -> list[str]:
     refs = [getattr(event, "output_hash", ""), getattr(event, "report_hash", "")]
     agent = getattr(event, "agent", None)
     if agent is not None:
-        refs.extend((agent.stderr_hash, agent.transcript_hash))
+        refs.extend((agent.stderr_hash, agent.transcript_hash, *agent.services.values()))
     return [ref for ref in refs if ref]
 
 

@@ -1,7 +1,7 @@
 """A few fields of a run's kept report state, read without decoding its cells.
 
-The kept state of a 100,000-trial run holds 20,000 cells: decoding it all costs 60-300 ms. Whether
-the stored report is still the run's report needs only the state's status, grading round and the
+The kept state of a big run holds many cells: decoding it all is costly (benchmarks/README.md#in-code-memory).
+Whether the stored report is still the run's report needs only the state's status, grading round and the
 report it last wrote, and the sequence number the snapshot was folded to: msgspec skips the rest
 of the record without building it.
 """

@@ -11,12 +11,13 @@ from numbers import Real
 
 import msgspec
 
-from engine.events.report import FlakyCase, Latency, Tokens, VariantReport
-from engine.events.spec import ReplicaAggregation
+from engine.events.report import FlakyCase, Latency, SandboxReport, Tokens, VariantReport
+from engine.events.spec import CommandTargetSpec, ReplicaAggregation, variant_target
 from engine.stats import inference as stats
 from engine.stats.comparisons import DIGITS, rnd, rnd_pair
 from engine.stats.histograms import nearest_ranks
 from engine.store.projections.cases import tag_summaries
+from engine.store.projections.reuse_report import reuse_report
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
 from engine.store.projections.verdicts import case_verdict, count_verdicts
 
@@ -71,6 +72,8 @@ def variant_report(
         tool_success_rate=rnd(totals.tool_ok / totals.tool_known) if totals.tool_known else None,
         unscored_cases=sum(1 for c in cells if _unscored_by_errors(c)),
         tool_calls_by_tool=dict(sorted(totals.tools.items())) or msgspec.UNSET,
+        sandbox=sandbox_report(state, name),
+        reuse=reuse_report(state, name),
     )
 
 
@@ -146,3 +149,22 @@ def sent_params(state: RunState, name: str) -> dict[str, object] | msgspec.Unset
     own = state.variants[name].params
     merged = {**(state.spec.params if state.spec else {}), **own}
     return merged if merged != own else msgspec.UNSET
+
+
+def sandbox_report(state: RunState, name: str) -> SandboxReport | msgspec.UnsetType:
+    """The variant's sandbox policy, when its agent runs in one."""
+    variant = state.variants.get(name)
+    if state.spec is None or variant is None:
+        return msgspec.UNSET
+    kind = variant.target.get("kind", state.spec.target.kind)
+    if kind != "command":  # and so nothing to resolve (a plugin's kind may not be installed on replay)
+        return msgspec.UNSET
+    target = variant_target(state.spec.target, variant)
+    if not isinstance(target, CommandTargetSpec) or not target.policy.sandboxed:
+        return msgspec.UNSET
+    policy = target.policy
+    return SandboxReport(
+        kind=policy.kind, network=policy.network, host_ports=list(policy.host_ports),
+        limits={k: v for k, v in sorted(msgspec.structs.asdict(policy.limits).items()) if v is not None},
+        services=[s.name for s in policy.services],
+    )  # fmt: skip

@@ -1,10 +1,9 @@
 """Where each trial's row is in a run's trial index, in memory for the whole run: small per trial.
 
-A dict of (variant, case, repeat) tuples held ~130 bytes a trial (the tuple, the dict's slot, the
-row's int): 130 MiB at a million trials, in the writer of every run, growing with the run. Here a
-cell (variant x case, numbered by the index's own numbering) holds its first row as an int while it
-has only repeat 0, then an array of rows by repeat (-1: none yet): ~100 bytes a trial at one repeat,
-~35 at five, ~10 at fifty.
+A dict of (variant, case, repeat) tuples paid for a tuple, a dict slot and an int per trial, in the
+writer of every run, growing with the run. Here a cell (variant x case, numbered by the index's own
+numbering) holds its first row as an int while it has only repeat 0, then an array of rows by repeat
+(-1: none yet): less per trial the more repeats a cell has (benchmarks/README.md#in-code-memory).
 """
 
 from __future__ import annotations

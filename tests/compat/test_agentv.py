@@ -95,11 +95,21 @@ def test_a_single_named_target_and_unknown_names(tmp_path: Path) -> None:
         load_experiment(file)
 
 
-def test_sandbox_is_refused_naming_the_field(tmp_path: Path) -> None:
+def test_a_container_image_sandbox_is_refused_naming_the_field(tmp_path: Path) -> None:
     file = project(tmp_path, EXPERIMENT + "sandbox: { image: node:20 }\n")
     refused = run_engine("validate", str(file), cwd=tmp_path)
     err = refused.stderr.decode()
-    assert refused.returncode == 2 and "sandbox: not supported" in err and len(err.strip().splitlines()) == 1
+    assert refused.returncode == 2 and "sandbox.image: a container image needs the docker sandbox" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_sandbox_puts_every_agent_and_the_scripts_in_a_bubblewrap_sandbox(tmp_path: Path) -> None:
+    sandbox = "sandbox: { network: loopback, host_ports: [8080], limits: { max_processes: 64 } }\n"
+    spec = load_experiment(project(tmp_path, EXPERIMENT + "scripts:\n  - test -s output.txt\n" + sandbox))
+    policies = [v.target["sandbox"] for v in spec.variants]
+    assert policies == ["bubblewrap"] * 3 and spec.target.policy.network == "loopback"  # type: ignore[union-attr]
+    (scripts,) = [g for g in spec.graders if g.kind == "command"]
+    assert scripts.policy.limits.max_processes == 64 and scripts.policy.network == "loopback"  # type: ignore[union-attr]
 
 
 async def test_it_runs_with_early_exit(tmp_path: Path) -> None:

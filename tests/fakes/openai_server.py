@@ -200,6 +200,9 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
     except msgspec.DecodeError:
         body = {"_raw": raw.decode(errors="replace")}
     headers = {k.decode().lower(): v.decode() for k, v in request.headers}
+    if request.method == b"GET" and path == "/stats":  # how many requests came (for other processes)
+        await _respond(conn, stream, 200, _encode({"received": server.received}), [])
+        return _next_cycle(conn)
     server.record(Recorded(request.method.decode(), path, headers, body))
     fault = server.next_fault(body) if request.method == b"POST" else None
     await server.gate.wait_turn()
@@ -234,6 +237,11 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         await _respond(conn, stream, 200, _encode(anthropic_message(server, body)), [])
     else:
         await _respond(conn, stream, 404, b'{"error": "not found"}', [])
+    return _next_cycle(conn)
+
+
+def _next_cycle(conn: h11.Connection) -> bool:
+    """Ready for the connection's next request; False when it must close."""
     if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
         return False
     conn.start_next_cycle()

@@ -3,9 +3,9 @@
 The targets need one thing of HTTP: a request with a JSON body and its complete answer (no
 streaming, redirects, cookies or proxies). httpx and httpcore do much more, and on a fast server
 their layers (URL and header objects per request, h11's state machine, several awaits per call)
-were the largest share of a trial's CPU, and their import a fifth of the engine's start-up. Here the
-request's head is built once per pool; a request is one write of head and body, and its answer is
-read and parsed in one pass (wire: `http_wire`).
+were the largest share of a trial's CPU, and their import a large part of the engine's start-up
+(benchmarks/README.md#in-code-trials). Here the request's head is built once per pool; a request is one write
+of head and body, and its answer is read and parsed in one pass (`wire`; what it reads: README.md beside it).
 """
 
 from __future__ import annotations
@@ -16,14 +16,8 @@ from collections.abc import Callable
 
 import trio
 
-from engine.actors.targets.http.wire import (
-    ConnectError,
-    Connection,
-    HttpError,
-    RemoteProtocolError,
-    connect,
-    read_response,
-)
+from engine.actors.targets.http.response import read_response
+from engine.actors.targets.http.wire import ConnectError, Connection, HttpError, RemoteProtocolError, connect
 
 __all__ = ["ConnectError", "ConnectTimeout", "HttpError", "HttpPool", "RemoteProtocolError"]
 

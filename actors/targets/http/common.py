@@ -1,9 +1,9 @@
 """What the HTTP targets share: one connection pool per target instance over one SSL context.
 
 One client shared by many workers collapses under concurrency (its pool scan:
-200-400 req/s at 64 in flight, measured), so each executor worker's target owns a small pool, while the SSL
+benchmarks/README.md#in-code-trials), so each executor worker's target owns a small pool, while the SSL
 context (expensive to build) is made once per process. The pool is the engine's own small HTTP/1.1
-client (`http_client`: why, there), or httpx where the environment names a proxy (`proxied_client`).
+client (`client`: why, there), or httpx where the environment names a proxy (`proxied`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import msgspec
 from engine.actors.secrets import is_credential_header, remember
 from engine.actors.targets.http import client as http
 from engine.actors.targets.http.proxied import ProxiedPool, proxy_for
-from engine.actors.targets.target_protocol import TargetError
+from engine.actors.targets.target_protocol import TargetError, env_secret
 from engine.events.spec_base import EnvRef
 from engine.events.targets import HttpTarget
 
@@ -79,10 +79,21 @@ def header_value(name: str, value: str | EnvRef) -> str:
     """A header's text, or the environment variable it names (the spec holds the name, not the secret)."""
     if isinstance(value, str):  # a credential written into the spec is still a credential
         return remember(value) if is_credential_header(name) else value
-    found = os.environ.get(value.env)
-    if not found:
-        raise TargetError("config", f"environment variable {value.env} (header {name}) is not set")
-    return remember(found)
+    return env_secret(value, f"header {name}")
+
+
+def request_url(base_url: str, path: str, query: dict[str, str | EnvRef]) -> str:
+    """base_url + path + the spec's query. A credential in base_url itself (user:KEY@host) would be
+    logged with the spec: refused here too, for callers that skipped `validate`."""
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.username is not None or parts.password is not None:
+        raise TargetError("config", "base_url: expected no user:password@ in the URL (use a header from env)")
+    values = {name: value if isinstance(value, str) else env_secret(value, f"query {name}")
+              for name, value in query.items()}  # fmt: skip
+    url = base_url.rstrip("/") + path
+    if not values:
+        return url
+    return url + ("&" if "?" in url else "?") + urllib.parse.urlencode(values)
 
 
 def api_key(spec: HttpTarget) -> str | None:
@@ -216,7 +227,7 @@ class JsonApiTarget:
         if not base_url:
             raise TargetError("config", f"{spec.kind} target: base_url is not set")
         self.spec = spec
-        self._url = base_url.rstrip("/") + self.PATH
+        self._url = request_url(base_url, self.PATH, spec.query)
         self._client = make_client(spec, self._url, self.auth_headers(api_key(spec)))
         # one POST per call, under the pool's own deadline: the retry loop need not open a second one
         self.times_itself = self._client.times_itself

@@ -1,6 +1,6 @@
 """Requests through the proxy the environment names (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY).
 
-The engine's own client (`http_client`) talks to the model API directly. Where a company network
+The engine's own client (`client`) talks to the model API directly. Where a company network
 routes traffic through a proxy, the request goes through httpx instead, which speaks to proxies
 (absolute-form requests, CONNECT tunnels, proxy credentials), with the same headers, TLS roots and
 error classes, so a trial's outcome reads the same either way.

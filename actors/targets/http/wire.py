@@ -1,4 +1,4 @@
-"""HTTP/1.1 on one connection: the socket (plain or TLS) and reading one response off it.
+"""HTTP/1.1 on one connection: the socket (plain or TLS); `response` reads an answer off it.
 
 A plain connection talks to its non-blocking socket directly: a request is one `send` and, once
 the socket is readable, a local server's answer is usually one `recv`, with a single park in trio's
@@ -16,7 +16,6 @@ import trio
 
 from engine.events.errors import EngineError
 
-MAX_HEAD = 64 * 1024  # a response's status line and headers; longer is a broken server
 READ_SIZE = 64 * 1024
 
 
@@ -111,96 +110,3 @@ async def connect(host: str, port: int, tls: ssl.SSLContext | None) -> Connectio
         await trio.aclose_forcefully(stream)
         raise ConnectError(f"TLS handshake with {host}: {exc.__cause__ or exc}") from exc
     return Connection(stream.socket, secure)  # type: ignore[arg-type]  # trio's socket has fileno()
-
-
-Response = tuple[int, dict[str, str], bytes, bool]  # status, headers, body, keep the connection
-
-
-async def read_response(conn: Connection) -> Response:
-    data = b""
-    while True:
-        while (end := data.find(b"\r\n\r\n")) < 0:
-            if len(data) > MAX_HEAD:
-                raise RemoteProtocolError("the response's headers are too long")
-            data += await _more(conn, "before its answer" if not data else "in the answer's headers")
-        status, keep, headers = parse_head(data[:end])
-        data = data[end + 4 :]
-        if not 100 <= status < 200:  # an interim answer (100 Continue) is followed by the real one
-            break
-    if status in (204, 304):
-        body = b""
-    elif "chunked" in headers.get("transfer-encoding", "").lower():
-        body, data = await read_chunked(conn, data)
-    elif (length := headers.get("content-length")) is not None:
-        body, data = await read_length(conn, data, content_length(length))
-    else:  # no length: the body runs to the end of the connection
-        parts = [data]
-        while chunk := await conn.receive():
-            parts.append(chunk)
-        body, data, keep = b"".join(parts), b"", False
-    return status, headers, body, keep and not data
-
-
-def parse_head(head: bytes) -> tuple[int, bool, dict[str, str]]:
-    """Status, whether the connection may be kept, and the headers (names in lower case)."""
-    status_line, *lines = head.split(b"\r\n")
-    version, _, rest = status_line.partition(b" ")
-    code = rest[:3]
-    if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
-        raise RemoteProtocolError(f"not an HTTP/1.1 status line: {status_line[:60]!r}")
-    headers: dict[str, str] = {}
-    for line in lines:
-        name, colon, value = line.partition(b":")
-        if not colon:
-            raise RemoteProtocolError(f"not a header line: {line[:60]!r}")
-        headers[name.strip().lower().decode("latin-1")] = value.strip().decode(errors="replace")
-    tokens = headers.get("connection", "").lower()
-    keep = "keep-alive" in tokens if version == b"HTTP/1.0" else "close" not in tokens
-    return int(code), keep, headers
-
-
-def content_length(value: str) -> int:
-    if not value.isdigit():
-        raise RemoteProtocolError(f"content-length {value[:40]!r} is not a number")
-    return int(value)
-
-
-async def read_length(conn: Connection, data: bytes, length: int) -> tuple[bytes, bytes]:
-    if len(data) >= length:  # the usual case: the whole answer came with its headers
-        return data[:length], data[length:]
-    buffer = bytearray(data)
-    while len(buffer) < length:
-        buffer += await _more(conn, "in the middle of the answer's body")
-    return bytes(buffer[:length]), bytes(buffer[length:])
-
-
-async def read_chunked(conn: Connection, data: bytes) -> tuple[bytes, bytes]:
-    buffer, body, pos = bytearray(data), bytearray(), 0
-    while True:
-        while (eol := buffer.find(b"\r\n", pos)) < 0:
-            buffer += await _more(conn, "in a chunked body")
-        size_text = bytes(buffer[pos:eol]).partition(b";")[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise RemoteProtocolError(f"bad chunk size {size_text[:20]!r}") from None
-        pos = eol + 2
-        if size == 0:
-            break
-        while len(buffer) < pos + size + 2:
-            buffer += await _more(conn, "in a chunked body")
-        body += buffer[pos : pos + size]
-        pos += size + 2
-    while True:  # trailers, up to the empty line that ends the message
-        while (eol := buffer.find(b"\r\n", pos)) < 0:
-            buffer += await _more(conn, "in a chunked body's trailers")
-        line_empty, pos = eol == pos, eol + 2
-        if line_empty:
-            return bytes(body), bytes(buffer[pos:])
-
-
-async def _more(conn: Connection, where: str) -> bytes:
-    chunk = await conn.receive()
-    if not chunk:
-        raise RemoteProtocolError(f"the server closed the connection {where}")
-    return chunk

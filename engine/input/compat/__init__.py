@@ -16,6 +16,7 @@ from engine.input.compat.agentv_project import normalize_agentv_project
 from engine.input.compat.case_records import case_record, with_stable_ids
 from engine.input.compat.fleet import normalize_fleet
 from engine.input.compat.keystone import normalize_keystone
+from engine.input.compat.sandbox import normalize_sandbox
 from engine.input.compat.subject import require_subject, source_tool
 from engine.input.compat.weakincentives import normalize_weakincentives
 from engine.input.compat.zeph import normalize_zeph
@@ -32,6 +33,7 @@ def normalize(raw: dict[str, Any], file: str, base_dir: Path | None = None) -> d
     out = normalize_agentv_project(out, file, base_dir)
     out = normalize_keystone(out, file)
     out = normalize_agentv(out, file, base_dir, agentv=tool == "AgentV")
+    out = normalize_sandbox(out, file)  # last: onto the target and verifiers the others made
     require_subject(out, tool, file, base_dir)
     if isinstance(out.get("cases"), list):  # inline cases without ids, as in a Zeph benchmark
         out["cases"] = with_stable_ids([case_record(case) for case in out["cases"]])

@@ -13,8 +13,6 @@ from engine.input.compat.common import list_of, table_of
 from engine.input.parsing import parse_file
 
 PROVIDERS = {"cli": "command"}  # AgentV provider names engine spells otherwise
-SANDBOX = "not supported: engine runs each trial as its own process or request; remove it (a command "
-SANDBOX += "target's workdir and setup scripts isolate an agent's files)"
 
 
 def project_dir(start: Path) -> Path | None:
@@ -40,8 +38,6 @@ def default_experiment(start: Path) -> Path | None:
 
 
 def normalize_agentv_project(out: dict[str, Any], file: str, base_dir: Path | None = None) -> dict[str, Any]:
-    if "sandbox" in out:
-        raise InputError(file, "sandbox", SANDBOX)
     root = project_dir(base_dir) if base_dir is not None else None
     if root is not None and base_dir is not None and isinstance(out.get("suites"), list):
         out["suites"] = [s for suite in out["suites"] for s in _from_root(suite, base_dir, root)]

@@ -45,6 +45,20 @@ def scenario_lines(r: RunReport) -> list[str]:
     return out
 
 
+def sandbox_lines(r: RunReport) -> list[str]:
+    """Where each sandboxed variant's agent ran: its sandbox, network, limits and services."""
+    found = []
+    for v in r.variants:
+        box = v.sandbox
+        if isinstance(box, msgspec.UnsetType):
+            continue
+        parts = [box.kind, f"network {box.network}" + "".join(f" +{p}" for p in box.host_ports)]
+        parts += [f"{name} {value}" for name, value in box.limits.items()]
+        parts += [f"services {', '.join(box.services)}"] if box.services else []
+        found.append(f"{v.name}: {', '.join(parts)}")
+    return found
+
+
 def tool_lines(r: RunReport) -> list[str]:
     """Agents' own tool figures, for the variants whose agents report them."""
     return [

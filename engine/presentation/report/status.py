@@ -5,7 +5,7 @@ Plain text; each surface escapes it.
 
 from __future__ import annotations
 
-from engine.events.report import RunReport
+from engine.events.report import ReuseReport, RunReport
 from engine.presentation.report.numbers import P_HOLM, P_RAW, p_value, signed
 
 
@@ -46,8 +46,23 @@ def status_lines(r: RunReport) -> list[str]:
         lines.append(
             f"Grading round {r.grading} ({r.grading_name}); earlier rounds: engine report RUN --grading N."
         )
+    lines += reuse_lines(r)
     lines += [f"Warning: {warning}" for warning in r.warnings]
     return lines
+
+
+def reuse_lines(r: RunReport) -> list[str]:
+    """[reuse]: how many trials were taken from earlier runs rather than sent, and what that saved."""
+    parts = [v.reuse for v in r.variants if isinstance(v.reuse, ReuseReport)]
+    if not parts:
+        return []
+    runs = sorted({run for part in parts for run in part.sources})
+    tokens, cost = sum(p.tokens_saved for p in parts), sum(p.cost_saved_usd for p in parts)
+    sent = sum(v.reuse.sent if isinstance(v.reuse, ReuseReport) else v.trials for v in r.variants)
+    return [
+        f"Reused: {sum(p.trials for p in parts)} trials from {', '.join(runs)} (not sent; {tokens:,} tokens, "
+        f"${cost:.4f} not spent again); {sent} sent."
+    ]
 
 
 def unscored_case_lines(r: RunReport) -> list[str]:

@@ -1,4 +1,4 @@
-"""What a tuning session works with, shared by the session (tune.py) and its race (tune_race.py)."""
+"""What a tuning session works with, shared by the session (session.py) and its race (race.py)."""
 
 from __future__ import annotations
 

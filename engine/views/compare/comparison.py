@@ -26,6 +26,7 @@ from engine.runtime.run_status import run_state
 from engine.store.contract import EventStore
 from engine.store.kept.unpacked import unpacked_once
 from engine.store.projections.report_builder import build_report
+from engine.store.projections.reuse_report import compared_days_warnings
 from engine.store.projections.run_state import RunState
 from engine.views.case_changes import CaseChange, case_changes
 from engine.views.compare.columns import ComparedColumns
@@ -94,7 +95,7 @@ def compare_states(
     warnings = case_set_warnings(base, cand)
     if warnings and require_same_cases:
         raise InputError(cand_id, "cases", "expected the same case set as the baseline run; " + warnings[0])
-    warnings += spec_warnings(base, cand)
+    warnings += spec_warnings(base, cand) + compared_days_warnings(base, cand)
     differences = spec_differences(base.spec, cand.spec) if base.spec_hash != cand.spec_hash else []
     shared = len({c.id for c in base.spec.cases} & {c.id for c in cand.spec.cases})
     if not shared:

@@ -36,8 +36,8 @@ class VariantFigures(msgspec.Struct):
 
 
 class ReportFigures(msgspec.Struct):
-    """A run report read for its variants' figures only: its per-case sections (2 MB of JSON at
-    10,000 cases) are skipped, not decoded."""
+    """A run report read for its variants' figures only: its per-case sections (most of its JSON
+    at many cases: benchmarks/README.md#in-code-memory) are skipped, not decoded."""
 
     variants: list[VariantFigures]
 

@@ -33,7 +33,16 @@ def trial_fields(rec: TrialRecord) -> dict[str, object]:
         "error_kind": rec.error_kind or None,
         "error_class": rec.error_class or None,
         "skip_reason": rec.message if rec.status == "skipped" else None,
+        "fingerprint": rec.fingerprint or None, "reused_from": reused_from(rec),
     }  # fmt: skip
+
+
+def reused_from(rec: TrialRecord) -> dict[str, object] | None:
+    """A reused trial's source: the run, and its trial (the same repeat, numbered from 1)."""
+    if rec.reused_from is None:
+        return None
+    run, variant, case = rec.reused_from
+    return {"run": run, "variant": variant, "case": case, "repeat": rec.repeat + 1}
 
 
 def reproducer_of(run: RunTrials, rec: TrialRecord) -> str | None:
@@ -49,6 +58,11 @@ def output_of(log: EventStore, rec: TrialRecord) -> str | None:
 
 def stderr_of(log: EventStore, rec: TrialRecord) -> str | None:
     return read_text(log, rec.stderr_hash) if rec.stderr_hash else None
+
+
+def service_logs_of(log: EventStore, rec: TrialRecord) -> dict[str, str]:
+    """What the services of the trial's sandbox wrote, by service name."""
+    return {name: read_text(log, key) or "" for name, key in rec.service_hashes.items()}
 
 
 def transcript_of(log: EventStore, rec: TrialRecord) -> str | None:

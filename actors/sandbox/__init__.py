@@ -1,0 +1,1 @@
+"""Trials in bubblewrap sandboxes: the command line that isolates a process, its limits, its services."""

@@ -1,0 +1,88 @@
+"""The bubblewrap command line that runs one trial's process in its own sandbox.
+
+The host's system is mounted read-only; every home folder (and the stores engine was told to hide)
+is covered by an empty tmpfs; the only writable folders are the trial's own (its workspace and
+scratch) and a private /tmp. `--unshare-all` gives the sandbox its own user, PID, IPC, UTS, cgroup
+and network namespaces (the network is given back with `--share-net` for `network = "host"`);
+`--die-with-parent` and the PID namespace make every process the agent started die with the trial.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from engine.events.sandbox import SandboxPolicy
+
+BWRAP = "bwrap"
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+_HIDDEN: set[Path] = set()  # stores (and other folders) no sandbox may see, added by the run
+
+
+def hide_from_sandboxes(path: Path) -> None:
+    """A folder every sandbox started after this covers with an empty tmpfs (a run's store)."""
+    _HIDDEN.add(path.resolve())
+
+
+def home_folders() -> list[Path]:
+    homes = [Path("/home"), Path("/root"), Path(os.path.expanduser("~"))]
+    return sorted({p.resolve() for p in homes if p.is_dir()})
+
+
+def hidden_stores() -> list[Path]:
+    return sorted(p for p in _HIDDEN if p.is_dir())
+
+
+def visible_in_sandbox(path: Path, base_dir: Path | None) -> bool:
+    """Whether a file is there inside a sandbox: not under a home folder, unless under a folder shown
+    again (the experiment's, engine's Python)."""
+    real = path.resolve()
+    shown = [*runtime_folders(), *([base_dir.resolve()] if base_dir is not None else [])]
+    if any(real.is_relative_to(folder) for folder in shown):
+        return True
+    return not any(real.is_relative_to(home) for home in home_folders())
+
+
+def runtime_folders() -> list[Path]:
+    """The Python engine runs on (a sandbox's helpers run on it too): visible read-only even when it is
+    installed under a hidden home (pyenv, a user's venv)."""
+    return sorted({Path(p).resolve() for p in (sys.base_prefix, sys.prefix)})
+
+
+def sandbox_env(policy: SandboxPolicy, named: Mapping[str, str], workdir: Path) -> dict[str, str]:
+    """Only what the spec names: its `env` and ENGINE_* variables (`named`), the host variables listed in
+    `pass_env`, and a PATH, HOME (the workspace) and TMPDIR of the sandbox's own."""
+    env = {"PATH": SANDBOX_PATH, "HOME": str(workdir), "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+    env.update({name: os.environ[name] for name in policy.pass_env if name in os.environ})
+    env.update(named)
+    return env
+
+
+def bwrap_argv(
+    policy: SandboxPolicy,
+    argv: list[str],
+    *,
+    workdir: Path,
+    writable: Iterable[Path],
+    env: Mapping[str, str],
+    readable: Iterable[Path] = (),
+) -> list[str]:
+    """bwrap's arguments around argv (already wrapped in its limits)."""
+    out = [BWRAP, "--die-with-parent", "--unshare-all", "--new-session"]
+    if policy.network == "host":
+        out.append("--share-net")
+    out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for folder in home_folders():
+        out += ["--tmpfs", str(folder)]
+    for folder in (*runtime_folders(), *readable):  # under a home: shown again, read-only
+        out += ["--ro-bind-try", str(folder), str(folder)]
+    for folder in hidden_stores():  # after: a store inside the experiment's folder stays hidden
+        out += ["--tmpfs", str(folder)]
+    for folder in {Path(workdir), *writable}:
+        out += ["--bind", str(folder), str(folder)]
+    out += ["--chdir", str(workdir), "--clearenv"]
+    for name, value in env.items():
+        out += ["--setenv", name, value]
+    return [*out, "--", *argv]
