@@ -91,7 +91,7 @@ def _create(file: Path, store: Path, run_id: str | None, as_json: bool, allow_la
     import json
 
     from engine.api import new_run_id
-    from engine.cli.hints import hint
+    from engine.cli.hints import hint, labelled
     from engine.input.loader import load_plan
     from engine.input.preflight import check_environment
     from engine.input.run_size import check_size, describe_size
@@ -110,7 +110,7 @@ def _create(file: Path, store: Path, run_id: str | None, as_json: bool, allow_la
         return
     typer.echo(f"created run {rid} ({spec.name})")
     typer.echo(f"  {describe_size(plan)}")
-    typer.echo(f"start it with: {hint('run', '--resume', rid, store=store)}")
+    typer.echo("\n".join(labelled("start it with", hint("run", "--resume", rid, store=store))))
 
 
 def validate(

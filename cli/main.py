@@ -68,14 +68,12 @@ def main() -> None:
 
 
 def error_text(line: str) -> str:
-    """`error: ...`: one line for a log or a pipe (grep finds it whole); on a terminal (or when COLUMNS
-    gives a width) folded at 100 columns, a path or a command kept whole on a line of its own."""
-    import os
-
+    """`error: ...`: one line for a log or a pipe (grep finds it whole); on a terminal folded at 100
+    columns, a path or a command kept whole on a line of its own."""
     from engine.cli.wrap import fold
 
     text = f"error: {line}"
-    return fold(text) if sys.stderr.isatty() or os.environ.get("COLUMNS") else text
+    return fold(text) if sys.stderr.isatty() else text
 
 
 def _typer_main(argv: list[str]) -> Any:
