@@ -386,19 +386,25 @@ def test_the_chart_stars_only_a_significant_winner_and_marks_tied_best(ctx: Any)
             assert f"= {name}" in chart and "tied best" in report_html(data), run_id
 
 
+@pytest.mark.parametrize("cand", ["agent2", "broken"])  # a gate that passes, one that fails
 def test_compare_shows_raw_and_holm_p_alike_on_the_terminal_and_the_web(
-    ctx: Any, capsys: pytest.CaptureFixture[str]
+    ctx: Any, capsys: pytest.CaptureFixture[str], cand: str
 ) -> None:
     from engine.cli.compare.gate import print_comparison
     from engine.presentation.compare_table import metric_tables
 
-    result = compare_runs(ctx.log, "agent", "agent2", GateSpec())
+    result = compare_runs(ctx.log, "agent", cand, GateSpec())
     print_comparison(result, as_json=False)
     term = capsys.readouterr().out
-    page = compare_body(ctx, "agent", "agent2", "")[1]
+    page = compare_body(ctx, "agent", cand, "")[1]
     web = html_sections_any(page)
     tables = metric_tables(result.metrics)
     assert [pair for pair, _, _ in tables] == ["plain", "careful"]
+    assert result.regressed == (cand == "broken")  # the gate's verdict, the same on both
+    if result.regressed:
+        assert "REGRESSED: " in term and "REGRESSED: " in html.unescape(page)
+    else:
+        assert "no regression" in term and "Gate passes: no regression." in page
     for pair, header, rows in tables:
         raw, holm = header.index("p (raw) / ratio CI"), header.index("p (Holm)")
         assert on_one_line(term, header) and all(f"<th>{h}</th>" in page for h in header)
