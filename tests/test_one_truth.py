@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,7 @@ from tests.test_pairwise import spec as pairwise_spec
 from tests.test_pairwise import subject as pairwise_subject
 from tests.test_race import race_spec
 from tests.test_race import subject as race_subject
+from tests.test_transcript import AGENT as TRANSCRIPT_AGENT
 from tests.test_tuning import peaked, tune_spec
 
 Row = dict[str, Any]
@@ -148,13 +150,28 @@ def agent_spec(name: str, seed: int, call: str = "flaky_agent") -> Any:
     })  # fmt: skip
 
 
+def transcript_spec(where: Path) -> Any:
+    """A command agent that writes its transcript (tool calls per tool in the report), and a variant
+    whose agent crashes (exit 3: an error of its class)."""
+    script = where / "agent.py"
+    script.write_text(TRANSCRIPT_AGENT)
+    crash = [sys.executable, "-c", "import sys; sys.exit(3)"]
+    return spec_from_dict({
+        "name": "tools", "seed": 3, "target": {"kind": "command", "command": [sys.executable, str(script)]},
+        "variants": [{"name": "agent"}, {"name": "crashing", "target": {"command": crash}}],
+        "cases": [{"id": f"c{i}", "prompt": f"What is the refund policy? ({i})", "expected": "30 days"}
+                  for i in range(3)],
+        "graders": [{"kind": "contains"}],
+    })  # fmt: skip
+
+
 CALLABLES = {
     "subject": race_subject,
     "peaked": peaked,
     "flaky_agent": flaky_agent,
     "broken_agent": broken_agent,
 }
-RUNS = ("judge", "race", "tune", "agent", "broken")
+RUNS = ("judge", "race", "tune", "agent", "broken", "tools")
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +192,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             await eng.run(agent_spec("agents", 5), run_id="agent")
             await eng.run(agent_spec("agents", 6), run_id="agent2")
             await eng.run(agent_spec("broken", 5, "broken_agent"), run_id="broken")
+            await eng.run(transcript_spec(where), run_id="tools")
 
     trio.run(build)
     return where
@@ -460,3 +478,14 @@ def test_the_regrade_round_is_the_one_every_surface_shows(ctx: Any) -> None:
     for surface, text in surfaces(ctx, "judge").items():
         if surface != "json":
             assert "Grading round 1 (strict)" in html.unescape(text), surface
+
+
+def test_an_agents_transcripts_and_crashes_read_the_same_everywhere(ctx: Any) -> None:
+    report = msgspec.json.decode(ctx.report("tools"))
+    agent, crashing = report["variants"]
+    assert agent["tool_calls_by_tool"] and crashing["errors"] == 3
+    line = "agent calls by tool: " + ", ".join(f"{t} {n}" for t, n in agent["tool_calls_by_tool"].items())
+    for surface, text in surfaces(ctx, "tools").items():
+        if surface != "json":
+            plain = html.unescape(text).replace("\\", "")
+            assert line in plain and "agent_exit (3 trials;" in plain, surface
