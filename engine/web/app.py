@@ -12,12 +12,12 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from engine.errors import UserError
-from engine.presentation.templates import TEMPLATES
+from engine.presentation.templates import stylesheet
 from engine.store.contract import EventStore
 from engine.web import json_api, label_pages, labelling, matrix_export, pages, sse
 from engine.web.auth import TokenGate, check_token
@@ -50,7 +50,7 @@ def open_writable(path: str | os.PathLike[str]) -> EventStore:
 
 
 async def report_css(request: Request) -> Response:
-    return FileResponse(TEMPLATES / "report.css", media_type="text/css")
+    return Response(stylesheet(), media_type="text/css")  # report.css and the status colours
 
 
 async def user_error(request: Request, exc: Exception) -> Response:

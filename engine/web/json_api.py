@@ -16,9 +16,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from engine.errors import InputError, NotFoundError
+from engine.presentation.status_words import badge_class
 from engine.runtime.run_status import process_alive, with_trial_count
 from engine.store.kept.snapshots import SUMMARIES, load, run_ids
 from engine.store.kept.unpacked import unpacked_once
+from engine.views.history import run_outcome
 from engine.web.context import WebContext
 from engine.web.data import RunView
 from engine.web.matrix_view import PARAMS, matrix, query_of
@@ -63,7 +65,7 @@ def runs_json(ctx: WebContext) -> list[dict[str, object]]:
     run's process is still alive is asked each time: a killed run appends nothing."""
     rows = ctx.memo(("runs",), lambda: [_run_row(ctx, rid) for rid in run_ids(ctx.log)])
     return [
-        {**row, "status": "interrupted"}
+        {**row, "status": "interrupted", "outcome": "interrupted", "status_class": badge_class("interrupted")}
         if row["status"] == "running" and not process_alive(row["pid"], row["host"])  # type: ignore[arg-type]
         else row
         for row in rows
@@ -73,7 +75,9 @@ def runs_json(ctx: WebContext) -> list[dict[str, object]]:
 def _run_row(ctx: WebContext, run_id: str) -> dict[str, object]:
     # a tuning session's trials run, a created run's planned: as `engine list` counts them
     summary = with_trial_count(ctx.log, load(ctx.log, SUMMARIES, run_id))
-    return {**dataclasses.asdict(summary), "pass_rate": ctx.pass_rate(summary.run_id)}
+    word = run_outcome(ctx.log, run_id, summary.status)
+    return {**dataclasses.asdict(summary), "pass_rate": ctx.pass_rate(summary.run_id), "outcome": word,
+            "status_class": badge_class(word)}  # fmt: skip
 
 
 @accepts()

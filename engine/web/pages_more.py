@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from engine.errors import NotFoundError
 from engine.events.graders import GRADERS
+from engine.presentation import compare_table as ct
 from engine.presentation.judge_view import criterion_scores
 from engine.presentation.matrix_query import MatrixQuery, matcher
 from engine.presentation.matrix_repeats import marked, pattern_of
@@ -31,6 +32,10 @@ from engine.web.label_pages import label_panel
 from engine.web.svg import Point, series
 from engine.web.templated import body as templated
 from engine.web.trials_api import TrialFilter, trials_page
+
+# the compare page's tables: the terminal's (one table, one set of labels, raw and Holm p both)
+COMPARE_TABLES = dict(metric_tables=ct.metric_tables, case_header=ct.CASE_HEADER, case_rows=ct.case_rows,
+                      case_test=ct.CASE_TEST, zip=zip)  # fmt: skip
 
 
 def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str,
@@ -116,7 +121,7 @@ def compare_body(ctx: WebContext, base: str, cand: str, root: str) -> tuple[str,
     diffs = "" if r["nothing_to_compare"] else kept_diffs_html(ctx.log, states, r["verdict_changes"], root)
     html = templated(
         "compare_page.html", ids=ids, base=base, cand=cand, r=r, nothing=NOTHING, diffs=Markup(diffs),
-        trial_url=run_url(root, cand_id, "/trial"),
+        trial_url=run_url(root, cand_id, "/trial"), **COMPARE_TABLES,
     )  # fmt: skip
     return f"compare {cand} vs {base}", html
 

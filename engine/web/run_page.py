@@ -11,7 +11,7 @@ from markupsafe import Markup
 from engine.events.report import ReuseReport, RunReport
 from engine.presentation.labels_view import has_labels
 from engine.presentation.model import as_report
-from engine.presentation.report.status import status_lines, winner_line
+from engine.presentation.report.status import no_comparison_note, status_lines, winner_line
 from engine.presentation.report.tables import MAX_FLAKY_ROWS
 from engine.presentation.sections import DECIDING, sections
 from engine.presentation.templates import render
@@ -82,7 +82,8 @@ def figures(r: RunReport, root: str) -> dict[str, object]:
     more = len(r.flaky_cases) > MAX_FLAKY_ROWS
     return dict(
         flaky_url=f"{root}/runs/{q(r.run_id)}/matrix?show=flaky" if more else "",
-        r=r, status=status_lines(r), race=Markup(race(r)), forest=Markup(forest(intervals(r))),
+        r=r, status=status_lines(r), race=Markup(race(r)),
+        forest=Markup(forest(intervals(r), no_comparison_note(r))),
         sections=sections(r), winner_line=winner_line(r), deciding=DECIDING,
         tokens=sum(v.tokens.in_ + v.tokens.out + v.judge_tokens for v in r.variants),
         cost=sum(v.cost_usd for v in r.variants), reused=reused_share(r, root),

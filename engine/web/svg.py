@@ -20,10 +20,10 @@ class Interval:
     significant: bool
 
 
-def forest(rows: Sequence[Interval]) -> str:
-    """Each comparison's delta with its 95% interval around a zero line."""
+def forest(rows: Sequence[Interval], empty: str = "No comparisons.") -> str:
+    """Each comparison's delta with its 95% interval around a zero line; `empty` says why there is none."""
     if not rows:
-        return '<p class="note">No comparisons (one variant).</p>'
+        return f'<p class="note">{e(empty)}</p>'
     span = max(max(abs(r.low), abs(r.high), abs(r.value)) for r in rows) or 1.0
     plot_w = WIDTH - LABEL_W - PAD
 

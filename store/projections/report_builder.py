@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from engine.events.outcome import failed_outcome
 from engine.events.report import (
     Comparison,
     RunReport,
@@ -70,6 +71,7 @@ def build_report(state: RunState) -> RunReport:
     spec = given.spec
     return RunReport(
         run_id=state.run_id, experiment=spec.name if spec else "", status=state.status,
+        outcome=failed_outcome(state.status, done, state.trials_errored()),
         trials_total=state.trials_total or done, trials_done=done, baseline=given.baseline,
         winner=winner, winner_significant=significant, tied_best=tied, session_error_bound=error_bound,
         runner_up_p_value=runner_up_p, variants=variants, comparisons=comparisons, strategy=given.strategy,

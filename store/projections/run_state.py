@@ -264,6 +264,11 @@ class RunState:
     def trials_passed(self) -> int:
         return sum(c.passed.bit_count() for c in self.cells.values())
 
+    def trials_failed(self) -> int:
+        """Graded trials that did not pass (an unscorable output is not a failure: it is ungraded)."""
+        cells = self.cells.values()
+        return sum((c.completed & c.graded & ~c.passed & ~c.unscored).bit_count() for c in cells)
+
     def judge_tokens_spent(self) -> int:
         """Judge tokens this run spent itself (reused judge calls cost it nothing): what budgets count."""
         return sum(t.judge_tokens - t.judge_tokens_reused for t in self.totals.values())

@@ -63,6 +63,7 @@ def variant_report(
         judge_tokens=totals.judge_tokens,
         cost_usd=round(totals.cost / SCALE, DIGITS),
         params=dict(state.variants[name].params),
+        sent_params=sent_params(state, name),
         unscored=sum((c.graded & c.unscored).bit_count() for c in cells),
         by_tag=tag_summaries(state, name, case_means),
         cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
@@ -140,6 +141,14 @@ def flaky_cases(state: RunState, names: list[str], case_ids: list[str]) -> list[
             passes = (cell.passed & scored).bit_count()
             out.append(FlakyCase(variant=name, case=case, passes=passes, runs=scored.bit_count()))
     return out
+
+
+def sent_params(state: RunState, name: str) -> dict[str, object] | msgspec.UnsetType:
+    """The params the variant's target received (runtime.plan merges them so); UNSET when they are
+    the variant's own."""
+    own = state.variants[name].params
+    merged = {**(state.spec.params if state.spec else {}), **own}
+    return merged if merged != own else msgspec.UNSET
 
 
 def sandbox_report(state: RunState, name: str) -> SandboxReport | msgspec.UnsetType:

@@ -34,6 +34,7 @@ from engine.views.compare.gates import MetricDelta
 from engine.views.compare.matching import case_set_warnings, chosen_variants, matched_variants, spec_warnings
 from engine.views.compare.metrics import Reported, ReportFigures, adjust_across_variants, variant_metrics
 from engine.views.current_report import current_report
+from engine.views.p_text import p_value
 from engine.views.run_history import earlier_figures
 from engine.views.spec_diff import SpecDifference, spec_differences
 
@@ -126,7 +127,8 @@ def compare_states(
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
     failing, passing = case_changes(base, cand, pairs, gate.alpha, columns)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
-                    f"(Fisher, Holm-adjusted p {c.p_value_adjusted:.2g})" for c in failing]  # fmt: skip
+                    f"(Fisher's exact test, p (Holm) {p_value(c.p_value_adjusted)})"
+                    for c in failing]  # fmt: skip
     return RunComparison(
         baseline_run=base_id,
         candidate_run=cand_id,

@@ -14,6 +14,7 @@ function showProgress(section, p) {
   setField(section, "rate_per_s", p.rate_per_s);
   setField(section, "eta", p.eta_s === null ? "-" : `${Math.round(p.eta_s)} s`);
   setField(section, "passed", p.passed);
+  setField(section, "failed", p.failed);
   setField(section, "errors", p.errors);
   const bar = section.querySelector("progress");
   bar.max = p.total || 1;
@@ -26,9 +27,9 @@ function showProgress(section, p) {
   }));
   if (!list.children.length) list.append(Object.assign(document.createElement("li"), {textContent: "none"}));
   const badge = document.querySelector('[data-field="status"]');
-  if (badge && badge.textContent !== p.status) {
-    badge.textContent = p.status;
-    badge.className = `badge ${p.status}`;
+  if (badge && badge.textContent !== p.outcome) {
+    badge.textContent = p.outcome;
+    badge.className = `badge ${p.status_class}`;
   }
 }
 
@@ -121,8 +122,8 @@ async function refreshRuns(holder) {
     const run = byId.get(row.cells[0].textContent);
     if (!run) continue;
     const badge = row.cells[2].querySelector(".badge");
-    badge.textContent = run.status;
-    badge.className = `badge ${run.status}`;
+    badge.textContent = run.outcome;
+    badge.className = `badge ${run.status_class}`;
     row.cells[4].textContent = run.pass_rate === null ? "-" : `${(run.pass_rate * 100).toFixed(1)}%`;
   }
   // a run started after the page loaded: the page reloads to list it (the server renders the rows)
