@@ -1,0 +1,80 @@
+"""One response's body piece by piece, as it arrives: what a streamed answer (server-sent events) needs.
+
+The framing is `response`'s (README.md beside it), read incrementally: a chunk's bytes are handed on as
+they come in, not when the chunk is whole, so a token the server flushed is seen the moment it lands.
+`tests/test_http_stream_h11.py` holds the pieces, joined, equal to h11's body on the same generated
+responses `read_response` is held to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from engine.actors.targets.http.response import chunk_size, more, read_trailers
+from engine.actors.targets.http.wire import Connection, RemoteProtocolError
+
+
+class BodyStream:
+    """The body after a head (`read_head`); `keep` says, once `pieces()` has ended, whether the
+    connection may serve another request."""
+
+    def __init__(self, conn: Connection, status: int, headers: dict[str, str], data: bytes, keep: bool) -> None:
+        self._conn = conn
+        self._status = status
+        self._headers = headers
+        self._data = data
+        self._keep = keep
+        self._rest = b""
+        self.keep = False  # until the body has been read to its end
+
+    async def pieces(self) -> AsyncIterator[bytes]:
+        """Non-empty pieces of the body in order; a body cut short raises RemoteProtocolError."""
+        if self._status in (204, 304):
+            self._rest = self._data
+        elif "transfer-encoding" in self._headers:
+            async for piece in self._chunked():
+                yield piece
+        elif (length := self._headers.get("content-length")) is not None:
+            async for piece in self._sized(int(length)):
+                yield piece
+        else:  # no length: the body runs to the end of the connection
+            if self._data:
+                yield self._data
+            while chunk := await self._conn.receive():
+                yield chunk
+            return
+        self.keep = self._keep and not self._rest  # bytes after the body: the connection is not reused
+
+    async def _sized(self, length: int) -> AsyncIterator[bytes]:
+        data = self._data
+        while True:
+            piece, data = data[:length], data[length:]
+            if piece:
+                yield piece
+            length -= len(piece)
+            if not length:
+                self._rest = data
+                return
+            data = await more(self._conn, "in the middle of the answer's body")
+
+    async def _chunked(self) -> AsyncIterator[bytes]:
+        buffer, pos, conn = bytearray(self._data), 0, self._conn
+        while True:
+            while (eol := buffer.find(b"\r\n", pos)) < 0:
+                buffer += await more(conn, "in a chunked body")
+            size, pos = chunk_size(bytes(buffer[pos:eol])), eol + 2
+            if size == 0:
+                self._rest = await read_trailers(conn, buffer, pos)
+                return
+            while size:  # hand on what has come of this chunk, then wait for the rest
+                if pos == len(buffer):
+                    buffer, pos = bytearray(await more(conn, "in a chunked body")), 0
+                piece = bytes(buffer[pos : pos + size])
+                pos, size = pos + len(piece), size - len(piece)
+                yield piece
+            while len(buffer) < pos + 2:
+                buffer += await more(conn, "in a chunked body")
+            if buffer[pos : pos + 2] != b"\r\n":  # a chunk longer than it said it was
+                raise RemoteProtocolError("a chunk does not end where its size says")
+            del buffer[: pos + 2]
+            pos = 0
