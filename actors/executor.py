@@ -200,8 +200,8 @@ async def call_trial(
         attempts=response.attempts,
         agent=k.AgentReport(
             stderr_hash=stderr_key, metrics=response.metrics, transcript_hash=transcript_key,
-            tools=response.tools,
-        ) if stderr_key or transcript_key or response.metrics else None,
+            tools=response.tools, ttft_ms=response.ttft_ms, tokens_per_s=response.tokens_per_s,
+        ) if stderr_key or transcript_key or response.metrics or response.ttft_ms is not None else None,
     )  # fmt: skip
     return WriteBatch([completed], blobs), GradeJob(job.variant, job.case, repeat, response.text, completed)
 

@@ -39,6 +39,13 @@ class HttpTarget(BaseTarget):
     # params sent beyond the standard sampling ones (e.g. min_p for vLLM or llama.cpp); opt-in, since
     # OpenAI itself rejects fields it does not know
     extra_params: list[str] = []
+    # stream the answer (server-sent events; the openai and anthropic kinds): each trial then records
+    # its time to first token and tokens per second. first_byte_timeout_s bounds the wait from the
+    # request sent to the answer's first byte, idle_timeout_s every gap between streamed pieces (the
+    # wait for the first token included); both default to timeout_s, which still bounds the whole call
+    stream: bool = False
+    first_byte_timeout_s: Seconds | None = None
+    idle_timeout_s: Seconds | None = None
 
 
 class OpenAITargetSpec(HttpTarget, tag="openai", kw_only=True):

@@ -93,6 +93,10 @@ class FakeOpenAI:
     # seconds ("1") or an HTTP date; None sends a 429 without the header
     retry_after: str | None = "1"
     gate: Gate = field(default_factory=Gate)
+    # a streamed answer ("stream": true): its first token this long after the head, then one token
+    # per token_gap_ms; fault "cut" closes the connection after the first token
+    first_token_ms: float = 0.0
+    token_gap_ms: float = 0.0
     _arrivals: list[tuple[int, trio.Event]] = field(default_factory=list)
 
     def record(self, request: Recorded) -> None:
@@ -222,12 +226,15 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         await _respond(conn, stream, 200, b'{"choices": [ not json', [])
     elif fault == "empty":
         await _respond(conn, stream, 200, b'{"id": "fake", "object": "error"}', [])
-    elif fault is not None:
+    elif fault is not None and fault != "cut":
         # a typo in a test's fault plan must fail loudly, not serve a normal answer
         server.errors.append(f"unknown fault {fault!r}")
         raise ValueError(server.errors[-1])
     elif path.endswith("/models"):
         await _respond(conn, stream, 200, b'{"object": "list", "data": [{"id": "fake"}]}', [])
+    elif body.get("stream") is True and path.endswith(("/chat/completions", "/messages")):
+        if not await _stream_answer(server, conn, stream, path, body, cut=fault == "cut"):
+            return False
     elif path.endswith("/chat/completions"):
         await _respond(conn, stream, 200, _encode(chat_completion(server, body)), [])
     elif path.endswith("/messages"):
@@ -237,6 +244,60 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
     if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
         return False
     conn.start_next_cycle()
+    return True
+
+
+def _sse(name: str | None, data: Any) -> bytes:
+    text = data if isinstance(data, str) else _encode(data).decode()
+    return (f"event: {name}\n" if name else "").encode() + f"data: {text}\n\n".encode()
+
+
+def _stream_events(server: FakeOpenAI, path: str, body: dict[str, Any]) -> tuple[list[bytes], list[bytes]]:
+    """The events of a streamed answer: one per token, and the closing ones (usage, end marker)."""
+    if path.endswith("/messages"):
+        whole = anthropic_message(server, body)
+        words = whole["content"][0]["text"].split(" ")
+        tokens = [w if i == 0 else " " + w for i, w in enumerate(words)]
+        start = {
+            "message": {**whole, "content": [], "usage": {"input_tokens": whole["usage"]["input_tokens"]}}
+        }
+        deltas = [_sse("content_block_delta", {"delta": {"type": "text_delta", "text": t}}) for t in tokens]
+        closing = [_sse("message_delta", {"usage": {"output_tokens": whole["usage"]["output_tokens"]}}),
+                   _sse("message_stop", {"type": "message_stop"})]  # fmt: skip
+        return [_sse("message_start", start) + _sse("ping", {}) + deltas[0], *deltas[1:]], closing
+    whole = chat_completion(server, body)
+    words = whole["choices"][0]["message"]["content"].split(" ")
+    chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": whole["model"]}
+    deltas = [
+        _sse(None, {**chunk, "choices": [{"index": 0, "delta": {"content": w if i == 0 else " " + w}}]})
+        for i, w in enumerate(words)
+    ]
+    wants_usage = (body.get("stream_options") or {}).get("include_usage")
+    usage = [_sse(None, {**chunk, "choices": [], "usage": whole["usage"]})] if wants_usage else []
+    return deltas, [*usage, _sse(None, "[DONE]")]
+
+
+async def _stream_answer(
+    server: FakeOpenAI,
+    conn: h11.Connection,
+    stream: trio.SocketStream,
+    path: str,
+    body: dict[str, Any],
+    cut: bool,
+) -> bool:
+    """Send a streamed answer, token by token at the server's pace; False when it was cut."""
+    tokens, closing = _stream_events(server, path, body)
+    head = h11.Response(status_code=200, headers=[("content-type", "text/event-stream")])
+    await stream.send_all(conn.send(head) or b"")
+    await trio.sleep(server.first_token_ms / 1000)
+    for index, token in enumerate(tokens):
+        if index:
+            await trio.sleep(server.token_gap_ms / 1000)
+        await stream.send_all(conn.send(h11.Data(data=token)) or b"")
+        if cut:
+            return False
+    await stream.send_all(b"".join(conn.send(h11.Data(data=e)) or b"" for e in closing))
+    await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
     return True
 
 

@@ -18,7 +18,9 @@ class BodyStream:
     """The body after a head (`read_head`); `keep` says, once `pieces()` has ended, whether the
     connection may serve another request."""
 
-    def __init__(self, conn: Connection, status: int, headers: dict[str, str], data: bytes, keep: bool) -> None:
+    def __init__(
+        self, conn: Connection, status: int, headers: dict[str, str], data: bytes, keep: bool
+    ) -> None:
         self._conn = conn
         self._status = status
         self._headers = headers

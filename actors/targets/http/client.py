@@ -13,10 +13,12 @@ from __future__ import annotations
 import ssl
 import urllib.parse
 from collections.abc import Callable
+from typing import NamedTuple, Protocol
 
 import trio
 
-from engine.actors.targets.http.response import read_response
+from engine.actors.targets.http.body_stream import BodyStream
+from engine.actors.targets.http.response import read_head, read_response
 from engine.actors.targets.http.wire import ConnectError, Connection, HttpError, RemoteProtocolError, connect
 
 __all__ = ["ConnectError", "ConnectTimeout", "HttpError", "HttpPool", "RemoteProtocolError"]
@@ -44,6 +46,23 @@ class WriteTimeout(TimeoutException):
 
 class ReadTimeout(TimeoutException):
     pass
+
+
+class StreamTimeouts(NamedTuple):
+    """A streamed answer's deadlines: the whole call, the wait from the request sent to the answer's
+    head, and the longest gap between two pieces of its body (the wait for the first token included)."""
+
+    total_s: float
+    first_byte_s: float
+    idle_s: float
+
+
+class StreamSink(Protocol):
+    """Where a streamed answer goes: told when the request has been written, then each body piece."""
+
+    def sent(self) -> None: ...
+
+    def piece(self, data: bytes) -> None: ...
 
 
 _TIMEOUTS: dict[str, type[HttpError]] = {
@@ -95,14 +114,9 @@ class HttpPool:
 
     async def post(self, body: bytes, timeout_s: float) -> tuple[int, dict[str, str], bytes]:
         """Status, headers (names in lower case) and body; a wire failure raises an HttpError."""
-        if self._endpoint.error:
-            raise UnsupportedProtocol(self._endpoint.error)
         phase = "pool"
         with trio.move_on_after(timeout_s):
-            conn = self._idle_connection()
-            while conn is None and self._open >= self._max:
-                await self._freed.park()
-                conn = self._idle_connection()
+            conn = await self._acquire()
             if conn is None:
                 phase = "connect"
                 conn = await self._connect()
@@ -120,6 +134,50 @@ class HttpPool:
             return status, headers, content
         raise _TIMEOUTS[phase](f"no {phase} within {timeout_s:g} s")
 
+    async def stream(
+        self, body: bytes, limits: StreamTimeouts, sink: StreamSink
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Status and headers of a streamed answer, whose body goes to `sink` piece by piece as it
+        arrives; an error answer's (not 2xx) body is returned whole instead."""
+        phase = "pool"
+        with trio.move_on_after(limits.total_s):
+            conn = await self._acquire()
+            if conn is None:
+                phase = "connect"
+                conn = await self._connect()
+            try:
+                phase = "write"
+                await conn.send_all(b"%s%d\r\n\r\n%s" % (self._head, len(body), body))
+                sink.sent()
+                phase = "first byte"
+                with trio.fail_after(limits.first_byte_s):
+                    status, keep, headers, data = await read_head(conn)
+                phase = "read"
+                reader = BodyStream(conn, status, headers, data, keep)
+                content = await _drain(reader, limits.idle_s, sink if 200 <= status < 300 else None)
+            except trio.TooSlowError:
+                self._discard(conn)
+                gap = limits.first_byte_s if phase == "first byte" else limits.idle_s
+                raise ReadTimeout(f"no {phase} within {gap:g} s") from None
+            except BaseException:
+                self._discard(conn)
+                raise
+            self._release(conn, reader.keep)
+            return status, headers, content
+        raise _TIMEOUTS.get(phase, ReadTimeout)(f"no answer within {limits.total_s:g} s ({phase})")
+
+    async def _acquire(self) -> Connection | None:
+        """An idle connection, or None once this pool may open one (waiting for a free slot)."""
+        if self._endpoint.error:
+            raise UnsupportedProtocol(self._endpoint.error)
+        conn = self._idle_connection()
+        while conn is None and self._open >= self._max:
+            await self._freed.park()
+            conn = self._idle_connection()
+        if conn is None:
+            self._open += 1
+        return conn
+
     def _idle_connection(self) -> Connection | None:
         while self._idle:
             conn = self._idle.pop()
@@ -130,8 +188,8 @@ class HttpPool:
         return None
 
     async def _connect(self) -> Connection:
+        """A new connection in the slot `_acquire` counted."""
         endpoint = self._endpoint
-        self._open += 1
         try:
             return await connect(endpoint.host, endpoint.port, self._tls() if endpoint.tls else None)
         except BaseException:
@@ -156,3 +214,21 @@ class HttpPool:
         while self._idle:
             self._discard(self._idle.pop())
         await trio.lowlevel.checkpoint()
+
+
+async def _drain(reader: BodyStream, idle_s: float, sink: StreamSink | None) -> bytes:
+    """Hand each piece to `sink` (with at most `idle_s` between pieces); without one, the whole body."""
+    parts: list[bytes] = []
+    pieces = reader.pieces()
+    try:
+        while True:
+            with trio.fail_after(idle_s):
+                piece = await anext(pieces, None)
+            if piece is None:
+                return b"".join(parts)
+            if sink is None:
+                parts.append(piece)
+            else:
+                sink.piece(piece)
+    finally:
+        await pieces.aclose()  # a reader stopped mid-body (a timeout, a cut) ends here, not in a finalizer

@@ -1,0 +1,92 @@
+"""Streamed answers (stream = true) over real sockets: time to first token and tokens per second as
+the fake server paces them on trio's autojump clock (virtual time: exact, whatever the machine's load),
+usage from the last chunk, the two timeouts, and a stream cut mid-answer retried as a network error."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from engine.actors.targets.anthropic import AnthropicTarget
+from engine.actors.targets.openai import OpenAITarget
+from engine.actors.targets.retry import call_with_retries
+from engine.actors.targets.target_protocol import TargetError
+from tests.fakes.openai_server import open_fake_openai
+from tests.shims import target_spec
+from tests.test_http_targets import request
+
+TEN_WORDS = "one two three four five six seven eight nine ten"
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_ttft_and_tokens_per_second_match_the_servers_pace(
+    kind: str, autojump_clock: trio.abc.Clock
+) -> None:
+    async with open_fake_openai(latency_ms=0, answer=lambda body: TEN_WORDS) as server:
+        server.first_token_ms, server.token_gap_ms = 300.0, 40.0  # 25 tokens/s after the first
+        made = OpenAITarget if kind == "openai" else AnthropicTarget
+        target = made(target_spec(kind=kind, base_url=server.base_url, stream=True))
+        response = await target.call(request())
+        await target.aclose()
+    assert response.text == TEN_WORDS and response.tokens_out == 10 and response.tokens_in > 0
+    assert response.ttft_ms == pytest.approx(300.0, abs=5)
+    assert response.tokens_per_s == pytest.approx(25.0, rel=0.05)
+    sent = server.requests[0].body
+    assert sent["stream"] is True
+    if kind == "openai":  # the usage comes in a last chunk only when asked for
+        assert sent["stream_options"] == {"include_usage": True}
+
+
+async def test_a_stream_cut_mid_answer_is_a_network_error_and_is_retried(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with open_fake_openai(faults=["cut", "cut"]) as server:
+        target = OpenAITarget(target_spec(kind="openai", base_url=server.base_url, stream=True))
+        with pytest.raises(TargetError) as cut:
+            await target.call(request())
+        assert cut.value.error_class == "network" and cut.value.retryable
+        response = await call_with_retries(target, request(), max_retries=3, rng=1)
+        await target.aclose()
+    assert response.attempts == 2 and response.text == "The answer is 42." and response.ttft_ms is not None
+
+
+async def test_a_gap_between_tokens_past_idle_timeout_is_a_timeout(autojump_clock: trio.abc.Clock) -> None:
+    async with open_fake_openai(answer=lambda body: TEN_WORDS) as server:
+        server.token_gap_ms = 2000.0
+        spec = target_spec(kind="openai", base_url=server.base_url, stream=True, idle_timeout_s=1.0)
+        target = OpenAITarget(spec)
+        started = trio.current_time()
+        with pytest.raises(TargetError) as late:
+            await target.call(request(timeout_s=30.0))
+        await target.aclose()
+    assert late.value.kind == "timeout" and "no read within 1 s" in late.value.message
+    assert trio.current_time() - started == pytest.approx(1.0, abs=0.01)  # not the call's 30 s
+
+
+async def test_a_late_head_past_first_byte_timeout_is_a_timeout(autojump_clock: trio.abc.Clock) -> None:
+    async with open_fake_openai(latency_ms=5000) as server:
+        spec = target_spec(kind="openai", base_url=server.base_url, stream=True, first_byte_timeout_s=2.0)
+        target = OpenAITarget(spec)
+        with pytest.raises(TargetError) as late:
+            await target.call(request(timeout_s=30.0))
+        await target.aclose()
+    assert late.value.kind == "timeout" and "no first byte within 2 s" in late.value.message
+
+
+async def test_an_error_answer_to_a_streamed_request_is_classed_as_any_other() -> None:
+    async with open_fake_openai(faults=["429", "400"]) as server:
+        target = AnthropicTarget(target_spec(kind="anthropic", base_url=server.base_url, stream=True))
+        for error_class in ("http_429", "http_4xx"):
+            with pytest.raises(TargetError) as refused:
+                await target.call(request())
+            assert refused.value.error_class == error_class
+        await target.aclose()
+
+
+def test_streaming_through_a_proxy_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with pytest.raises(TargetError) as refused:
+        OpenAITarget(target_spec(kind="openai", base_url="https://api.example.com/v1", stream=True))
+    assert refused.value.kind == "config" and "HTTPS_PROXY" in refused.value.message
