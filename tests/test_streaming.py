@@ -4,6 +4,9 @@ usage from the last chunk, the two timeouts, and a stream cut mid-answer retried
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import trio
 
@@ -11,6 +14,9 @@ from engine.actors.targets.anthropic import AnthropicTarget
 from engine.actors.targets.openai import OpenAITarget
 from engine.actors.targets.retry import call_with_retries
 from engine.actors.targets.target_protocol import TargetError
+from engine.api import open_engine, spec_from_dict
+from engine.events.report import Pace
+from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.shims import target_spec
 from tests.test_http_targets import request
@@ -90,3 +96,36 @@ def test_streaming_through_a_proxy_is_a_config_error(monkeypatch: pytest.MonkeyP
     with pytest.raises(TargetError) as refused:
         OpenAITarget(target_spec(kind="openai", base_url="https://api.example.com/v1", stream=True))
     assert refused.value.kind == "config" and "HTTPS_PROXY" in refused.value.message
+
+
+def _spec(base_url: str) -> dict[str, object]:
+    return {
+        "name": "pace",
+        "target": {"kind": "openai", "base_url": base_url, "stream": True, "max_retries": 0},
+        "variants": [{"name": "slow", "model": "slow"}, {"name": "fast", "model": "fast"}],
+        "cases": [{"id": f"c{i}", "prompt": f"question {i}", "expected": "ten"} for i in range(6)],
+        "graders": [{"kind": "contains"}],
+        "repeat": {"count": 2},
+    }
+
+
+async def test_a_streamed_run_reports_pace_per_variant_in_every_format(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
+    store = tmp_path / "st"
+    async with open_fake_openai(answer=lambda body: TEN_WORDS) as server:
+        server.pace_by_model = {"slow": (800.0, 100.0), "fast": (200.0, 20.0)}
+        async with open_engine(store) as eng:
+            report = await eng.run(spec_from_dict(_spec(server.base_url)), run_id="r")
+    slow, fast = report.variants
+    assert isinstance(slow.ttft_ms, Pace) and isinstance(fast.ttft_ms, Pace)
+    assert slow.ttft_ms.n == 12 and slow.ttft_ms.mean == pytest.approx(800, abs=5)
+    assert fast.ttft_ms.mean == pytest.approx(200, abs=5) and fast.ttft_ms.p95 == pytest.approx(200, abs=5)
+    assert isinstance(fast.tokens_per_s, Pace) and fast.tokens_per_s.mean == pytest.approx(50, rel=0.05)
+    assert fast.ttft_ms.ci95 is not None and fast.ttft_ms.ci95[0] <= fast.ttft_ms.mean <= fast.ttft_ms.ci95[1]
+    as_json = json.loads(run_engine("report", "r", "--json", "--store", str(store), cwd=tmp_path).stdout)
+    assert [v["ttft_ms"]["mean"] for v in as_json["variants"]] == [slow.ttft_ms.mean, fast.ttft_ms.mean]
+    for fmt in ("terminal", "markdown", "html"):
+        args = ("--format", fmt) if fmt != "terminal" else ()
+        shown = run_engine("report", "r", *args, "--store", str(store), cwd=tmp_path).stdout.decode()
+        assert "time to first token" in shown and "TTFT ms" in shown, fmt

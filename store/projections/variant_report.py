@@ -18,6 +18,7 @@ from engine.stats.comparisons import DIGITS, rnd, rnd_pair
 from engine.stats.histograms import nearest_ranks
 from engine.store.projections.cases import tag_summaries
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
+from engine.store.projections.stream_pace import pace_reports
 from engine.store.projections.verdicts import case_verdict, count_verdicts
 
 _ALL = ReplicaAggregation()
@@ -41,6 +42,7 @@ def variant_report(
     )
     strategy_score = {"mean": mean_score, "pass_at_k": pass_k, "confidence_interval": ci[0] if ci else None}
     totals = state.totals.get(name) or VariantTotals()
+    ttft, rate = pace_reports(totals.pace)
     return VariantReport(
         name=name,
         # finished trials, as `trials_done` counts them: a completed one waiting for its grade is not yet in
@@ -70,6 +72,8 @@ def variant_report(
         tool_success_rate=rnd(totals.tool_ok / totals.tool_known) if totals.tool_known else None,
         unscored_cases=sum(1 for c in cells if _unscored_by_errors(c)),
         tool_calls_by_tool=dict(sorted(totals.tools.items())) or msgspec.UNSET,
+        ttft_ms=msgspec.UNSET if ttft is None else ttft,
+        tokens_per_s=msgspec.UNSET if rate is None else rate,
     )
 
 

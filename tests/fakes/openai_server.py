@@ -97,6 +97,7 @@ class FakeOpenAI:
     # per token_gap_ms; fault "cut" closes the connection after the first token
     first_token_ms: float = 0.0
     token_gap_ms: float = 0.0
+    pace_by_model: dict[str, tuple[float, float]] = field(default_factory=dict)  # model: (first, gap)
     _arrivals: list[tuple[int, trio.Event]] = field(default_factory=list)
 
     def record(self, request: Recorded) -> None:
@@ -289,10 +290,13 @@ async def _stream_answer(
     tokens, closing = _stream_events(server, path, body)
     head = h11.Response(status_code=200, headers=[("content-type", "text/event-stream")])
     await stream.send_all(conn.send(head) or b"")
-    await trio.sleep(server.first_token_ms / 1000)
+    first_ms, gap_ms = server.pace_by_model.get(
+        body.get("model"), (server.first_token_ms, server.token_gap_ms)
+    )
+    await trio.sleep(first_ms / 1000)
     for index, token in enumerate(tokens):
         if index:
-            await trio.sleep(server.token_gap_ms / 1000)
+            await trio.sleep(gap_ms / 1000)
         await stream.send_all(conn.send(h11.Data(data=token)) or b"")
         if cut:
             return False

@@ -10,7 +10,7 @@ Values are plain text; each surface escapes them for its own format.
 
 from __future__ import annotations
 
-from engine.events.report import RunReport, VariantReport, VariationRecord
+from engine.events.report import Pace, RunReport, VariantReport, VariationRecord
 from engine.presentation.report.numbers import fmt, interval, money, p_value, signed
 
 RESULT_HEADER = [
@@ -18,6 +18,7 @@ RESULT_HEADER = [
     "cases p/f/fl/e",
 ]  # fmt: skip
 SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens out", "judge tokens", "cost $"]
+STREAM_HEADER = ["variant", "streamed", "TTFT ms", "TTFT 95% CI", "TTFT p95", "tokens/s", "tokens/s 95% CI"]
 COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
 VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"]
 PAIRWISE_HEADER = [
@@ -67,6 +68,24 @@ def spend_rows(r: RunReport) -> list[list[str]]:
         latencies = [fmt(p, 1) for p in (lat.p50, lat.p95, lat.p99)]
         tokens = [str(v.tokens.in_), str(v.tokens.out), str(v.judge_tokens)]
         rows.append([variant_label(r, v.name), *latencies, *tokens, money(v.cost_usd)])
+    return rows
+
+
+def streamed(r: RunReport) -> list[VariantReport]:
+    """The variants whose target streamed (stream = true): they have a time to first token."""
+    return [v for v in r.variants if isinstance(v.ttft_ms, Pace)]
+
+
+def stream_rows(r: RunReport) -> list[list[str]]:
+    """Streamed answers' pace: mean time to first token (its interval over trials, and p95), and the
+    mean tokens per second after it."""
+    rows = []
+    for v in streamed(r):
+        ttft, rate = v.ttft_ms, v.tokens_per_s
+        assert isinstance(ttft, Pace)
+        pace = [fmt(rate.mean, 1), interval(rate.ci95, 1)] if isinstance(rate, Pace) else ["-", "-"]
+        rows.append([variant_label(r, v.name), str(ttft.n), fmt(ttft.mean, 1), interval(ttft.ci95, 1),
+                     fmt(ttft.p95, 1), *pace])  # fmt: skip
     return rows
 
 
