@@ -129,3 +129,28 @@ async def test_a_streamed_run_reports_pace_per_variant_in_every_format(
         args = ("--format", fmt) if fmt != "terminal" else ()
         shown = run_engine("report", "r", *args, "--store", str(store), cwd=tmp_path).stdout.decode()
         assert "time to first token" in shown and "TTFT ms" in shown, fmt
+
+
+async def test_compare_gates_a_slower_first_token(tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
+    store = tmp_path / "st"
+    spec = {**_spec("{url}"), "variants": [{"name": "m", "model": "m"}]}
+    async with open_fake_openai(answer=lambda body: TEN_WORDS) as server:
+        spec["target"] = {**spec["target"], "base_url": server.base_url}  # type: ignore[dict-item]
+        async with open_engine(store) as eng:
+            for run_id, first_ms in (("base", 200.0), ("same", 200.0), ("slow", 600.0)):
+                server.pace_by_model = {"m": (first_ms, 20.0)}
+                await eng.run(spec_from_dict(spec), run_id=run_id)
+    slow = run_engine("compare", "base", "slow", "--gate", "--json", "--store", str(store), cwd=tmp_path)
+    rows = {m["metric"]: m for m in json.loads(slow.stdout)["metrics"]}
+    assert slow.returncode == 1 and rows["p95_ttft_ms"]["regressed"]
+    assert rows["p95_ttft_ms"]["baseline"] == pytest.approx(200, abs=5) and rows["p95_ttft_ms"]["run_margin"]
+    assert rows["tokens_per_s"]["candidate"] == pytest.approx(50, rel=0.05)
+    same = run_engine("compare", "base", "same", "--gate", "--store", str(store), cwd=tmp_path)
+    assert same.returncode == 0 and "p95_ttft_ms" in same.stdout.decode()
+    lenient = ("--max-p95-ttft-increase", "5", "--max-p95-latency-increase", "5")  # total latency rose too
+    assert (
+        run_engine(
+            "compare", "base", "slow", "--gate", *lenient, "--store", str(store), cwd=tmp_path
+        ).returncode
+        == 0
+    )

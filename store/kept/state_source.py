@@ -20,7 +20,7 @@ class StateSource(NamedTuple):
 
 RUN_STATE_SOURCE = StateSource(
     "state",
-    "2.4ef64440",
+    "2.6c4aaa17",
     frozenset({
         "budget.exhausted", "cancel.requested", "experiment.defined", "look.decided", "pairwise.judged",
         "race.round_decided", "regrade.started", "report.written", "run.cancelled", "run.completed",
