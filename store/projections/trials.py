@@ -49,6 +49,7 @@ class TrialRecord:
     score: float | None = None
     judge_tokens: int = 0
     grades: list[k.GraderResult] = field(default_factory=list)
+    ttft_ms: float | None = None  # a streamed answer's time to first token
 
     @property
     def status(self) -> str:
@@ -128,7 +129,7 @@ def completed(rec: TrialRecord, e: k.TrialCompleted, grading: int) -> None:
     rec.attempts, rec.exit_code = e.attempts, e.exit_code
     if e.agent is not None:
         rec.stderr_hash, rec.agent_metrics = e.agent.stderr_hash, dict(e.agent.metrics)
-        rec.transcript_hash = e.agent.transcript_hash
+        rec.transcript_hash, rec.ttft_ms = e.agent.transcript_hash, e.agent.ttft_ms
 
 
 def failed(rec: TrialRecord, e: k.TrialFailed, grading: int) -> None:

@@ -4,6 +4,7 @@ only for the rows a page shows."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ class Table:
     cost: np.ndarray
     hashes: np.ndarray  # bytes (NUL-padded): each row's output hash
     message: dict[int, str]  # rows with an error message or skip reason
+    ttft: np.ndarray  # NaN where the trial streamed no answer
 
     def __len__(self) -> int:
         return len(self.flags)
@@ -48,12 +50,15 @@ class Table:
     def record(self, row: int) -> IndexRecord:
         cols = self.index.columns[row // self.index.size]
         i = row % self.index.size
-        return IndexRecord(
+        record = IndexRecord(
             row, self.index.variants[int(self.variant[row])], self.index.cases[int(self.case[row])],
             int(self.repeat[row]), int(self.flags[row]), float(self.score[row]), float(self.latency[row]),
             float(self.cost[row]), cols.hash(i), cols.error_class.get(i, ""), cols.error_kind.get(i, ""),
             cols.grading_error.get(i, ""), cols.message.get(i, ""),
         )  # fmt: skip
+        ttft = float(self.ttft[row])
+        record.ttft_ms = None if math.isnan(ttft) else ttft
+        return record
 
 
 def table_of(index: RunIndex) -> Table:
@@ -72,6 +77,7 @@ def table_of(index: RunIndex) -> Table:
     return Table(
         index, joined("variant", "u2"), joined("case", "u4"), joined("repeat", "u4"), flags, status_of(flags),
         joined("score", "f8"), joined("latency", "f8"), joined("cost", "f8"), hashes, messages,
+        joined("ttft", "f8"),
     )  # fmt: skip
 
 
