@@ -16,6 +16,8 @@ from engine.actors.targets.retry import call_with_retries
 from engine.actors.targets.target_protocol import TargetError
 from engine.api import open_engine, spec_from_dict
 from engine.events.report import Pace
+from engine.presentation.templates import render
+from engine.web.run_page import figures
 from tests.conftest import run_engine
 from tests.fakes.openai_server import open_fake_openai
 from tests.shims import target_spec
@@ -129,6 +131,8 @@ async def test_a_streamed_run_reports_pace_per_variant_in_every_format(
         args = ("--format", fmt) if fmt != "terminal" else ()
         shown = run_engine("report", "r", *args, "--store", str(store), cwd=tmp_path).stdout.decode()
         assert "time to first token" in shown and "TTFT ms" in shown, fmt
+    live = render("run_report.html", **figures(report, ""))  # the part of the run page a live run refreshes
+    assert "time to first token" in live and f"{fast.ttft_ms.mean:.1f}" in live
 
 
 async def test_compare_gates_a_slower_first_token(tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
