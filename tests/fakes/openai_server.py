@@ -34,6 +34,8 @@ import h11
 import msgspec
 import trio
 
+from tests.fakes.provider_shapes import ProviderShape, mismatch
+
 Fault = str | None
 FaultPlan = list[Fault] | Callable[[int, dict[str, Any]], Fault] | None
 
@@ -98,6 +100,8 @@ class FakeOpenAI:
     first_token_ms: float = 0.0
     token_gap_ms: float = 0.0
     pace_by_model: dict[str, tuple[float, float]] = field(default_factory=dict)  # model: (first, gap)
+    # a provider's request shape (tests/fakes/provider_shapes.py): a request off it gets its error
+    shape: ProviderShape | None = None
     _arrivals: list[tuple[int, trio.Event]] = field(default_factory=list)
 
     def record(self, request: Recorded) -> None:
@@ -200,6 +204,7 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         return False
     request, raw = got
     path = request.target.decode()
+    route = path.partition("?")[0]  # what a server routes on (Azure's api-version is in the query)
     try:
         body = _decode(raw) if raw else {}
     except msgspec.DecodeError:
@@ -207,6 +212,18 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
     headers = {k.decode().lower(): v.decode() for k, v in request.headers}
     server.record(Recorded(request.method.decode(), path, headers, body))
     fault = server.next_fault(body) if request.method == b"POST" else None
+    shape = server.shape
+    if shape is not None and (why := mismatch(shape, path, headers, body)):
+        status = shape.refused if "header" in why else 400 if "query" in why else 404
+        await _respond(conn, stream, status, shape.error(why), [])
+        conn.start_next_cycle()
+        return True
+    if shape is not None and fault == "429":
+        await _respond(
+            conn, stream, 429, shape.error("rate limit exceeded"), list(shape.rate_limited.items())
+        )
+        conn.start_next_cycle()
+        return True
     await server.gate.wait_turn()
     if server.latency_ms:
         await trio.sleep(server.latency_ms / 1000)
@@ -231,14 +248,14 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         # a typo in a test's fault plan must fail loudly, not serve a normal answer
         server.errors.append(f"unknown fault {fault!r}")
         raise ValueError(server.errors[-1])
-    elif path.endswith("/models"):
+    elif route.endswith("/models"):
         await _respond(conn, stream, 200, b'{"object": "list", "data": [{"id": "fake"}]}', [])
-    elif body.get("stream") is True and path.endswith(("/chat/completions", "/messages")):
+    elif body.get("stream") is True and route.endswith(("/chat/completions", "/messages")):
         if not await _stream_answer(server, conn, stream, path, body, cut=fault == "cut"):
             return False
-    elif path.endswith("/chat/completions"):
+    elif route.endswith("/chat/completions"):
         await _respond(conn, stream, 200, _encode(chat_completion(server, body)), [])
-    elif path.endswith("/messages"):
+    elif route.endswith("/messages"):
         await _respond(conn, stream, 200, _encode(anthropic_message(server, body)), [])
     else:
         await _respond(conn, stream, 404, b'{"error": "not found"}', [])

@@ -203,7 +203,9 @@ def check_status(status: int, headers: dict[str, str], content: bytes) -> None:
         return
     text = content[:300].decode(errors="replace")
     if status == 429:
-        wait = retry_after(headers.get("retry-after"))
+        # Azure and OpenAI say it in milliseconds too (retry-after-ms): the finer figure wins
+        milliseconds = retry_after(headers.get("retry-after-ms"))
+        wait = retry_after(headers.get("retry-after")) if milliseconds is None else milliseconds / 1000
         raise TargetError(
             "infra", "429 too many requests", retryable=True, retry_after=wait, throttled=True,
             error_class="http_429",
