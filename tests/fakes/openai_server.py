@@ -1,4 +1,7 @@
-"""A real-socket fake OpenAI-compatible (and Anthropic Messages) server, for tests and benchmarks.
+"""A real-socket fake OpenAI-compatible (and Anthropic Messages, and Gemini generateContent) server,
+for tests and benchmarks. A request with "stream": true is answered with server-sent events, one token
+at a time at the pace `first_token_ms` / `token_gap_ms` (or `pace_by_model`) set; fault "cut" closes
+it after the first token. `shape` holds requests to a provider's (tests/fakes/provider_shapes.py).
 
 trio + h11, HTTP/1.1 keep-alive; ~3k req/s per core. Behaviour per POST: normal
 (the answer is `answer(body)`, a function of model, messages, temperature, seed...),
@@ -165,6 +168,15 @@ def anthropic_message(server: FakeOpenAI, body: dict[str, Any]) -> dict[str, Any
     }  # fmt: skip
 
 
+def gemini_content(server: FakeOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+    content = server.answer(body)
+    prompt = " ".join(str(p.get("text", "")) for c in body.get("contents", []) for p in c.get("parts", []))
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": content}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": _words(prompt), "candidatesTokenCount": _words(content)},
+    }
+
+
 async def _read_request(conn: h11.Connection, stream: trio.SocketStream) -> tuple[h11.Request, bytes] | None:
     request: h11.Request | None = None
     body = bytearray()
@@ -257,6 +269,8 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         await _respond(conn, stream, 200, _encode(chat_completion(server, body)), [])
     elif route.endswith("/messages"):
         await _respond(conn, stream, 200, _encode(anthropic_message(server, body)), [])
+    elif route.endswith(":generateContent"):  # Gemini's native API (the provider plugin example)
+        await _respond(conn, stream, 200, _encode(gemini_content(server, body)), [])
     else:
         await _respond(conn, stream, 404, b'{"error": "not found"}', [])
     if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
