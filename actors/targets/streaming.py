@@ -36,13 +36,14 @@ class StreamedAnswer:
         self.sent_at = trio.current_time()
 
     def piece(self, data: bytes) -> None:
+        before = len(self.parts)
         for name, payload in self._events.feed(data):
             if text := self._on_event(name, payload):
-                now = trio.current_time()
-                if not self.parts:
-                    self.first_at = now
-                self.last_at = now
                 self.parts.append(text)
+        if len(self.parts) > before:  # the events of one piece arrived together: one reading of the clock
+            self.last_at = trio.current_time()
+            if not before:
+                self.first_at = self.last_at
 
     @property
     def text(self) -> str:

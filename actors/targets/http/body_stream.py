@@ -26,26 +26,28 @@ class BodyStream:
         self._headers = headers
         self._data = data
         self._keep = keep
-        self._rest = b""
         self.keep = False  # until the body has been read to its end
 
-    async def pieces(self) -> AsyncIterator[bytes]:
-        """Non-empty pieces of the body in order; a body cut short raises RemoteProtocolError."""
+    def pieces(self) -> AsyncIterator[bytes]:
+        """Non-empty pieces of the body in order; a body cut short raises RemoteProtocolError. One
+        generator, not one wrapping another: a streamed answer is read a few bytes at a time."""
         if self._status in (204, 304):
-            self._rest = self._data
-        elif "transfer-encoding" in self._headers:
-            async for piece in self._chunked():
-                yield piece
-        elif (length := self._headers.get("content-length")) is not None:
-            async for piece in self._sized(int(length)):
-                yield piece
-        else:  # no length: the body runs to the end of the connection
-            if self._data:
-                yield self._data
-            while chunk := await self._conn.receive():
-                yield chunk
-            return
-        self.keep = self._keep and not self._rest  # bytes after the body: the connection is not reused
+            return self._sized(0)
+        if "transfer-encoding" in self._headers:
+            return self._chunked()
+        if (length := self._headers.get("content-length")) is not None:
+            return self._sized(int(length))
+        return self._to_the_end()
+
+    def _ended(self, rest: bytes) -> None:
+        """The body has been read; bytes after it mean the connection is not reused."""
+        self.keep = self._keep and not rest
+
+    async def _to_the_end(self) -> AsyncIterator[bytes]:
+        if self._data:
+            yield self._data
+        while chunk := await self._conn.receive():
+            yield chunk
 
     async def _sized(self, length: int) -> AsyncIterator[bytes]:
         data = self._data
@@ -55,7 +57,7 @@ class BodyStream:
                 yield piece
             length -= len(piece)
             if not length:
-                self._rest = data
+                self._ended(data)
                 return
             data = await more(self._conn, "in the middle of the answer's body")
 
@@ -66,7 +68,7 @@ class BodyStream:
                 buffer += await more(conn, "in a chunked body")
             size, pos = chunk_size(bytes(buffer[pos:eol])), eol + 2
             if size == 0:
-                self._rest = await read_trailers(conn, buffer, pos)
+                self._ended(await read_trailers(conn, buffer, pos))
                 return
             while size:  # hand on what has come of this chunk, then wait for the rest
                 if pos == len(buffer):

@@ -10,6 +10,7 @@ of head and body, and its answer is read and parsed in one pass (`wire`; what it
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 import urllib.parse
 from collections.abc import Callable
@@ -150,11 +151,15 @@ class HttpPool:
                 await conn.send_all(b"%s%d\r\n\r\n%s" % (self._head, len(body), body))
                 sink.sent()
                 phase = "first byte"
-                with trio.fail_after(limits.first_byte_s):
+                if limits.first_byte_s < limits.total_s:  # else the call's own deadline is the nearer
+                    with trio.fail_after(limits.first_byte_s):
+                        status, keep, headers, data = await read_head(conn)
+                else:
                     status, keep, headers, data = await read_head(conn)
                 phase = "read"
                 reader = BodyStream(conn, status, headers, data, keep)
-                content = await _drain(reader, limits.idle_s, sink if 200 <= status < 300 else None)
+                idle_s = limits.idle_s if limits.idle_s < limits.total_s else None
+                content = await _drain(reader, idle_s, sink if 200 <= status < 300 else None)
             except trio.TooSlowError:
                 self._discard(conn)
                 gap = limits.first_byte_s if phase == "first byte" else limits.idle_s
@@ -216,19 +221,27 @@ class HttpPool:
         await trio.lowlevel.checkpoint()
 
 
-async def _drain(reader: BodyStream, idle_s: float, sink: StreamSink | None) -> bytes:
-    """Hand each piece to `sink` (with at most `idle_s` between pieces); without one, the whole body."""
+_UNBOUNDED = contextlib.nullcontext()  # no gap limit nearer than the call's own deadline
+
+
+async def _drain(reader: BodyStream, idle_s: float | None, sink: StreamSink | None) -> bytes:
+    """Hand each piece to `sink` (with at most `idle_s` between pieces, if set); without one, the
+    whole body. One cancel scope whose deadline moves, not one per piece: a streamed answer has many."""
     parts: list[bytes] = []
     pieces = reader.pieces()
     try:
-        while True:
-            with trio.fail_after(idle_s):
+        gap = _UNBOUNDED if idle_s is None else trio.CancelScope()
+        with gap:
+            while True:
+                if idle_s is not None:
+                    gap.deadline = trio.current_time() + idle_s  # type: ignore[union-attr]
                 piece = await anext(pieces, None)
-            if piece is None:
-                return b"".join(parts)
-            if sink is None:
-                parts.append(piece)
-            else:
-                sink.piece(piece)
+                if piece is None:
+                    return b"".join(parts)
+                if sink is None:
+                    parts.append(piece)
+                else:
+                    sink.piece(piece)
+        raise trio.TooSlowError
     finally:
         await pieces.aclose()  # a reader stopped mid-body (a timeout, a cut) ends here, not in a finalizer
