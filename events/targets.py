@@ -105,6 +105,8 @@ class TargetKind(Kind):
     speaks_http: bool = False
     # runs the agent as a command (its spec a CommandTargetSpec): the command is checked before a run
     runs_command: bool = False
+    # reads a streamed answer when its spec says stream = true (else stream = true is refused)
+    streams: bool = False
 
     def __post_init__(self) -> None:
         needs = [(self.speaks_http, HttpTarget), (self.runs_command, CommandTargetSpec)]
@@ -121,10 +123,10 @@ _MODEL_API = {"honours_max_tokens": True, "priced_per_token": True}
 BUILTIN_TARGETS = [
     TargetKind(
         OpenAITargetSpec, _HERE + "openai:OpenAITarget", _HTTP, OPENAI_SAMPLING, answer_formats=True,
-        speaks_http=True, **_MODEL_API,
+        speaks_http=True, streams=True, **_MODEL_API,
     ),
     TargetKind(AnthropicTargetSpec, _HERE + "anthropic:AnthropicTarget", _HTTP, _ANTHROPIC_SENT,
-               speaks_http=True, **_MODEL_API),
+               speaks_http=True, streams=True, **_MODEL_API),
     TargetKind(CommandTargetSpec, _HERE + "command_target:CommandTarget", {"command": ["cat"]},
                runs_command=True),
     TargetKind(PythonTargetSpec, _HERE + "python_target:PythonTarget", _PYTHON, callable_field="callable"),

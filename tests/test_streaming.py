@@ -158,3 +158,30 @@ async def test_compare_gates_a_slower_first_token(tmp_path: Path, autojump_clock
         ).returncode
         == 0
     )
+
+
+def test_stream_through_a_proxy_or_on_a_kind_that_cannot_is_refused_before_the_run(tmp_path: Path) -> None:
+    experiment = tmp_path / "p.toml"
+    experiment.write_text(
+        'name = "p"\n[target]\nkind = "openai"\nbase_url = "https://api.example.com/v1"\n'
+        'model = "m"\nstream = true\n'
+        '[[cases]]\nid = "c"\nprompt = "q"\nexpected = "a"\n'
+    )
+    proxied = run_engine(
+        "run", str(experiment), "--store", "st", cwd=tmp_path, HTTPS_PROXY="http://u:pw@proxy:3128"
+    )
+    said = proxied.stderr.decode()
+    assert (
+        proxied.returncode == 2
+        and said.count("\n") == 1
+        and "target.stream" in said
+        and "HTTPS_PROXY" in said
+    )
+    assert "pw" not in said and not (tmp_path / "st").exists()
+    experiment.write_text(
+        experiment.read_text().replace(
+            'kind = "openai"\nbase_url = "https://api.example.com/v1"',
+            'kind = "python"\ncallable = "json:dumps"',
+        )
+    )
+    assert "stream" in run_engine("validate", str(experiment), cwd=tmp_path).stderr.decode()
