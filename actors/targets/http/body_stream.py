@@ -8,10 +8,31 @@ responses `read_response` is held to.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
+from typing import NamedTuple, Protocol
+
+import trio
 
 from engine.actors.targets.http.response import chunk_size, more, read_trailers
 from engine.actors.targets.http.wire import Connection, RemoteProtocolError
+
+
+class StreamTimeouts(NamedTuple):
+    """A streamed answer's deadlines: the whole call, the wait from the request sent to the answer's
+    head, and the longest gap between two pieces of its body (the wait for the first token included)."""
+
+    total_s: float
+    first_byte_s: float
+    idle_s: float
+
+
+class StreamSink(Protocol):
+    """Where a streamed answer goes: told when the request has been written, then each body piece."""
+
+    def sent(self) -> None: ...
+
+    def piece(self, data: bytes) -> None: ...
 
 
 class BodyStream:
@@ -82,3 +103,29 @@ class BodyStream:
                 raise RemoteProtocolError("a chunk does not end where its size says")
             del buffer[: pos + 2]
             pos = 0
+
+
+_UNBOUNDED = contextlib.nullcontext()  # no gap limit nearer than the call's own deadline
+
+
+async def drain(reader: BodyStream, idle_s: float | None, sink: StreamSink | None) -> bytes:
+    """Hand each piece to `sink` (with at most `idle_s` between pieces, if set); without one, the
+    whole body. One cancel scope whose deadline moves, not one per piece: a streamed answer has many."""
+    parts: list[bytes] = []
+    pieces = reader.pieces()
+    try:
+        gap = _UNBOUNDED if idle_s is None else trio.CancelScope()
+        with gap:
+            while True:
+                if idle_s is not None:
+                    gap.deadline = trio.current_time() + idle_s  # type: ignore[union-attr]
+                piece = await anext(pieces, None)
+                if piece is None:
+                    return b"".join(parts)
+                if sink is None:
+                    parts.append(piece)
+                else:
+                    sink.piece(piece)
+        raise trio.TooSlowError
+    finally:
+        await pieces.aclose()  # a reader stopped mid-body (a timeout, a cut) ends here, not in a finalizer

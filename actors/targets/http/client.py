@@ -10,19 +10,20 @@ of head and body, and its answer is read and parsed in one pass (`wire`; what it
 
 from __future__ import annotations
 
-import contextlib
 import ssl
 import urllib.parse
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
 
 import trio
 
-from engine.actors.targets.http.body_stream import BodyStream
+from engine.actors.targets.http.body_stream import BodyStream, StreamSink, StreamTimeouts, drain
 from engine.actors.targets.http.response import read_head, read_response
 from engine.actors.targets.http.wire import ConnectError, Connection, HttpError, RemoteProtocolError, connect
 
-__all__ = ["ConnectError", "ConnectTimeout", "HttpError", "HttpPool", "RemoteProtocolError"]
+__all__ = [
+    "ConnectError", "ConnectTimeout", "HttpError", "HttpPool", "RemoteProtocolError", "StreamSink",
+    "StreamTimeouts",
+]  # fmt: skip
 
 
 class UnsupportedProtocol(HttpError):
@@ -47,23 +48,6 @@ class WriteTimeout(TimeoutException):
 
 class ReadTimeout(TimeoutException):
     pass
-
-
-class StreamTimeouts(NamedTuple):
-    """A streamed answer's deadlines: the whole call, the wait from the request sent to the answer's
-    head, and the longest gap between two pieces of its body (the wait for the first token included)."""
-
-    total_s: float
-    first_byte_s: float
-    idle_s: float
-
-
-class StreamSink(Protocol):
-    """Where a streamed answer goes: told when the request has been written, then each body piece."""
-
-    def sent(self) -> None: ...
-
-    def piece(self, data: bytes) -> None: ...
 
 
 _TIMEOUTS: dict[str, type[HttpError]] = {
@@ -159,7 +143,7 @@ class HttpPool:
                 phase = "read"
                 reader = BodyStream(conn, status, headers, data, keep)
                 idle_s = limits.idle_s if limits.idle_s < limits.total_s else None
-                content = await _drain(reader, idle_s, sink if 200 <= status < 300 else None)
+                content = await drain(reader, idle_s, sink if 200 <= status < 300 else None)
             except trio.TooSlowError:
                 self._discard(conn)
                 gap = limits.first_byte_s if phase == "first byte" else limits.idle_s
@@ -219,29 +203,3 @@ class HttpPool:
         while self._idle:
             self._discard(self._idle.pop())
         await trio.lowlevel.checkpoint()
-
-
-_UNBOUNDED = contextlib.nullcontext()  # no gap limit nearer than the call's own deadline
-
-
-async def _drain(reader: BodyStream, idle_s: float | None, sink: StreamSink | None) -> bytes:
-    """Hand each piece to `sink` (with at most `idle_s` between pieces, if set); without one, the
-    whole body. One cancel scope whose deadline moves, not one per piece: a streamed answer has many."""
-    parts: list[bytes] = []
-    pieces = reader.pieces()
-    try:
-        gap = _UNBOUNDED if idle_s is None else trio.CancelScope()
-        with gap:
-            while True:
-                if idle_s is not None:
-                    gap.deadline = trio.current_time() + idle_s  # type: ignore[union-attr]
-                piece = await anext(pieces, None)
-                if piece is None:
-                    return b"".join(parts)
-                if sink is None:
-                    parts.append(piece)
-                else:
-                    sink.piece(piece)
-        raise trio.TooSlowError
-    finally:
-        await pieces.aclose()  # a reader stopped mid-body (a timeout, a cut) ends here, not in a finalizer
