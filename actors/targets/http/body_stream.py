@@ -85,13 +85,16 @@ class BodyStream:
     async def _chunked(self) -> AsyncIterator[bytes]:
         buffer, pos, conn = bytearray(self._data), 0, self._conn
         while True:
+            whole, pos = _whole_chunks(buffer, pos)  # every chunk already here, as one piece
+            if whole:
+                yield whole
             while (eol := buffer.find(b"\r\n", pos)) < 0:
                 buffer += await more(conn, "in a chunked body")
             size, pos = chunk_size(bytes(buffer[pos:eol])), eol + 2
             if size == 0:
                 self._ended(await read_trailers(conn, buffer, pos))
                 return
-            while size:  # hand on what has come of this chunk, then wait for the rest
+            while size:  # a chunk still arriving: hand on what has come of it, then wait for the rest
                 if pos == len(buffer):
                     buffer, pos = bytearray(await more(conn, "in a chunked body")), 0
                 piece = bytes(buffer[pos : pos + size])
@@ -103,6 +106,22 @@ class BodyStream:
                 raise RemoteProtocolError("a chunk does not end where its size says")
             del buffer[: pos + 2]
             pos = 0
+
+
+def _whole_chunks(buffer: bytearray, pos: int) -> tuple[bytes, int]:
+    """The data of the whole chunks from `pos` on (up to the last chunk or one not yet whole), joined,
+    and where they end: a server that flushed several events in one read is one piece, not several."""
+    parts = []
+    while (eol := buffer.find(b"\r\n", pos)) >= 0:
+        size = chunk_size(bytes(buffer[pos:eol]))
+        end = eol + 2 + size
+        if size == 0 or len(buffer) < end + 2:
+            break
+        if buffer[end : end + 2] != b"\r\n":
+            raise RemoteProtocolError("a chunk does not end where its size says")
+        parts.append(buffer[eol + 2 : end])
+        pos = end + 2
+    return b"".join(parts), pos
 
 
 _UNBOUNDED = contextlib.nullcontext()  # no gap limit nearer than the call's own deadline
