@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from engine.actors.targets.anthropic import AnthropicTarget
-from engine.actors.targets.openai import OpenAITarget
+from engine.actors.targets.anthropic import AnthropicTarget, MessageEvents
+from engine.actors.targets.openai import ChatChunks, OpenAITarget
 from engine.actors.targets.retry import call_with_retries
 from engine.actors.targets.target_protocol import TargetError
 from engine.api import open_engine, spec_from_dict
@@ -185,3 +185,21 @@ def test_stream_through_a_proxy_or_on_a_kind_that_cannot_is_refused_before_the_r
         )
     )
     assert "stream" in run_engine("validate", str(experiment), cwd=tmp_path).stderr.decode()
+
+
+def test_a_broken_or_erroring_stream_is_classed() -> None:
+    chunks = ChatChunks()
+    with pytest.raises(TargetError) as broken:
+        chunks.on_event("message", '{"choices": [ not json')
+    assert broken.value.error_class == "malformed_response"
+    with pytest.raises(TargetError) as typed:
+        chunks.on_event("message", '{"choices": [{"delta": {"content": 7}}]}')
+    assert typed.value.error_class == "malformed_response"
+    with pytest.raises(TargetError) as failed:  # an error sent after the 200 head: a server error, retried
+        chunks.on_event("message", '{"error": {"message": "overloaded"}}')
+    assert failed.value.error_class == "http_5xx" and failed.value.retryable
+    events = MessageEvents()
+    assert events.on_event("ping", "{}") == ""
+    with pytest.raises(TargetError) as overloaded:
+        events.on_event("error", '{"type": "error", "error": {"type": "overloaded_error"}}')
+    assert overloaded.value.error_class == "http_5xx" and "overloaded_error" in overloaded.value.message

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from engine.actors.targets.http.common import (
     JsonApiTarget,
     malformed,
     text_content,
     token_count,
 )
-from engine.actors.targets.streaming import StreamedAnswer, cut_short, error_in_stream, event_json
+from engine.actors.targets.streaming import StreamedAnswer, cut_short, error_in_stream
 from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.spec import OpenAITargetSpec
 from engine.events.targets import OPENAI_SAMPLING as SAMPLING
@@ -70,6 +72,25 @@ class OpenAITarget(JsonApiTarget):
         )
 
 
+class _Delta(msgspec.Struct):
+    content: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    delta: _Delta | None = None
+
+
+class _Chunk(msgspec.Struct):
+    """One streamed chunk, as far as it is read (its other fields are skipped, not decoded)."""
+
+    choices: list[_Choice] | None = None
+    usage: dict[str, Any] | None = None
+    error: Any = None
+
+
+_read_chunk = msgspec.json.Decoder(_Chunk).decode
+
+
 class ChatChunks:
     """What /chat/completions streams: chunks with choices[0].delta.content, a last one with usage
     (stream_options.include_usage), then `data: [DONE]`."""
@@ -82,15 +103,14 @@ class ChatChunks:
         if data == "[DONE]":
             self.done = True
             return ""
-        chunk = event_json(data)
-        if "error" in chunk:
-            raise error_in_stream(chunk["error"])
-        if isinstance(usage := chunk.get("usage"), dict):
-            self.usage = usage
-        choices = chunk.get("choices")
-        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        try:
+            chunk = _read_chunk(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise malformed(f"a streamed chunk: {exc}: {data[:100]!r}") from None
+        if chunk.error is not None:
+            raise error_in_stream(chunk.error)
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+        if not chunk.choices or chunk.choices[0].delta is None:
             return ""
-        delta = choices[0].get("delta")
-        return (
-            text_content(delta.get("content"), "choices[0].delta.content") if isinstance(delta, dict) else ""
-        )
+        return chunk.choices[0].delta.content or ""
