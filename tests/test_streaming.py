@@ -131,6 +131,9 @@ async def test_a_streamed_run_reports_pace_per_variant_in_every_format(
         args = ("--format", fmt) if fmt != "terminal" else ()
         shown = run_engine("report", "r", *args, "--store", str(store), cwd=tmp_path).stdout.decode()
         assert "time to first token" in shown and "TTFT ms" in shown, fmt
+    exported = run_engine("export", "r", "--format", "jsonl", "--store", str(store), cwd=tmp_path).stdout
+    trials = [json.loads(line) for line in exported.decode().splitlines()]
+    assert all(t["ttft_ms"] == pytest.approx(800 if t["variant"] == "slow" else 200, abs=5) for t in trials)
     live = render("run_report.html", **figures(report, ""))  # the part of the run page a live run refreshes
     assert "time to first token" in live and f"{fast.ttft_ms.mean:.1f}" in live
 

@@ -49,7 +49,8 @@ class TrialRecord:
     score: float | None = None
     judge_tokens: int = 0
     grades: list[k.GraderResult] = field(default_factory=list)
-    ttft_ms: float | None = None  # a streamed answer's time to first token
+    ttft_ms: float | None = None  # a streamed answer's time to first token, and its pace after it
+    tokens_per_s: float | None = None
 
     @property
     def status(self) -> str:
@@ -129,7 +130,8 @@ def completed(rec: TrialRecord, e: k.TrialCompleted, grading: int) -> None:
     rec.attempts, rec.exit_code = e.attempts, e.exit_code
     if e.agent is not None:
         rec.stderr_hash, rec.agent_metrics = e.agent.stderr_hash, dict(e.agent.metrics)
-        rec.transcript_hash, rec.ttft_ms = e.agent.transcript_hash, e.agent.ttft_ms
+        rec.transcript_hash = e.agent.transcript_hash
+        rec.ttft_ms, rec.tokens_per_s = e.agent.ttft_ms, e.agent.tokens_per_s
 
 
 def failed(rec: TrialRecord, e: k.TrialFailed, grading: int) -> None:
