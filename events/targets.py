@@ -52,6 +52,9 @@ class OpenAITargetSpec(HttpTarget, tag="openai", kw_only=True):
     """An OpenAI-compatible /chat/completions server (OpenAI, vLLM, llama.cpp, Ollama)."""
 
     base_url: Name
+    # with stream = true, ask for the usage in the stream's last chunk (stream_options.include_usage);
+    # false for a server that refuses the field (the tokens are then the streamed text events)
+    stream_usage: bool = True
 
 
 class AnthropicTargetSpec(HttpTarget, tag="anthropic"):

@@ -45,6 +45,19 @@ async def test_ttft_and_tokens_per_second_match_the_servers_pace(
         assert sent["stream_options"] == {"include_usage": True}
 
 
+async def test_without_the_usage_chunk_the_tokens_are_the_streamed_events(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with open_fake_openai(answer=lambda body: TEN_WORDS) as server:
+        server.first_token_ms, server.token_gap_ms = 100.0, 50.0
+        spec = target_spec(kind="openai", base_url=server.base_url, stream=True, stream_usage=False)
+        target = OpenAITarget(spec)
+        response = await target.call(request())
+        await target.aclose()
+    assert "stream_options" not in server.requests[0].body  # for a server that refuses the field
+    assert response.tokens_out == 0 and response.tokens_per_s == pytest.approx(20.0, rel=0.05)
+
+
 async def test_a_stream_cut_mid_answer_is_a_network_error_and_is_retried(
     autojump_clock: trio.abc.Clock,
 ) -> None:

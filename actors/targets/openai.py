@@ -29,7 +29,9 @@ def chat_body(spec: OpenAITargetSpec, request: TargetRequest) -> dict[str, Any]:
     body.update({k: request.params[k] for k in (*SAMPLING, *spec.extra_params) if k in request.params})
     body.setdefault("seed", request.seed)
     if spec.stream:  # the usage comes in a last chunk of its own, only when asked for
-        body.update(stream=True, stream_options={"include_usage": True})
+        body["stream"] = True
+        if spec.stream_usage:
+            body["stream_options"] = {"include_usage": True}
     return body
 
 

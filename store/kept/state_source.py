@@ -20,7 +20,7 @@ class StateSource(NamedTuple):
 
 RUN_STATE_SOURCE = StateSource(
     "state",
-    "2.6c4aaa17",
+    "2.83ddba2b",
     frozenset({
         "budget.exhausted", "cancel.requested", "experiment.defined", "look.decided", "pairwise.judged",
         "race.round_decided", "regrade.started", "report.written", "run.cancelled", "run.completed",
