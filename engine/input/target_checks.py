@@ -18,7 +18,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 from engine.actors.secrets import is_credential_header, is_credential_name, looks_like_key
 from engine.actors.targets.argv import shell_placeholders, shell_refusal
-from engine.actors.targets.http.proxied import proxy_for, proxy_names
 from engine.actors.targets.interpreter_code import code_placeholders, refusal
 from engine.events.spec import CommandTargetSpec, EnvRef, HttpTarget
 from engine.events.targets import TARGETS
@@ -92,6 +91,9 @@ def _check_stream(target: HttpTarget, streams: bool, field: str, fail: Fail) -> 
     if not streams:
         fail(f"{field}.stream", f"the {target.kind} target kind does not stream: expected stream = false")
         return
+    # imported here: urllib.request is start-up time a check of a run that does not stream never needs
+    from engine.actors.targets.http.proxied import proxy_for, proxy_names
+
     url = target.base_url or "https://api.anthropic.com/v1"  # the one streaming kind with a default
     if proxy_for(url) is not None:  # its URL not said: it may hold the proxy's user:password
         fail(f"{field}.stream", f"expected no proxy for a streamed answer ({proxy_names()} sets one for "
