@@ -50,6 +50,10 @@ class ReadTimeout(TimeoutException):
     pass
 
 
+class StreamTimeout(ReadTimeout):
+    """A streamed answer's own limit ran out: the wait for its first byte, or a gap between pieces."""
+
+
 _TIMEOUTS: dict[str, type[HttpError]] = {
     "pool": PoolTimeout, "connect": ConnectTimeout, "write": WriteTimeout, "read": ReadTimeout,
 }  # fmt: skip
@@ -146,8 +150,12 @@ class HttpPool:
                 content = await drain(reader, idle_s, sink if 200 <= status < 300 else None)
             except trio.TooSlowError:
                 self._discard(conn)
-                gap = limits.first_byte_s if phase == "first byte" else limits.idle_s
-                raise ReadTimeout(f"no {phase} within {gap:g} s") from None
+                first = phase == "first byte"
+                what = "first byte" if first else "streamed piece"
+                limit = f"{limits.first_byte_s:g} s (first_byte_timeout_s)" if first else (
+                    f"{limits.idle_s:g} s (idle_timeout_s)"
+                )  # fmt: skip
+                raise StreamTimeout(f"no {what} within {limit}") from None
             except BaseException:
                 self._discard(conn)
                 raise

@@ -188,10 +188,10 @@ async def exchange(
         raise _connect_error(exc, url) from None  # httpx's own connect timeout, through a proxy
     except http.ConnectError as exc:
         raise _connect_error(exc, url) from None
+    except http.StreamTimeout as exc:  # first_byte_timeout_s or idle_timeout_s: said as such
+        raise TargetError("timeout", str(exc)) from None
     except http.TimeoutException as exc:  # the attempt's deadline, as the retry loop words its own
-        raise TargetError(
-            "timeout", f"no answer within {timeout_s:g} s ({type(exc).__name__}: {exc})"
-        ) from None
+        raise TargetError("timeout", f"no answer within {timeout_s:g} s ({type(exc).__name__})") from None
     except _NETWORK_ERRORS as exc:  # a streamed answer cut mid-way included
         message = f"network: {type(exc).__name__}: {exc} ({_where(url)})"[:500]
         raise TargetError("infra", message, retryable=True, error_class="network") from None
