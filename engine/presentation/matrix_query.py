@@ -14,7 +14,7 @@ from engine.store.projections.trials import TrialRecord
 # all | failing (fail or flaky) | errors | grading_errors | differs (outputs differ across variants) |
 # flaky | regressed (a variant fails a case the baseline passes)
 SHOWS = ("all", "failing", "errors", "grading_errors", "differs", "flaky", "regressed")
-SORTS = ("case", "score", "-score", "latency", "-latency", "cost", "-cost")
+SORTS = ("case", "score", "-score", "latency", "-latency", "cost", "-cost", "ttft", "-ttft")
 ReadOutput = Callable[[TrialRecord], str | None]
 Searched = Callable[[TrialRecord], bool]  # a trial's output or grader reasons hold the text (found ahead)
 
@@ -26,7 +26,7 @@ class MatrixQuery:
     q: str = ""  # text in the prompt, an output, the expected answer or a grader's reason
     regex: bool = False  # q is a regular expression (case-insensitive)
     repeats: bool = False  # every repeat of a cell its own row (as a table of trials shows them)
-    sort: str = "case"  # case, or score / latency / cost ascending ("-" first: descending)
+    sort: str = "case"  # case, or score / latency / cost / ttft ascending ("-" first: descending)
     offset: int = 0  # rows skipped: a page is offset // per_page + 1
     per_page: int = 50
     grading: int | None = None  # an earlier grading round (default: the latest)
@@ -108,7 +108,9 @@ def text_hit(
 
 
 def sort_key(query: MatrixQuery, order: dict[str, int]) -> Callable[[MatrixRow], tuple[float, int]]:
-    value = {"score": "score", "latency": "latency_ms", "cost": "cost_usd"}.get(query.sort.lstrip("-"), "")
+    value = {"score": "score", "latency": "latency_ms", "cost": "cost_usd", "ttft": "ttft_ms"}.get(
+        query.sort.lstrip("-"), ""
+    )
     sign = -1.0 if query.sort.startswith("-") else 1.0
 
     def key(row: MatrixRow) -> tuple[float, int]:

@@ -15,8 +15,9 @@ from engine.presentation.report import tables as tables
 from engine.presentation.report.stopping import stopping_lines
 
 SECTION_KEYS = (
-    "variants", "spend", "comparisons", "pairwise", "labels", "tuning", "errors", "grading_errors",
-    "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools", "sandbox", "params",
+    "variants", "spend", "streaming", "comparisons", "pairwise", "labels", "tuning", "errors",
+    "grading_errors", "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools",
+    "sandbox", "params",
     "decidability",
 )  # fmt: skip
 # the sections the winner is decided on: every surface says the winner line after them
@@ -85,6 +86,9 @@ def _results(r: RunReport) -> list[Section]:
                 note=text.score_basis_note(r) or ""),
         Section("spend", "Latency and spend",
                 Table(tables.SPEND_HEADER, tables.spend_rows(r), marks=_marks(r))),
+        Section("streaming", "Streamed answers: time to first token, tokens per second after it",
+                Table(tables.STREAM_HEADER, tables.stream_rows(r),
+                      marks=[tables.role(r, v.name) for v in tables.streamed(r)])),
         Section("comparisons", tables.comparison_title(r), Table(
             tables.COMPARISON_HEADER, tables.comparison_rows(r),
             marks=["winner" if c.candidate == r.winner else "" for c in r.comparisons])),

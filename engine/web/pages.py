@@ -86,7 +86,9 @@ async def run_live(request: Request) -> HTMLResponse:
 
 SORTS = [("case", "case"), ("score", "score, lowest first"), ("-score", "score, highest first"),
          ("-latency", "latency, slowest first"), ("latency", "latency, fastest first"),
-         ("-cost", "cost, highest first"), ("cost", "cost, lowest first")]  # fmt: skip
+         ("-cost", "cost, highest first"), ("cost", "cost, lowest first"),
+         ("ttft", "time to first token, fastest first"),
+         ("-ttft", "time to first token, slowest first")]  # fmt: skip
 
 
 async def matrix_page(request: Request) -> HTMLResponse:

@@ -21,6 +21,7 @@ from engine.store.contract import EventStore
 from engine.store.projection import Projection
 from engine.store.projections.pairwise_verdicts import PairTally, add_verdict
 from engine.store.projections.spend import Spend
+from engine.store.projections.stream_pace import PaceTotals
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
 BUDGET_ERRORS = ("judge_budget",)  # unscored by a planned stop, not by a failure: no error
@@ -140,6 +141,7 @@ class VariantTotals:
     tool_known: int = 0
     tool_ok: int = 0
     tools: dict[str, int] = field(default_factory=dict)  # tool calls per tool, from agents' transcripts
+    pace: PaceTotals | None = None  # streamed answers' time to first token and tokens per second
 
 
 @dataclass(slots=True)
@@ -350,6 +352,9 @@ def _output(s: RunState, e: k.TrialCompleted, new_spend: bool) -> bool:
     if e.agent is not None:
         for tool, calls in e.agent.tools.items():
             t.tools[tool] = t.tools.get(tool, 0) + calls
+        if e.agent.ttft_ms is not None:
+            t.pace = t.pace or PaceTotals()
+            t.pace.add(e.agent.ttft_ms, e.agent.tokens_per_s)
     return True
 
 

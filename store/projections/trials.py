@@ -52,6 +52,8 @@ class TrialRecord:
     grades: list[k.GraderResult] = field(default_factory=list)
     fingerprint: str = ""  # the request's (docs/reuse.md)
     reused_from: tuple[str, str, str] | None = None  # a reused trial's source: (run, variant, case)
+    ttft_ms: float | None = None  # a streamed answer's time to first token, and its pace after it
+    tokens_per_s: float | None = None
 
     @property
     def status(self) -> str:
@@ -135,6 +137,7 @@ def completed(rec: TrialRecord, e: k.TrialCompleted, grading: int) -> None:
     if e.agent is not None:
         rec.stderr_hash, rec.agent_metrics = e.agent.stderr_hash, dict(e.agent.metrics)
         rec.transcript_hash, rec.service_hashes = e.agent.transcript_hash, dict(e.agent.services)
+        rec.ttft_ms, rec.tokens_per_s = e.agent.ttft_ms, e.agent.tokens_per_s
 
 
 def failed(rec: TrialRecord, e: k.TrialFailed, grading: int) -> None:

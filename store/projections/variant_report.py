@@ -19,6 +19,7 @@ from engine.stats.histograms import nearest_ranks
 from engine.store.projections.cases import tag_summaries
 from engine.store.projections.reuse_report import reuse_report
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
+from engine.store.projections.stream_pace import pace_reports
 from engine.store.projections.verdicts import case_verdict, count_verdicts
 
 _ALL = ReplicaAggregation()
@@ -42,6 +43,7 @@ def variant_report(
     )
     strategy_score = {"mean": mean_score, "pass_at_k": pass_k, "confidence_interval": ci[0] if ci else None}
     totals = state.totals.get(name) or VariantTotals()
+    ttft, rate = pace_reports(totals.pace)
     return VariantReport(
         name=name,
         # finished trials, as `trials_done` counts them: a completed one waiting for its grade is not yet in
@@ -74,6 +76,8 @@ def variant_report(
         tool_calls_by_tool=dict(sorted(totals.tools.items())) or msgspec.UNSET,
         sandbox=sandbox_report(state, name),
         reuse=reuse_report(state, name),
+        ttft_ms=msgspec.UNSET if ttft is None else ttft,
+        tokens_per_s=msgspec.UNSET if rate is None else rate,
     )
 
 

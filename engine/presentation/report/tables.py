@@ -10,13 +10,14 @@ Values are plain text; each surface escapes them for its own format.
 
 from __future__ import annotations
 
-from engine.events.report import RunReport, VariantReport, VariationRecord
+from engine.events.report import Pace, RunReport, VariantReport, VariationRecord
 from engine.presentation.report.numbers import P_HOLM, P_RAW, fmt, interval, money, p_value, signed
 
 RESULT_HEADER = [
     "variant", "trials", "errors", "score", "score 95% CI", "pass", "pass 95% CI", "p/f/fl/e",
 ]  # fmt: skip
 SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens out", "judge tokens", "cost $"]
+STREAM_HEADER = ["variant", "streamed", "TTFT ms", "TTFT 95% CI", "TTFT p95", "tokens/s", "tokens/s 95% CI"]
 COMPARISON_HEADER = ["candidate", "delta", "95% CI", P_RAW, P_HOLM, "test", "significant"]
 VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", P_RAW, "decision"]
 # both p-values raw: each candidate's own test by case, and the test of the judge's lean to A or B
@@ -72,6 +73,24 @@ def spend_rows(r: RunReport) -> list[list[str]]:
         # the name alone: the results table above marks the baseline and the best (a wide table keeps
         # a long name and its marks on one line at 100 columns)
         rows.append([v.name, *latencies, *tokens, money(v.cost_usd)])
+    return rows
+
+
+def streamed(r: RunReport) -> list[VariantReport]:
+    """The variants whose target streamed (stream = true): they have a time to first token."""
+    return [v for v in r.variants if isinstance(v.ttft_ms, Pace)]
+
+
+def stream_rows(r: RunReport) -> list[list[str]]:
+    """Streamed answers' pace: mean time to first token (its interval over trials, and p95), and the
+    mean tokens per second after it."""
+    rows = []
+    for v in streamed(r):
+        ttft, rate = v.ttft_ms, v.tokens_per_s
+        assert isinstance(ttft, Pace)
+        pace = [fmt(rate.mean, 1), interval(rate.ci95, 1)] if isinstance(rate, Pace) else ["-", "-"]
+        rows.append([variant_label(r, v.name), str(ttft.n), fmt(ttft.mean, 1), interval(ttft.ci95, 1),
+                     fmt(ttft.p95, 1), *pace])  # fmt: skip
     return rows
 
 

@@ -34,6 +34,8 @@ def trial_fields(rec: TrialRecord) -> dict[str, object]:
         "error_class": rec.error_class or None,
         "skip_reason": rec.message if rec.status == "skipped" else None,
         "fingerprint": rec.fingerprint or None, "reused_from": reused_from(rec),
+        # a streamed answer's pace (target stream = true); absent otherwise
+        **({"ttft_ms": rec.ttft_ms, "tokens_per_s": rec.tokens_per_s} if rec.ttft_ms is not None else {}),
     }  # fmt: skip
 
 
