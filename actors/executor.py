@@ -194,15 +194,18 @@ async def call_trial(
     stderr_key = _extra_blob(blobs, response.stderr)
     transcript_key = _extra_blob(blobs, redact(response.transcript))
     services = {name: _extra_blob(blobs, redact(log)) for name, log in response.service_logs.items() if log}
+    streamed = response.ttft_ms is not None
+    agent_record = stderr_key or transcript_key or response.metrics or services or streamed
     completed = k.TrialCompleted(
         run_id=run_id, ts=time.time(), variant=variant, case=case, repeat=repeat, output_hash=key,
         latency_ms=round((trio.current_time() - started) * 1000, 3), tokens_in=response.tokens_in,
         tokens_out=response.tokens_out, cost_usd=response.cost_usd, exit_code=response.exit_code,
-        attempts=response.attempts,
+        attempts=response.attempts, fingerprint=job.fingerprint,
         agent=k.AgentReport(
             stderr_hash=stderr_key, metrics=response.metrics, transcript_hash=transcript_key,
             tools=response.tools, services=services,
-        ) if stderr_key or transcript_key or response.metrics or services else None,
+            ttft_ms=response.ttft_ms, tokens_per_s=response.tokens_per_s,
+        ) if agent_record else None,
     )  # fmt: skip
     return WriteBatch([completed], blobs), GradeJob(job.variant, job.case, repeat, response.text, completed)
 

@@ -37,6 +37,7 @@ class TrialJob:
     request: TargetRequest
     reserved: tuple[int, float] = (0, 0.0)  # the tokens and dollars the budgets hold for it
     budgeted: bool = False  # a budget counts it: its start is durable before the subject is called
+    fingerprint: str = ""  # the request's (actors.targets.fingerprint): logged with its completion
 
     @property
     def key(self) -> TrialKey:

@@ -4,7 +4,7 @@ still allow. Pure bookkeeping (no channels): the scheduler actor drives it."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from engine.actors.messages import GradeJob, TrialDone, TrialJob, TrialKey
@@ -25,6 +25,10 @@ class Plan:
     early_exit: bool  # pass_at_k: stop a cell's repeats at its first pass
     make_job: Callable[[VariantSpec, CaseSpec, int], TrialJob]
     load_regrade: Callable[[k.TrialCompleted], GradeJob]
+    # the earlier output a job may take instead of being sent (engine.runtime.reuse), or None
+    reuse: Callable[[TrialJob], tuple[k.TrialReused, str] | None] | None = None
+    # cheap graders only: a reused output graded where it is found, in the reuse's own write
+    grade_reused: Callable[[GradeJob], Awaitable[k.TrialGraded]] | None = None
 
 
 @dataclass(slots=True)
@@ -123,7 +127,7 @@ class Book:
         if lim.max_tokens is not None and reserve.spent_tokens() >= lim.max_tokens:
             return ("max_tokens", lim.max_tokens, reserve.spent_tokens())
         if lim.max_judge_tokens is not None:
-            judged = sum(t.judge_tokens for t in s.totals.values())
+            judged = s.judge_tokens_spent()
             if judged >= lim.max_judge_tokens:
                 return ("eval_budget_tokens", lim.max_judge_tokens, judged)
         if lim.max_cost_usd is not None and reserve.spent_cost() >= lim.max_cost_usd:

@@ -127,14 +127,20 @@ class Scheduler:
     async def _fill(self) -> None:
         book = self.book
         while len(book.outstanding) < book.limits.in_flight:
-            budget = book.over_budget()
-            if budget is not None:
-                await self._exhausted(Stop(*budget, reserved=0.0))
-                return
             slot = book.next_slot()
             if slot is None:
                 return
             job = book.plan.make_job(*slot)
+            reused = book.plan.reuse(job) if book.plan.reuse is not None else None
+            if reused is not None:  # not sent: no budget holds or counts it (it is one sample all the same)
+                book.outstanding.add(job.key)
+                await self._take_reused(job, *reused)
+                continue
+            budget = book.over_budget()
+            if budget is not None:
+                book.put_back(slot)
+                await self._exhausted(Stop(*budget, reserved=0.0))
+                return
             if book.reservations.active:
                 decided = book.reservations.decide(job, len(book.outstanding))
                 if decided is not None:
@@ -147,6 +153,17 @@ class Scheduler:
             book.outstanding.add(job.key)
             book.executed += 1
             await put(self._jobs, job)
+
+    async def _take_reused(self, trial: TrialJob, reused: k.TrialReused, output: str) -> None:
+        """Log the reuse, then grade its output with this run's graders (the reuse first in the log: a
+        crash between the two leaves an output awaiting its grade, graded on resume, never reused twice)."""
+        plan = self.book.plan
+        job = GradeJob(trial.variant, trial.case, trial.repeat, output, reused)
+        if plan.grade_reused is not None:  # one write, as an executor's inline grading makes
+            await put(self._emit, WriteBatch([reused, await plan.grade_reused(job)]))
+            return
+        await put(self._emit, WriteBatch([reused]))
+        await put(self._grade_jobs, job)
 
     async def _exhausted(self, stop: Stop) -> None:
         self.book.exhausted = stop.budget

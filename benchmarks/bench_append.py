@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import encode_many  # noqa: E402
-from engine.store.log.event_log import EventLog  # noqa: E402
+from engine.store.open import open_event_log  # noqa: E402
 
 GROUPS = (1, 10, 100, 1000, 5000)
 TARGET = 300_000
@@ -86,7 +86,7 @@ class Result(NamedTuple):
 
 
 def bench_group(events: list[k.Event], total: int, group: int, seconds: float, parent: str | None) -> Result:
-    with tempfile.TemporaryDirectory(dir=parent) as path, EventLog(path) as log:
+    with tempfile.TemporaryDirectory(dir=parent) as path, open_event_log(path) as log:
         log.append(encode_group(events[total : total + group]))  # warm up: map the file, create the dbs
         done, wall, cpu = 0, time.perf_counter(), time.process_time()
         while done + group <= total:
@@ -101,7 +101,7 @@ def bench_group(events: list[k.Event], total: int, group: int, seconds: float, p
 
 def profile_group(events: list[k.Event], group: int, parent: str | None) -> None:
     """Where the time of a big group goes: the top functions by own time."""
-    with tempfile.TemporaryDirectory(dir=parent) as path, EventLog(path) as log:
+    with tempfile.TemporaryDirectory(dir=parent) as path, open_event_log(path) as log:
         profiler = cProfile.Profile()
         profiler.enable()
         for start in range(0, min(len(events), 40 * group), group):

@@ -20,7 +20,7 @@ import trio
 from engine.api import open_engine, spec_from_dict
 from engine.input.bundle_files import load_bundle
 from engine.runtime.bundle_import import import_bundle
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views.export import bundle as bundle_export
 from engine.views.queries import replay_json
 
@@ -51,17 +51,17 @@ def measure(trials: int) -> None:
         root = Path(tmp)
         make_run(root / "src", trials)
         file = root / "bench.bundle"
-        with EventLog(root / "src") as log:
+        with open_event_log(root / "src") as log:
             start = time.perf_counter()
             events = bundle_export.write(log, "bench", file)
             exported = time.perf_counter() - start
         start = time.perf_counter()
         bundle = load_bundle(file)
-        with EventLog(root / "dest") as log:
+        with open_event_log(root / "dest") as log:
             import_bundle(log, bundle, str(file))
         imported = time.perf_counter() - start
         start = time.perf_counter()
-        with EventLog(root / "dest") as log:
+        with open_event_log(root / "dest") as log:
             replay_json(log, "bench")
         replayed = time.perf_counter() - start
         size = os.path.getsize(file)

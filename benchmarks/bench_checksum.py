@@ -31,12 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_append import trial_events  # noqa: E402
 
-import engine.store.log.event_log as log_module  # noqa: E402
 import engine.store.log.reads as reads_module  # noqa: E402
 import engine.store.log.writes as writes_module  # noqa: E402
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import decode, encode_many  # noqa: E402
 from engine.store.log.records import seal, unseal_run  # noqa: E402
+from engine.store.open import open_event_log  # noqa: E402
 
 GROUP = 5000
 
@@ -56,7 +56,7 @@ def checksums(on: bool) -> Any:
 
 
 def append_rate(folder: Path, events: list[k.Event]) -> float:
-    with log_module.EventLog(folder) as log:
+    with open_event_log(folder) as log:
         start = time.process_time()
         for i in range(0, len(events), GROUP):
             group = events[i : i + GROUP]
@@ -70,7 +70,7 @@ def append_rate(folder: Path, events: list[k.Event]) -> float:
 
 
 def replay_rate(folder: Path) -> float:
-    with log_module.EventLog(folder, readonly=True) as log:
+    with open_event_log(folder, readonly=True) as log:
         start = time.process_time()
         count = sum(1 for _, data in log.read() if decode(data) is not None)
         return count / (time.process_time() - start)
@@ -105,7 +105,7 @@ def fold_rate(folder: Path) -> float:
     """Replay as `engine replay` and the reports do it: the run's events read, decoded and folded."""
     from engine.store.projections.run_state import load_run_state
 
-    with log_module.EventLog(folder, readonly=True) as log:
+    with open_event_log(folder, readonly=True) as log:
         events = log.last_seq()
         start = time.process_time()
         load_run_state(log, "bench")

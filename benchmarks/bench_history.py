@@ -17,7 +17,7 @@ import trio
 
 from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views.history import history
 
 
@@ -49,7 +49,7 @@ def main() -> None:
         started = time.perf_counter()
         trio.run(fill, store, runs)
         print(f"built {runs} runs in {time.perf_counter() - started:.1f} s")
-        with EventLog(store, readonly=True) as log:
+        with open_event_log(store, readonly=True) as log:
             for label in ("cold", "warm"):
                 started = time.perf_counter()
                 points = history(log, "history-bench")

@@ -26,7 +26,7 @@ import engine.store.kept.snapshots as snapshots  # noqa: E402
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import encode  # noqa: E402
 from engine.events.kinds import TAG_BY_TYPE  # noqa: E402
-from engine.store.log.event_log import EventLog  # noqa: E402
+from engine.store.open import open_event_log  # noqa: E402
 
 Rows = list[tuple[str, str, bytes]]
 
@@ -56,7 +56,7 @@ def cpu_per_event(rows: list[Rows], folder: str, keep: str) -> float:
     if keep == "every 5,000 (before)":
         snapshots.SIZED.clear()
     try:
-        with tempfile.TemporaryDirectory(dir=folder) as store, EventLog(store, map_size=1 << 30) as log:
+        with tempfile.TemporaryDirectory(dir=folder) as store, open_event_log(store, map_size=1 << 30) as log:
             start = time.process_time()
             for batch in rows:
                 log.append(batch)

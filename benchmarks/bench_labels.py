@@ -22,7 +22,8 @@ from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.input.labels_file import LabelRow
 from engine.runtime.label_record import record_labels
-from engine.store.log.event_log import Append, EventLog
+from engine.store.log.event_log import Append
+from engine.store.open import open_event_log
 from engine.store.projections.label_agreement import label_agreement
 from engine.store.projections.labels import load_labelled, load_labels
 from engine.web.label_queue import label_queue
@@ -54,7 +55,7 @@ def trial_events(trials: int, rng: random.Random) -> list[Append]:
 def build(path: Path, trials: int, labels: int, seed: int = 7) -> None:
     rng = random.Random(seed)
     events = trial_events(trials, rng)
-    with EventLog(path) as log:
+    with open_event_log(path) as log:
         for start in range(0, len(events), BATCH):
             log.append(events[start : start + BATCH])
         keys = rng.sample(range(trials), labels)
@@ -90,7 +91,7 @@ def main() -> None:
         build(path, trials, labels)
         took = time.perf_counter() - start
         print(f"built {trials:,} trials (2 judges) + {labels:,} labels in {took:.1f} s")
-        with EventLog(path) as log:
+        with open_event_log(path) as log:
             section = label_agreement(load_labelled(log, RUN))
             assert section == label_agreement(load_labels(log, RUN))  # the short path, the same figures
             agreement = timed(lambda: label_agreement(load_labelled(log, RUN)), args.samples)

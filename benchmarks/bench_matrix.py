@@ -34,7 +34,7 @@ from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import encode  # noqa: E402
 from engine.events.kinds import TAG_BY_TYPE  # noqa: E402
 from engine.store.blobs import pack_blob  # noqa: E402
-from engine.store.log.event_log import EventLog  # noqa: E402
+from engine.store.open import open_event_log  # noqa: E402
 
 MAKE_RUN = r"""
 import sys, trio
@@ -112,7 +112,7 @@ def requests_of(store: Path, run: str) -> list[str]:
     """REQUESTS for `run`, naming two of its cases (the first and the 4,243rd, or its last)."""
     from engine.store.trial_index.read import load_index
 
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         index = load_index(log, run)
         spec = index.catalogue.spec if index is not None else None
         cases = [c.id for c in spec.cases] if spec is not None else ["c00042", "c04242"]
@@ -175,7 +175,7 @@ def writer_cost(trials: int, folder: str | None) -> None:
         if not with_index:
             snapshots.Keeper._keep_index = lambda *a: None  # type: ignore[method-assign]
         try:
-            with tempfile.TemporaryDirectory(dir=folder) as path, EventLog(path, map_size=1 << 30) as log:
+            with tempfile.TemporaryDirectory(dir=folder) as path, open_event_log(path, 1 << 30) as log:
                 start = time.process_time()
                 for rows, used in batches:
                     log.append(rows, blobs=used)

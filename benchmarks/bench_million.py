@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.fake_server import start_server  # noqa: E402
 from engine.store.log.event_log import EventLog  # noqa: E402
+from engine.store.open import open_event_log  # noqa: E402
 
 RUN = "million"
 SEGMENT = 100_000
@@ -90,7 +91,7 @@ class Progress:
         if self._log is None:
             if not (self.store / "data.mdb").exists():
                 return 0
-            self._log = EventLog(self.store, readonly=True)
+            self._log = open_event_log(self.store, readonly=True)
         while True:
             rows = self._log.run_index(RUN, self._next, limit=65536)
             self.done += sum(1 for _, tag in rows if tag in DONE_TAGS)

@@ -62,7 +62,7 @@ async def fill(store: Path, base_url: str, runs: int, trials: int) -> None:
 QUERY = r"""
 import sys, time
 from pathlib import Path
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 what, store, run = sys.argv[1], sys.argv[2], sys.argv[3]
 def work(log):
     if what == "list (snapshots)":
@@ -108,7 +108,7 @@ try:
 except ImportError:  # an older checkout (--pythonpath)
     pass
 start, cpu_start = time.perf_counter(), cpu()
-with EventLog(store, readonly=True) as log:
+with open_event_log(store, readonly=True) as log:
     work(log)
 elapsed, cpu_ms = time.perf_counter() - start, (cpu() - cpu_start) * 1000
 status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())

@@ -34,6 +34,7 @@ from engine.events import codec  # noqa: E402
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import decode  # noqa: E402
 from engine.store.log.event_log import EventLog  # noqa: E402
+from engine.store.open import open_event_log  # noqa: E402
 from engine.store.projection import fold  # noqa: E402
 
 TARGET = 500_000
@@ -95,7 +96,7 @@ def main() -> None:
     total = args.events or (100_000 if args.quick else 1_000_000)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
 
-    with tempfile.TemporaryDirectory(dir=args.dir) as path, EventLog(path) as log:
+    with tempfile.TemporaryDirectory(dir=args.dir) as path, open_event_log(path) as log:
         started = time.perf_counter()
         fill(log, total, args.runs)
         count = log.last_seq()

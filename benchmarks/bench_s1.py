@@ -71,12 +71,12 @@ def first_trial_s(experiment: Path, env: dict[str, str]) -> float:
     run's own log dates it (`trial.started`, the wall clock, the same machine's)."""
     from engine.events import kinds as k
     from engine.events.codec import decode
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     with tempfile.TemporaryDirectory() as store:
         launched = time.time()
         timed([*ENGINE, "run", "-q", str(experiment), "--store", store], env)
-        log = EventLog(Path(store), readonly=True)
+        log = open_event_log(Path(store), readonly=True)
         try:
             started = (decode(data) for _, data in log.read())
             return next(e.ts for e in started if isinstance(e, k.TrialStarted)) - launched

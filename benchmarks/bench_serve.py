@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.events import kinds as k  # noqa: E402
 from engine.events.codec import encode  # noqa: E402
-from engine.store.log.event_log import EventLog  # noqa: E402
+from engine.store.open import open_event_log  # noqa: E402
 
 MAKE_RUN = r"""
 import sys, trio
@@ -105,7 +105,7 @@ def sse_latency_browser(url: str, store: Path, samples: int) -> list[float] | No
 
 
 def _one_browser_sample(browser, store: Path, run: str = "big") -> float:  # noqa: ANN001
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         after = log.last_seq()
     # the promise is kept on the page (evaluate would wait for it): the event is appended after
     script = """([url, after]) => { window.__ready = false;
@@ -120,7 +120,7 @@ def _one_browser_sample(browser, store: Path, run: str = "big") -> float:  # noq
     browser.call(lambda page: page.evaluate(script, [f"/api/runs/{run}/events", after]))
     # a selector, not wait_for_function: the view's CSP forbids the eval that needs
     browser.call(lambda page: page.wait_for_selector("body[data-bench-ready]", state="attached"))
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         sent = time.time()
         log.append([(run, "cancel.requested", encode(k.CancelRequested(run_id=run, by="bench")))])
     arrived = browser.call(lambda page: page.evaluate("window.__arrival"))
@@ -214,7 +214,7 @@ def live_stream_rate(url: str, store: Path, trials: int, seconds: float) -> None
     live_trials = str(max(trials, 200_000))
     writer = subprocess.Popen([sys.executable, "-c", MAKE_RUN, live_trials, str(store), "live"], cwd=ROOT)
     try:
-        with EventLog(store, readonly=True) as log:
+        with open_event_log(store, readonly=True) as log:
             while not log.run_index("live", 1, limit=1):  # the run has started (a bench may poll)
                 time.sleep(0.05)
             first = log.last_seq()
@@ -230,7 +230,7 @@ def live_stream_rate(url: str, store: Path, trials: int, seconds: float) -> None
                 if time.perf_counter() - start >= seconds:
                     break
             elapsed = time.perf_counter() - start
-        with EventLog(store, readonly=True) as log:
+        with open_event_log(store, readonly=True) as log:
             appended = log.last_seq() - first
     finally:
         writer.terminate()

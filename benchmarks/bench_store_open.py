@@ -28,6 +28,7 @@ from bench_append import encode_group, trial_events  # noqa: E402
 from engine.store.blobs import pack_blob  # noqa: E402
 from engine.store.log.event_log import EventLog  # noqa: E402
 from engine.store.log.files import check_data_file, tree_pages  # noqa: E402
+from engine.store.open import open_event_log  # noqa: E402
 
 TARGET_MS_PER_MILLION = 300.0
 GROUP = 5000
@@ -46,7 +47,7 @@ def _once(work: Callable[[], object]) -> float:
 
 
 def fill(path: Path, events: int) -> None:
-    with EventLog(path) as log:
+    with open_event_log(path) as log:
         for start in range(0, events, GROUP):
             rows = encode_group(trial_events(min(GROUP, events - start), f"run-{start // 200_000}"))
             blobs = [pack_blob(f"output {start + i}: ".encode() * 8) for i in range(0, len(rows), 2)]
@@ -67,8 +68,8 @@ def main() -> int:
         pages = sum(len(p) for p in tree_pages(path)[1].values())
         print(f"store: {events} events, {size / 2**20:.1f} MiB, {pages} tree pages")
         walk = timed("validate before mapping", lambda: check_data_file(path))
-        timed("open + close (read-only)", lambda: EventLog(path, readonly=True).close())
-        with EventLog(path, readonly=True) as log:
+        timed("open + close (read-only)", lambda: open_event_log(path, readonly=True).close())
+        with open_event_log(path, readonly=True) as log:
             report = log.check()
             assert not report.problems, report.problems[:3]
             timed("engine check (everything)", log.check, repeats=1)

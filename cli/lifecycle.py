@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from engine.cli.options import JsonListOpt, StoreOpt, open_log, store_path
+from engine.cli.options import JsonListOpt, StoreOpt, made_store, open_log, store_path
 
 
 def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
@@ -19,7 +19,13 @@ def list_cmd(store: StoreOpt = None, as_json: JsonListOpt = False) -> None:
     from engine.runtime.run_status import list_runs
 
     with open_log(store) as log:
-        print_runs(list_runs(log), as_json)
+        runs = list_runs(log)
+        if as_json:
+            print_runs(runs, as_json)
+            return
+        from engine.views.history import run_outcome  # the status word every surface shows
+
+        print_runs(runs, as_json, [run_outcome(log, s.run_id, s.status) for s in runs])
 
 
 def status(
@@ -85,26 +91,26 @@ def _create(file: Path, store: Path, run_id: str | None, as_json: bool, allow_la
     import json
 
     from engine.api import new_run_id
-    from engine.cli.hints import hint
+    from engine.cli.hints import hint, labelled
     from engine.input.loader import load_plan
     from engine.input.preflight import check_environment
     from engine.input.run_size import check_size, describe_size
     from engine.runtime.create import create_run
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     plan = load_plan(file)  # every check `engine run` makes, before the store is touched
     check_size(plan, allow_large)
     check_environment(plan)
     spec = plan.spec
     rid = run_id or new_run_id()
-    with EventLog(store) as log:  # created if new, like `engine run` does
+    with open_event_log(made_store(store)) as log:  # created if new, like `engine run` does
         create_run(log, spec, rid, plan.source)
     if as_json:
         typer.echo(json.dumps({"run_id": rid, "experiment": spec.name, "status": "pending"}))
         return
     typer.echo(f"created run {rid} ({spec.name})")
     typer.echo(f"  {describe_size(plan)}")
-    typer.echo(f"start it with: {hint('run', '--resume', rid, store=store)}")
+    typer.echo("\n".join(labelled("start it with", hint("run", "--resume", rid, store=store))))
 
 
 def validate(

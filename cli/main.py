@@ -27,6 +27,7 @@ APP_SETTINGS: dict[str, Any] = {
 # is enough to pick a command, so `engine list` imports only the module that holds `list`
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("run", "run.commands", "run"),
+    ("plan", "run.plan", "plan"),
     ("replay", "run.commands", "replay"),
     ("report", "run.commands", "report"),
     ("list", "lifecycle", "list_cmd"),
@@ -61,9 +62,18 @@ def main() -> None:
         if found is None:
             raise
         code, line = found
-        print(f"error: {line}", file=sys.stderr)
+        print(error_text(line), file=sys.stderr)
         sys.exit(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def error_text(line: str) -> str:
+    """`error: ...`: one line for a log or a pipe (grep finds it whole); on a terminal folded at 100
+    columns, a path or a command kept whole on a line of its own."""
+    from engine.cli.wrap import fold
+
+    text = f"error: {line}"
+    return fold(text) if sys.stderr.isatty() else text
 
 
 def _typer_main(argv: list[str]) -> Any:
@@ -73,6 +83,7 @@ def _typer_main(argv: list[str]) -> Any:
     from engine.cli.usage import click_exceptions, usage_line
 
     click = click_exceptions()
+    argv[:] = optional_values(argv)
     try:
         # usage errors come back here, to be told as one line
         return command_app(argv)(standalone_mode=False)
@@ -80,11 +91,23 @@ def _typer_main(argv: list[str]) -> Any:
         exc.show()
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        print(f"error: {usage_line(exc)}", file=sys.stderr)
+        print(error_text(usage_line(exc)), file=sys.stderr)
         sys.exit(exc.exit_code)
     except typer.Abort:
         print("error: aborted", file=sys.stderr)
         sys.exit(1)
+
+
+OPTIONAL_VALUES = {"--reuse": "on"}  # options that may go without their value (`--reuse[=RUN]`)
+
+
+def optional_values(argv: list[str]) -> list[str]:
+    """`--reuse` alone as `--reuse=on`: the parser has no options whose value is optional, and a
+    value after a space would be ambiguous with the FILE argument (`--reuse=RUN` names a run)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        return optional_values(argv[:cut]) + argv[cut:]
+    return [f"{arg}={OPTIONAL_VALUES[arg]}" if arg in OPTIONAL_VALUES else arg for arg in argv]
 
 
 def command_app(argv: list[str]) -> typer.Typer:

@@ -17,7 +17,24 @@ JsonListOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of
 
 
 def store_path(store: Path | None) -> Path:
-    return store or Path(os.environ.get("ENGINE_STORE") or ".engine")
+    """The store's directory; a file there is bad input (exit 2 naming --store), not an I/O error."""
+    path = store or Path(os.environ.get("ENGINE_STORE") or ".engine")
+    if path.exists() and not path.is_dir():
+        from engine.errors import InputError
+
+        raise InputError("--store", "", f"{path} is a file: expected a store directory (or a new one's path)")
+    return path
+
+
+def made_store(path: Path) -> Path:
+    """The store's directory, made when new: a path that cannot be made is bad input naming --store."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from engine.errors import InputError
+
+        raise InputError("--store", "", f"cannot make the store directory {path}: {exc.strerror}") from None
+    return path
 
 
 def open_log(store: Path | None, write: bool = False) -> Any:

@@ -69,16 +69,17 @@ def _when(ts: float, form: str = "%Y-%m-%d %H:%M:%S") -> str:
     return datetime.datetime.fromtimestamp(ts).strftime(form) if ts else "-"
 
 
-def print_runs(runs: list[Any], as_json: bool) -> None:
+def print_runs(runs: list[Any], as_json: bool, words: list[str] | None = None) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(runs) + b"\n")
         return
     # to the minute, and the origin only when some run was scheduled: a 22-character run id and a
     # 30-character experiment name keep one line at 100 columns
+    said = words or [s.status for s in runs]
     rows = [
-        [s.run_id, s.experiment, s.status, str(s.trials_total) if s.trials_total else "-",
+        [s.run_id, s.experiment, word, str(s.trials_total) if s.trials_total else "-",
          _when(s.started_ts, "%Y-%m-%d %H:%M"), s.origin]
-        for s in runs
+        for s, word in zip(runs, said, strict=True)
     ]  # fmt: skip
     header = ["run id", "experiment", "status", "trials", "started", "origin"]
     if all(s.origin == "manual" for s in runs):
@@ -90,15 +91,17 @@ def print_status(view: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(view) + b"\n")
         return
+    from engine.presentation.status_words import counts_line
+
     v = view
-    print(f"{v.run_id}  {v.experiment}  {v.status}  elapsed {v.elapsed_s:.0f} s")
+    print(f"{v.run_id}  {v.experiment}  {v.outcome or v.status}  elapsed {v.elapsed_s:.0f} s")
     if v.max_experiments is None:
         pct = 100.0 * v.trials_done / v.trials_total if v.trials_total else 0.0
         print(f"trials {v.trials_done}/{v.trials_total} ({pct:.0f}%), in flight {v.in_flight}", end="")
     else:
         print(f"variations {v.variations}/{v.max_experiments}, accepted {v.accepted}", end="")
         print(f", trials {v.trials_done}, in flight {v.in_flight}", end="")
-    print(f", errors {v.errors}, passed {v.passed}")
+    print(f" · {counts_line(v.passed, v.failed, v.errors)}")
     if v.message:
         print(v.message)
 

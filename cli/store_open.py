@@ -11,6 +11,7 @@ from engine.errors import NotFoundError
 from engine.store.errors import StoreDamagedError
 from engine.store.log.event_log import EventLog
 from engine.store.log.guard import DECODE_DAMAGE
+from engine.store.open import open_event_log
 
 # what reading stored bytes raises when they were changed on disk (the store opened fine), where
 # a view decodes them itself
@@ -22,7 +23,7 @@ def open_store(path: Path, write: bool) -> Iterator[EventLog]:
     if not (path / "data.mdb").exists():
         raise NotFoundError(f"no store at {path} (run an experiment first, or pass --store)")
     readonly = True if not write else None  # None: as the files and $ENGINE_STORE_READONLY allow
-    with EventLog(path, readonly=readonly) as log:
+    with open_event_log(path, readonly=readonly) as log:
         try:
             yield log
         except READ_DAMAGE as exc:

@@ -29,7 +29,7 @@ from engine.runtime.cancel import cancel_run
 from engine.runtime.run_status import list_runs
 from engine.runtime.runner import RunControl, RunRequest, execute_run
 from engine.store.contract import EventStore
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views.queries import replay_json, resolve_run
 
 __all__ = [
@@ -184,10 +184,25 @@ async def open_engine(
     open: its owner closes it). cancel_poll_s: how often a live run checks the log for `engine
     cancel` from other processes."""
     owned = isinstance(store, str | Path)
-    log: EventStore = EventLog(Path(store)) if isinstance(store, str | Path) else store
+    log: EventStore = open_event_log(Path(store)) if isinstance(store, str | Path) else store
     try:
         async with trio.open_nursery() as nursery:
             yield Engine(log, nursery, callables, cancel_poll_s)
+    except BaseExceptionGroup as group:
+        # the nursery wraps what the caller's block raised: a lone error (a bad spec's InputError, the
+        # caller's own) surfaces as itself, as it would without the engine around it
+        lone = _lone(group)
+        if lone is None:
+            raise
+        raise lone from None
     finally:
         if owned:
             log.close()
+
+
+def _lone(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception inside nested groups, if there is only one."""
+    inner = group.exceptions
+    if len(inner) != 1:
+        return None
+    return _lone(inner[0]) if isinstance(inner[0], BaseExceptionGroup) else inner[0]

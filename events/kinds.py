@@ -73,13 +73,19 @@ class TrialStarted(Event, tag="trial.started"):
 
 
 class AgentReport(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True, gc=False):
-    """What an agent (command target) left beyond its output: stderr, and figures it reported."""
+    """What the subject left beyond its output: an agent's (command target) stderr and the figures it
+    reported, a streamed answer's pace."""
 
     stderr_hash: str = ""  # blob of the agent's stderr, when it wrote any
     metrics: dict[str, float] = {}  # from ENGINE_METRICS_FILE (tool_calls...)
     transcript_hash: str = ""  # blob of the conversation it wrote to ENGINE_TRANSCRIPT (JSONL messages)
     tools: dict[str, int] = {}  # that transcript's tool calls per tool name
     services: dict[str, str] = {}  # blobs of the output of the services its sandbox started, by name
+    # a streamed answer's pace (an HTTP target with stream = true): request sent to first content
+    # token, and output tokens per second after it (None: fewer than two tokens). Here, not on the
+    # trial event itself, whose wire map is full (see TrialCompleted.agent)
+    ttft_ms: float | None = None
+    tokens_per_s: float | None = None
 
 
 class TrialCompleted(Event, tag="trial.completed"):
@@ -93,8 +99,25 @@ class TrialCompleted(Event, tag="trial.completed"):
     cost_usd: float = 0.0
     exit_code: int | None = None
     attempts: int = 1
-    # one optional field, not two: the wire map stays within msgpack's short header (15 keys)
+    # one optional field for an agent's report, not several (the fingerprint below made the map 16
+    # keys: a map16 header; events stored with the 15-key fixmap header decode the same)
     agent: AgentReport | None = None
+    # the request's fingerprint (actors.targets.fingerprint; docs/reuse.md): a later run with the same
+    # one may reuse this output instead of sending the request again ("": logged before fingerprints)
+    fingerprint: str = ""
+
+
+class TrialReused(TrialCompleted, tag="trial.reused", kw_only=True):
+    """A trial not sent: an earlier trial with the same request fingerprint (and repeat index) gave its
+    output, which this run takes as its own sample. It names the run and trial it came from
+    (`source_run` logged it, as a trial.completed or a trial.reused of its own) and when that output
+    was made (`source_ts`: the first run's, through any chain of reuses). Its figures (tokens,
+    cost, latency) are the source's: the report shows them, budgets do not count them."""
+
+    source_run: str
+    source_variant: str
+    source_case: str
+    source_ts: float = 0.0
 
 
 class TrialFailed(Event, tag="trial.failed"):
@@ -128,6 +151,10 @@ class GraderResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True
     prompt_hash: str = ""
     raw: str = ""
     spread: float | None = None
+    # a judge's call, fingerprinted (its target, params, rendered prompt with the output, repeats): a
+    # later run with [reuse] takes this grade for the same call; `reused_from` names the run it came from
+    fingerprint: str = ""
+    reused_from: str = ""
 
 
 class TrialGraded(Event, tag="trial.graded"):
@@ -327,6 +354,7 @@ AnyEvent = (
     | VariantProposed
     | TrialStarted
     | TrialCompleted
+    | TrialReused
     | TrialFailed
     | TrialGraded
     | TrialSkipped
@@ -346,6 +374,9 @@ AnyEvent = (
     | ReportWritten
     | RegradeStarted
 )
+
+# the events that give a trial its output: sent (trial.completed) or reused from an earlier run
+OUTPUT_TAGS = frozenset({"trial.completed", "trial.reused"})
 
 EVENT_TYPES: tuple[type[Event], ...] = AnyEvent.__args__  # type: ignore[attr-defined]
 

@@ -21,6 +21,17 @@ class Latency(Report):
     mean: float | None = None
 
 
+class Pace(Report):
+    """A streamed answer's figure over a variant's trials (time to first token in ms, or tokens per
+    second after it): how many trials gave it, their mean with a t-interval, and percentiles."""
+
+    n: int
+    mean: float | None = None
+    ci95: list[float] | None = None
+    p50: float | None = None
+    p95: float | None = None
+
+
 class Tokens(Report):
     in_: int = msgspec.field(default=0, name="in")
     out: int = 0
@@ -44,6 +55,21 @@ class SandboxReport(Report):
     host_ports: list[int] = []
     limits: dict[str, int] = {}
     services: list[str] = []  # the names of the services started in each trial's sandbox
+
+
+class ReuseReport(Report):
+    """A variant's trials taken from earlier runs ([reuse]) rather than sent: how many, from which runs,
+    how old their outputs were when this run started, and the subject's tokens and dollars not spent
+    again (in the variant's tokens and cost_usd all the same: each reused trial is one sample)."""
+
+    trials: int
+    sent: int  # trials this run sent itself
+    sources: dict[str, int]  # source run -> trials taken from it
+    oldest_age_s: float | None = None
+    newest_age_s: float | None = None
+    tokens_saved: int = 0
+    cost_saved_usd: float = 0.0
+    judge_tokens_saved: int = 0  # judge calls reused by their own fingerprint (in judge_tokens all the same)
 
 
 class VariantReport(Report):
@@ -83,6 +109,14 @@ class VariantReport(Report):
     tool_calls_by_tool: dict[str, int] | msgspec.UnsetType = msgspec.UNSET
     # a command agent in a sandbox: its policy (left out otherwise, so older runs replay byte for byte)
     sandbox: SandboxReport | msgspec.UnsetType = msgspec.UNSET
+    # trials reused from earlier runs; left out of the JSON when none were (older logs replay the same)
+    reuse: ReuseReport | msgspec.UnsetType = msgspec.UNSET
+    # what the target received: the experiment's params with the variant's own (`params`) over them;
+    # left out when they are the variant's own (no experiment-wide params), as for a log written before
+    sent_params: dict[str, object] | msgspec.UnsetType = msgspec.UNSET
+    # a streaming target's (stream = true): absent for a variant with no streamed trial
+    ttft_ms: Pace | msgspec.UnsetType = msgspec.UNSET
+    tokens_per_s: Pace | msgspec.UnsetType = msgspec.UNSET
 
 
 class Comparison(Report):
@@ -408,3 +442,7 @@ class RunReport(Report):
     label_agreement: LabelAgreement | None = None
     ground_truth: GroundTruth | None = None  # a grading round made from labels
     budget_stops: list[BudgetStop] = []  # each budget in budget_exhausted: its figures, and why it stopped
+    # "failed" when the run ran to its end but every trial errored (events.outcome: the word every
+    # surface shows; "completed with errors" is told by `status` and the variants' errors); left out
+    # of the JSON otherwise, so a log written before it replays byte for byte
+    outcome: str | msgspec.UnsetType = msgspec.UNSET

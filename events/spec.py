@@ -164,6 +164,9 @@ class GateSpec(Spec):
     max_error_rate_increase: Fraction = 0.02
     max_p95_latency_increase: NonNegative = 0.20
     max_cost_increase: NonNegative = 0.20
+    # streamed answers (stream = true on both runs' targets): p95 time to first token, as latency's
+    # gate (bootstrap ratio, run-to-run margin, min_latency_increase_ms as its floor)
+    max_p95_ttft_increase: NonNegative = 0.20
     # below these absolute increases a relative jump is noise (sub-millisecond latencies, fractions of a cent)
     min_latency_increase_ms: NonNegative = 10.0
     min_cost_increase_usd: NonNegative = 0.001
@@ -259,6 +262,28 @@ class StoppingSpec(Spec):
     objective: Literal["score", "pass_rate", "cost_per_pass"] = "score"
 
 
+AGE_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+AGE_EXPECTED = "expected an age such as '7d' or '12h' (a number, then s, m, h, d or w)"
+
+
+def age_seconds(age: str) -> float:
+    """'7d' -> 604800.0 (units s, m, h, d, w); ValueError for anything else."""
+    number, unit = age.strip()[:-1], age.strip()[-1:]
+    if unit not in AGE_UNITS or not number.replace(".", "", 1).isdigit():
+        raise ValueError(AGE_EXPECTED)
+    return float(number) * AGE_UNITS[unit]
+
+
+class ReuseSpec(Spec):
+    """[reuse]: a trial whose request fingerprint matches an earlier output is not sent again.
+    `from`: "store" (any run in the store), "last" (the latest earlier run of this experiment) or a
+    list of run ids; `max_age`: no output made longer ago than this (none: any age)."""
+
+    from_: Literal["store", "last"] | list[Name] = msgspec.field(default="store", name="from")
+    max_age: str | None = None  # "7d": checked when the file is read (engine.input.validate)
+    enabled: bool = True  # false: the table is kept, reuse is off (`engine run --reuse` turns it on)
+
+
 class ScheduleSpec(Spec):
     cron: Name = "0 3 * * *"
     enabled: bool = True
@@ -292,13 +317,16 @@ class ExperimentSpec(Spec):
     schedule: ScheduleSpec | None = None
     pricing: dict[str, Price] = {}
     setup: list[str] = []
+    reuse: ReuseSpec | None = None
 
 
 def fingerprint(spec: ExperimentSpec) -> str:
     """A stable hash of the spec that ran (sha256 of its msgpack encoding): same spec, same fingerprint."""
     import hashlib  # here: loading OpenSSL costs every command that reads the vocabulary (`engine list`)
 
-    return hashlib.sha256(msgspec.msgpack.encode(spec)).hexdigest()
+    # where outputs may be reused from does not change what is measured: the same experiment, reused or not
+    measured = spec if spec.reuse is None else msgspec.structs.replace(spec, reuse=None)
+    return hashlib.sha256(msgspec.msgpack.encode(measured)).hexdigest()
 
 
 def variant_target(default: TargetSpec, variant: VariantSpec) -> TargetSpec:

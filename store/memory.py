@@ -124,9 +124,6 @@ class _MemorySnapshots:
     def blob(self, key: str) -> bytes | None:
         return self.store._blobs.get(key)  # the trial index keeps outputs' text for searches
 
-    def note_run(self, run_id: str, first: int, last: int) -> None:
-        return None  # the run index is in memory: nothing to note for readers
-
     def last_before(self, run_id: str, seq: int) -> int:
         rows = self.store._runs.get(run_id, [])
         return rows[-1][0] if rows else 0  # the batch is not in yet: the run's last row is before it

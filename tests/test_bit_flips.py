@@ -19,10 +19,10 @@ import pytest
 
 from engine.store.blobs import read_blob
 from engine.store.errors import StoreError
-from engine.store.log.event_log import EventLog
 from engine.store.log.files import tree_pages
 from engine.store.log.guard import decode_stored
 from engine.store.log.verify import blob_refs
+from engine.store.open import open_event_log
 from tests.conftest import run_engine
 from tests.test_store_damage import EXPERIMENT
 
@@ -33,7 +33,7 @@ SEED = int(os.environ.get("ENGINE_TEST_FLIP_SEED", "26"))
 def everything_read(store: Path) -> Any:
     """What the commands read from a store, or the damage a read reports."""
     try:
-        with EventLog(store, readonly=True) as log:
+        with open_event_log(store, readonly=True) as log:
             runs = log.run_ids()
             events = list(log.read())
             decoded = [decode_stored(log, seq, data) for seq, data in events]
@@ -46,7 +46,7 @@ def everything_read(store: Path) -> Any:
 
 def check_finds_damage(store: Path) -> bool:
     try:
-        with EventLog(store, readonly=True) as log:
+        with open_event_log(store, readonly=True) as log:
             return bool(log.check().problems)
     except StoreError:  # refused at open: `engine check` says so too (exit 2)
         return True

@@ -10,8 +10,8 @@ import pytest
 from engine.events import kinds as k
 from engine.store.blobs import pack_blob, read_blob
 from engine.store.errors import StoreDamagedError
-from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
+from engine.store.open import open_event_log
 from engine.store.projection import run_events
 from tests.conftest import run_engine
 from tests.test_cli_run import experiment
@@ -59,7 +59,7 @@ def test_export_and_regrade_of_edited_outputs_exit_2_naming_the_damage(
 def test_a_missing_output_is_damage_not_no_output(tmp_path: Path, write_experiment) -> None:
     file = write_experiment(experiment(cases=2, repeats=1))
     assert run_engine("run", str(file), "-q", "--run-id", "r1", "--store", "st", cwd=tmp_path).returncode == 0
-    with EventLog(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         outputs = [e.output_hash for e in run_events(log, "r1") if isinstance(e, k.TrialCompleted)]
     gone = outputs[0].encode()
     env = lmdb.open(str(tmp_path / "st"), max_dbs=8)

@@ -22,7 +22,7 @@ from engine.errors import UserError
 from engine.events.codec import decode, encode
 from engine.runtime.bundle_import import import_bundle
 from engine.store.bundle_format import MAGIC, BlobRow, Bundle, EventRow, read_bundle, write_bundle
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.conftest import engine_cmd, engine_env, run_engine
 from tests.test_bundles import bundled  # noqa: F401 -- the fixture: a real run's bundle
 
@@ -86,7 +86,7 @@ def test_a_crafted_bundle_is_refused_whole_and_the_store_stays_sound(
     assert refused.returncode == 2 and len(err.strip().splitlines()) == 1, err
     assert "refused, nothing imported" in err and "Traceback" not in err
     assert run_engine("import", str(bundled), "--store", "dest", cwd=tmp_path).returncode == 0
-    with EventLog(tmp_path / "dest") as log:
+    with open_event_log(tmp_path / "dest") as log:
         assert log.run_ids() == ["b1"]
     assert check_exit(tmp_path, "dest") == 0
 
@@ -100,7 +100,7 @@ def test_a_hostile_run_id_never_enters_the_store(tmp_path: Path, bundled: Path, 
     assert "run_id" in err and "--as NEW_ID" in err and "damaged" not in err
     renamed = run_engine("import", str(bad), "--as", "safe-id", "--store", "dest", cwd=tmp_path)
     assert renamed.returncode == 0, renamed.stderr.decode()
-    with EventLog(tmp_path / "dest") as log:
+    with open_event_log(tmp_path / "dest") as log:
         assert log.run_ids() == ["safe-id"]
     assert check_exit(tmp_path, "dest") == 0
 
@@ -145,7 +145,7 @@ def test_any_import_that_succeeds_leaves_check_clean(
 ) -> None:
     bundle = mutate(source_bundle, steps)
     store = tmp_path / f"store-{abs(hash(str(steps)))}"
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         try:
             import_bundle(log, bundle, "mutated.bundle")
         except UserError as exc:

@@ -22,6 +22,7 @@ from engine.runtime.bundle_import import import_bundle
 from engine.runtime.regrade import regrade_run
 from engine.store.bundle_format import MAGIC
 from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views.current_report import current_report_json as report_json
 from engine.views.export import bundle as bundle_export
 from engine.views.queries import replay_json
@@ -52,12 +53,12 @@ def small_spec(**extra: Any) -> Any:
 def round_trip(source: Path, run_id: str, tmp_path: Path, as_id: str | None = None) -> Path:
     """Export from `source`, import into a fresh store; check every grading round reads the same."""
     file = tmp_path / f"{run_id}.bundle"
-    with EventLog(source) as log:
+    with open_event_log(source) as log:
         bundle_export.write(log, run_id, file)
         gradings = _gradings(log, run_id)
         before = {g: report_json(log, run_id, g) for g in gradings}
     dest = tmp_path / f"dest-{run_id}"
-    with EventLog(dest) as log:
+    with open_event_log(dest) as log:
         new_id, outcome = import_bundle(log, load_bundle(file), str(file), as_id)
         assert outcome == "imported" and new_id == (as_id or run_id)
         for grading, data in before.items():
@@ -82,11 +83,11 @@ def _gradings(log: EventLog, run_id: str) -> list[int]:
 async def test_a_run_and_its_regrade_travel_byte_for_byte(tmp_path: Path) -> None:
     async with open_engine(tmp_path / "src", callables={"answer": answer}) as eng:
         await eng.run(small_spec(graders=[{"kind": "exact"}]), run_id="r1")
-    with EventLog(tmp_path / "src") as log:
+    with open_event_log(tmp_path / "src") as log:
         await regrade_run(log, "r1", [ContainsGraderSpec(value="y")], name="again")
         assert _gradings(log, "r1") == [0, 1]
     dest = round_trip(tmp_path / "src", "r1", tmp_path)
-    with EventLog(dest) as log:  # the outputs came along: an export of trials reads them
+    with open_event_log(dest) as log:  # the outputs came along: an export of trials reads them
         lines: list[str] = []
         export_run(log, "r1", "jsonl", None, lines.append)
     assert sum(json.loads(line)["output"] in ("yes", "no") for line in "".join(lines).splitlines()) == 32
@@ -154,11 +155,11 @@ def _cli_experiment(seed: int = 7) -> str:
 def test_import_twice_adds_nothing_and_a_different_run_needs_a_new_id(tmp_path: Path, bundled: Path) -> None:
     first = run_engine("import", str(bundled), "--store", "dest", cwd=tmp_path)
     assert first.returncode == 0 and b"imported as b1" in first.stdout, first.stderr
-    with EventLog(tmp_path / "dest") as log:
+    with open_event_log(tmp_path / "dest") as log:
         last = log.last_seq()
     again = run_engine("import", str(bundled), "--store", "dest", cwd=tmp_path)
     assert again.returncode == 0 and b"already present as b1" in again.stdout
-    with EventLog(tmp_path / "dest") as log:
+    with open_event_log(tmp_path / "dest") as log:
         assert log.last_seq() == last
     # another run under the same id: refused in one line, and accepted under a new one
     other = tmp_path / "other.toml"
@@ -201,7 +202,7 @@ def test_a_damaged_bundle_is_refused_and_leaves_nothing(tmp_path: Path, bundled:
     bad = tmp_path / "bad.bundle"
     bad.write_bytes(data)
     assert run_engine("import", str(bundled), "--store", "dest", cwd=tmp_path).returncode == 0
-    with EventLog(tmp_path / "dest") as log:
+    with open_event_log(tmp_path / "dest") as log:
         last = log.last_seq()
     refused = run_engine("import", str(bad), "--as", "other", "--store", "dest", cwd=tmp_path)
     err = refused.stderr.decode()
@@ -209,7 +210,7 @@ def test_a_damaged_bundle_is_refused_and_leaves_nothing(tmp_path: Path, bundled:
     assert (
         "truncated" in err or "damaged" in err or "not an engine bundle" in err
     ) and "Traceback" not in err
-    with EventLog(tmp_path / "dest") as log:
+    with open_event_log(tmp_path / "dest") as log:
         assert log.last_seq() == last and log.run_ids() == ["b1"]
 
 
@@ -266,10 +267,10 @@ async def test_labels_travel_with_the_run(tmp_path: Path) -> None:
     await judged_run(tmp_path / "src", "lab")
     label = LabelRow(case="c0", variant="baseline", repeat=1, verdict="pass")
     rows = [("row 1", label), ("row 2", msgspec.structs.replace(label, case="c7"))]
-    with EventLog(tmp_path / "src") as log:
+    with open_event_log(tmp_path / "src") as log:
         assert record_labels(log, "lab", rows) == 2
     dest = round_trip(tmp_path / "src", "lab", tmp_path)
-    with EventLog(dest) as log:
+    with open_event_log(dest) as log:
         section = json.loads(report_json(log, "lab"))["label_agreement"]
     assert section["labels"] == 2 and section["judges"][0]["disagreements"][0]["case"] == "c7"
 

@@ -12,6 +12,7 @@ import fsspec
 from engine.api import open_engine
 from engine.input.bundle_files import bundle_headers, load_bundle
 from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views.bundle_sources import last_green_anywhere
 from engine.views.compare.comparison import compare_runs
 from engine.views.current_report import current_report_json as report_json
@@ -24,7 +25,7 @@ async def test_export_to_and_gate_from_a_memory_bucket(tmp_path: Path) -> None:
     bucket = f"memory://bucket-{uuid.uuid4().hex[:8]}/ci-bundles"
     async with open_engine(tmp_path / "a", callables={"answer": answer}) as eng:
         await eng.run(small_spec(), run_id="green-1")
-    with EventLog(tmp_path / "a") as log:
+    with open_event_log(tmp_path / "a") as log:
         bundle_export.write(log, "green-1", f"{bucket}/green-1.bundle")
         expected = report_json(log, "green-1")
     assert [h.run_id for _, h in bundle_headers(bucket, "--from")] == ["green-1"]
@@ -32,7 +33,7 @@ async def test_export_to_and_gate_from_a_memory_bucket(tmp_path: Path) -> None:
 
     async with open_engine(tmp_path / "b", callables={"answer": answer}) as eng:  # another runner
         await eng.run(small_spec(), run_id="cand")
-    with EventLog(tmp_path / "b") as log:
+    with open_event_log(tmp_path / "b") as log:
         found = last_green_anywhere(log, "bundled", "cand", bucket)
         assert found is not None and found[1] == "green-1"
         store, base = found

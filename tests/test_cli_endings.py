@@ -83,7 +83,7 @@ def test_list_status_and_history_print_their_tables(store: Path, capsys: pytest.
     code, out, _ = outcome(capsys, ["engine", "status", "r1", "--store", str(store)])
     assert code == 0 and out.startswith("r1  capitals  completed")
     code, out, _ = outcome(capsys, ["engine", "history", "capitals", "--store", str(store)])
-    assert code == 0 and out.startswith("capitals: pass_rate, oldest first") and "last green" in out
+    assert code == 0 and out.startswith("capitals: pass_rate of the baseline") and "last green" in out
     code, _, err = outcome(
         capsys, ["engine", "history", "capitals", "--metric", "bogus", "--store", str(store)]
     )

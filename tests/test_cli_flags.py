@@ -10,7 +10,7 @@ import pytest
 
 from engine.api import open_engine, spec_from_dict
 from engine.errors import InputError
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.conftest import run_engine
 
 EXPERIMENT = """name = "flags"
@@ -44,7 +44,7 @@ def test_a_bad_flag_is_one_line_and_exit_2_before_any_event(
     assert done.returncode == 2 and message in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
     if (tmp_path / "st" / "data.mdb").exists():
-        with EventLog(tmp_path / "st") as log:
+        with open_event_log(tmp_path / "st") as log:
             assert log.last_seq() == 0 and not log.check().problems
     listed = run_engine("list", "--store", "st", cwd=tmp_path)
     assert b"damaged" not in listed.stderr

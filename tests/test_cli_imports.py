@@ -23,7 +23,8 @@ NEVER = [
     "engine.store.trial_index.index", "engine.store.kept.snapshots", "engine.store.log.verify",
     "engine.presentation.terminal", "hashlib", "engine.store.projections.report_builder", "rich",
 ]  # fmt: skip
-# status reads its kept figures (checked against the run state's pinned version: store.state_source)
+# status reads its kept figures (checked against the run state's version its writer recorded in the store:
+# store.kept.state_source)
 # and folds the run state only when they are behind the log; list reads neither
 NOT_FOR_LIST = [
     "engine.store.kept.status_record", "engine.store.projections.run_state",

@@ -21,7 +21,7 @@ import trio
 
 from engine.events import kinds as k
 from engine.events.codec import decode
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.conftest import STARTED, engine_cmd, engine_env, run_engine
 from tests.fakes.openai_server import FakeOpenAI, open_fake_openai
 
@@ -87,7 +87,7 @@ def strip_volatile(value: object) -> object:
 
 
 def events_of(store: Path, run_id: str, *types: type) -> list[Any]:
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         found = [decode(data) for _, data in log.read_run(run_id)]
     return [e for e in found if isinstance(e, types)]
 

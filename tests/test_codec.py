@@ -131,7 +131,15 @@ def test_every_event_type_is_in_the_union_with_a_unique_dotted_tag() -> None:
         subs = cls.__subclasses__()
         return set().union(*(leaves(s) for s in subs)) if subs else {cls}
 
-    assert leaves(k.Event) == set(k.EVENT_TYPES)
+    # trial.reused is a trial.completed with its source: both are concrete
+    assert leaves(k.Event) | {k.TrialCompleted} == set(k.EVENT_TYPES)
+
+
+def test_a_trial_completed_stored_before_fingerprints_reads_the_same() -> None:
+    """The fingerprint made trial.completed a 16-field struct (a map16 header on the wire): the
+    bytes an older engine wrote (a fixmap header) still decode to the same event."""
+    old = GOLDEN[0][1].replace(b"\xde\x00\x08", b"\x88", 1)
+    assert codec.decode(old) == GOLDEN[0][0]
 
 
 # --- golden bytes: captured once; a change here means old logs may no longer read the same -----
@@ -140,7 +148,7 @@ GOLDEN = [
         k.TrialCompleted(
             run_id="r1", ts=1.5, variant="a", case="c", repeat=2, output_hash="h", latency_ms=3.25
         ),
-        b"\x88\xa4type\xaftrial.completed\xa7variant\xa1a\xa4case\xa1c\xa6repeat\x02\xabo"
+        b"\xde\x00\x08\xa4type\xaftrial.completed\xa7variant\xa1a\xa4case\xa1c\xa6repeat\x02\xabo"
         b"utput_hash\xa1h\xaalatency_ms\xcb@\n\x00\x00\x00\x00\x00\x00\xa6run_id\xa2r1"
         b"\xa2ts\xcb?\xf8\x00\x00\x00\x00\x00\x00",
     ),

@@ -27,4 +27,6 @@ def test_demo_llm_runs_both_examples_and_the_judge_answers_parse(tmp_path: Path)
     figures = json.loads(ran.stdout.decode().strip().splitlines()[-1])
     assert figures["judge_answers"] == 2 * 5 * 2 + 5 * 2  # rubric: every trial; pairwise: each short trial
     assert figures["parse_rate"] >= 0.9, figures
+    # the streamed run: a time to first token per variant, from llama.cpp's server-sent events
+    assert set(figures["ttft_ms"]) == {"short-system", "long-system"} and min(figures["ttft_ms"].values()) > 0
     assert b"llm-quickstart-greedy-vs-hot" in ran.stdout and b"Pairwise judge" in ran.stdout

@@ -112,9 +112,9 @@ async def test_timeouts_from_the_server_rising_fail_the_gate_in_every_format(
     (variant,) = report.variants
     assert variant.errors == 30 and variant.errors_by_class == {"timeout": 30}
     assert variant.unscored_cases == 10 and variant.pass_rate == 1.0  # the rest still pass
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         compared = compare_runs(log, "base", "cand")
     errors = _row(compared.metrics, "error_rate", "baseline")
     assert errors.regressed and errors.baseline == 0.0 and errors.candidate == 0.5
@@ -160,7 +160,7 @@ def test_inside_a_run_a_candidate_that_errors_more_cannot_win_significantly() ->
     assert report.winner == "crashy" and not report.winner_significant  # its score: 8 easy cases only
     data = as_report(json.loads(msgspec.json.encode(report)))  # as the JSON report reads
     assert more_error_lines(data) == [
-        "More errors than base: crashy errors per trial +0.600 (p <0.001, Holm); "
+        "More errors than base: crashy errors per trial +0.600 (p (Holm) <0.001); "
         "its score counts only the cases it finished."
     ]
     assert "Cases errors left unscored (not in pass rate or score): crashy 12." in status_lines(data)

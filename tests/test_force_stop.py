@@ -50,7 +50,8 @@ async def test_second_signal_forces_a_stop_without_traceback(tmp_path: Path) -> 
         err = seen.decode()
         assert code == 130, err
         assert "Traceback" not in err and "forced stop" in err
-        assert "\n  engine run --resume forced --store st\n" in err  # the command to go on, whole
+        # the command to go on, whole, with the store's absolute path (it runs from any folder)
+        assert f"\n  engine run --resume forced --store {tmp_path.resolve() / 'st'}\n" in err
         listed = run_engine("list", "--json", "--store", "st", cwd=tmp_path, timeout=SAFETY_S)
         # the force may land before or after the graceful stop made its cancel durable
         status = {r["run_id"]: r["status"] for r in json.loads(listed.stdout)}["forced"]

@@ -76,8 +76,8 @@ def test_a_run_that_cannot_go_green_says_so_and_how_to_mark_it(tmp_path: Path, w
     lines = first.stdout.decode().splitlines()
     assert first.returncode == 0 and "keeps a run from going green" in first.stdout.decode()
     mark = lines[-1]
-    assert mark == "engine mark w1 green --store st"
-    marked = run_engine(*mark.split()[1:], cwd=tmp_path)  # the printed command, as printed
+    assert mark == f"engine mark w1 green --store {tmp_path.resolve() / 'st'}"  # absolute: runs anywhere
+    marked = run_engine(*mark.split()[1:], cwd=tmp_path.parent)  # the printed command, as printed
     assert marked.returncode == 0, marked.stderr.decode()
     run(tmp_path, write_experiment, "w2", worse)
     gated = run_engine("compare", "last-green", "w2", "--gate", "--json", "--store", "st", cwd=tmp_path)

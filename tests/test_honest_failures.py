@@ -173,7 +173,7 @@ def test_status_of_a_killed_run_shows_nothing_in_flight(tmp_path: Path) -> None:
     from engine.api import spec_from_dict
     from engine.events import kinds as k
     from engine.events.codec import encode
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     spec = spec_from_dict({"name": "killed", "cases": [{"id": "c", "prompt": "p", "expected": "x"}]})
     ident = {"run_id": "dead", "variant": "baseline", "case": "c"}
@@ -183,7 +183,7 @@ def test_status_of_a_killed_run_shows_nothing_in_flight(tmp_path: Path) -> None:
         k.TrialStarted(**ident, repeat=0),
         k.TrialStarted(**ident, repeat=1),
     ]
-    with EventLog(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         log.append([(e.run_id, k.TAG_BY_TYPE[type(e)], encode(e)) for e in events])
     status = json.loads(run_engine("status", "dead", "--json", "--store", "st", cwd=tmp_path).stdout)
     assert (status["status"], status["in_flight"]) == ("interrupted", 0)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import pytest
+
 from engine.actors.inline_grading import grades_inline
 from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.events.graders import ContainsGraderSpec, JudgeGraderSpec, RegexGraderSpec
+from engine.runtime import workers
 from engine.store.contract import Row
 from engine.store.memory import MemoryStore
 
@@ -90,3 +93,29 @@ async def test_an_output_a_grader_cannot_take_is_graded_not_lost() -> None:
 
     found = await grade_safely(Broken(), Submission(case=CaseSpec(id="c", prompt="p"), output="x"))  # type: ignore[arg-type]
     assert found.error == "RuntimeError: a bug" and found.score is None and not found.passed
+
+
+def grades_of(store: MemoryStore) -> dict[tuple[str, str, int], tuple[bool, float | None, object]]:
+    graded = [e for e in (decode(data) for _, data in store.read()) if isinstance(e, k.TrialGraded)]
+    return {(e.variant, e.case, e.repeat): (e.passed, e.score, e.grades) for e in graded}
+
+
+async def test_inline_grades_are_the_grading_pools(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path and its twin: the same outputs graded in the executor and by the grading pool
+    give the same grades, trial by trial."""
+    spec = spec_from_dict({
+        "name": "twins", "target": {"kind": "python", "callable": "echo"},
+        "cases": [{"id": f"c{i}", "prompt": "p", "expected": "yes"} for i in range(12)],
+        "graders": [{"kind": "contains"}, {"kind": "regex", "pattern": "^y"}], "repeat": {"count": 2},
+    })  # fmt: skip
+    found = []
+    for inline in (True, False):
+        monkeypatch.setattr(workers, "grades_inline", lambda specs, inline=inline: inline)
+        store = CommitsKept()
+        async with open_engine(store, callables={"echo": echo}) as eng:
+            await eng.run(spec)
+        found.append(grades_of(store))
+        with_output = [any(isinstance(e, k.TrialCompleted) for e in c) for c in store.commits
+                       if any(isinstance(e, k.TrialGraded) for e in c)]  # fmt: skip
+        assert all(with_output) == inline  # the path taken: graded with the output, or by the pool
+    assert len(found[0]) == 24 and found[0] == found[1]

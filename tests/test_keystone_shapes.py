@@ -111,7 +111,7 @@ def test_matrix_values_reach_the_agent_and_forbidden_rules_fail_trials(tmp_path:
         [*cli, "report", report["run_id"], "--markdown", "--store", str(store)],
         capture_output=True, text=True, timeout=SAFETY_S, check=True,
     ).stdout  # fmt: skip
-    assert "cases p/f/fl/e" in markdown and "| 0/1/0/0 |" in markdown
+    assert "| p/f/fl/e |" in markdown and "| 0/1/0/0 |" in markdown
     outputs = {
         json.loads(line)["variant"]: json.loads(line)["output"].strip()
         for line in exported.stdout.splitlines()

@@ -86,7 +86,7 @@ async def test_a_run_without_labels_is_not_walked_for_them(tmp_path: Path, monke
     run's events (a walk of a big run's index was most of its first load); with one it reads them."""
     from engine.input.labels_file import LabelRow
     from engine.runtime.label_record import record_labels
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
     from engine.web import label_pages
     from engine.web.context import WebContext
 
@@ -95,7 +95,7 @@ async def test_a_run_without_labels_is_not_walked_for_them(tmp_path: Path, monke
     real = label_pages.load_labelled
     spy = lambda log, run: walked.append(run) or real(log, run)  # noqa: E731
     monkeypatch.setattr(label_pages, "load_labelled", spy)  # type: ignore[attr-defined]
-    log = EventLog(tmp_path / "st")
+    log = open_event_log(tmp_path / "st")
     try:
         assert label_pages._labelled(WebContext(log), "lab").labels == {} and walked == []
         record_labels(log, "lab", [("r1", LabelRow(case="c8", variant="baseline", repeat=1, verdict="pass"))])

@@ -236,6 +236,22 @@ def test_the_statistics_do_no_io_and_need_only_the_vocabulary() -> None:
     ]
 
 
+# the caches kept beside the log: the log is handed their keepers (store.log.keepers), never imports them
+KEPT_PACKAGES = ("engine.store.kept", "engine.store.trial_index", "engine.store.projections")
+
+
+def test_the_log_imports_no_kept_record_nor_projection() -> None:
+    files = package_files("store/log")
+    assert len(files) > 5
+    problems = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in files
+        for name in sorted(imports_of(path))
+        if name.startswith(KEPT_PACKAGES)
+    ]
+    assert not problems, "\n".join(problems)
+
+
 def test_every_layer_has_modules_checked() -> None:
     counts = {package: len(package_files(package)) for package in LAYERS}
     assert all(counts.values()), counts

@@ -82,3 +82,34 @@ async def test_the_runs_list_shows_a_run_started_after_it_loaded(
                 assert await browser.acall(sees_the_new_run) == 2
             server.gate.open()
             assert (await late.finish())[0] == 0
+
+
+async def test_the_matrix_of_a_live_run_follows_it_without_reload(
+    browser: BrowserThread, tmp_path: Path
+) -> None:
+    done = "td.cell-box:not(.pending)"  # a finished trial: with repeats=1, each its own cell
+
+    async with gated_live_run(tmp_path) as (server, engine, url):
+
+        def open_matrix(page):  # noqa: ANN001, ANN202
+            page.goto(f"{url}/runs/live/matrix?repeats=1")
+            page.wait_for_selector('#matrix-live[data-live="1"]')
+            page.evaluate("window.__sameDocument = true")
+            return page.locator(done).count()
+
+        before = await browser.acall(open_matrix)
+        server.gate.release(4)
+        await server.wait_received(7)  # four more trials are in the log
+
+        def sees_the_matrix_move(page):  # noqa: ANN001, ANN202
+            page.wait_for_selector(f"#matrix-live {done} >> nth={before}", state="attached")  # one more
+            assert page.evaluate("window.__sameDocument === true")  # swapped in, not reloaded
+            screenshot(page, "matrix-live")
+            return page.locator(done).count()
+
+        with trio.fail_after(SAFETY_S):
+            after = await browser.acall(sees_the_matrix_move)
+        assert after > before >= 1
+        server.gate.open()
+        code, _, err = await engine.finish()
+        assert code == 0, err

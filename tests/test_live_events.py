@@ -16,6 +16,7 @@ from engine.store.contract import EncodedRows
 from engine.store.kept.live_events import adoptable
 from engine.store.kept.snapshots import ALL
 from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.test_snapshots import replayed
 
 
@@ -40,7 +41,7 @@ def trials(ts: Any, latency: Any) -> list[k.Event]:
 def test_kept_snapshots_of_live_events_are_the_bytes_a_rebuild_writes(
     tmp_path: Path, ts: Any, latency: Any
 ) -> None:
-    with EventLog(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         log.append(encoded_rows(trials(ts, latency)))
         assert_stored_is_replay(log, "r")
 
@@ -96,8 +97,23 @@ async def test_user_code_that_edits_its_request_changes_neither_the_report_nor_t
         assert live == eng.replay("m")
     assert spec.cases[0].metadata == {"n": 0} and spec.cases[0].tags == []
     assert spec.variants[0].params == {"temperature": 0.2} and spec.variants[1].flags == {}
-    with EventLog(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         assert_stored_is_replay(log, "m")
         logged = [decode(data) for _, data in log.read_run("m")]
     defined = next(e for e in logged if isinstance(e, k.ExperimentDefined))
     assert defined.spec.cases[0].metadata == {"n": 0} and defined.spec.variants[1].flags == {}
+
+
+@pytest.mark.parametrize("ttft", [120.5, 120])
+def test_a_streamed_trials_pace_is_taken_as_it_is_only_in_floats(tmp_path: Path, ttft: Any) -> None:
+    done = dict(run_id="r", ts=5.0, variant="v", case="c0", repeat=0)
+    pace = k.AgentReport(ttft_ms=ttft, tokens_per_s=None)
+    event = k.TrialCompleted(**done, output_hash="h", latency_ms=2.0, agent=pace)
+    assert adoptable(event, encode(event)) == isinstance(ttft, float)
+    agent_too = k.TrialCompleted(
+        **done, output_hash="h", latency_ms=2.0, agent=k.AgentReport(stderr_hash="s")
+    )
+    assert not adoptable(agent_too, encode(agent_too))
+    with open_event_log(tmp_path / "st") as log:
+        log.append(encoded_rows([k.RunStarted(run_id="r", ts=1.5, experiment="e", trials_total=1), event]))
+        assert_stored_is_replay(log, "r")

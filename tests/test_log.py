@@ -17,7 +17,8 @@ from engine.events import kinds as k
 from engine.events.codec import decode, encode
 from engine.store.blobs import COMPRESS_ABOVE, pack_blob, read_blob, read_text
 from engine.store.errors import StoreDamagedError
-from engine.store.log.event_log import Append, EventLog
+from engine.store.log.event_log import Append
+from engine.store.open import open_event_log
 from tests.conftest import ROOT, SAFETY_S
 
 
@@ -45,7 +46,7 @@ def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 # --- order and sequence numbers -------------------------------------------------------------------
 def test_batches_get_dense_increasing_sequence_numbers(tmp_path: Path) -> None:
     a, b, c = skipped("a", 3), skipped("b", 2), skipped("a", 4, start=3)
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         assert log.last_seq() == 0 and list(log.read()) == []
         assert log.append(rows(a)) == 3
         assert log.append(rows(b)) == 5
@@ -53,13 +54,13 @@ def test_batches_get_dense_increasing_sequence_numbers(tmp_path: Path) -> None:
         assert log.append([Append(*row) for row in rows(c)]) == 9  # Append tuples and plain tuples alike
         assert log.last_seq() == 9
         assert [(seq, decode(data)) for seq, data in log.read()] == list(enumerate(a + b + c, start=1))
-    with EventLog(tmp_path) as log:  # reopened: numbering goes on where it stopped
+    with open_event_log(tmp_path) as log:  # reopened: numbering goes on where it stopped
         assert log.last_seq() == 9
         assert log.append(rows(skipped("c", 1))) == 10
 
 
 def test_read_ranges(tmp_path: Path) -> None:
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         for start in range(0, 20, 5):
             log.append(rows(skipped("a", 5, start)))
         assert [seq for seq, _ in log.read(2, 4)] == [2, 3, 4]
@@ -74,7 +75,7 @@ def test_read_ranges(tmp_path: Path) -> None:
 
 def test_reads_page_through_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine.store.log.reads, "READ_CHUNK", 4)
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         log.append(rows(skipped("a", 9) + skipped("b", 9) + skipped("a", 3, start=9)))
         assert [seq for seq, _ in log.read()] == list(range(1, 22))
         assert [seq for seq, _ in log.read(3, 17)] == list(range(3, 18))
@@ -85,7 +86,7 @@ def test_reads_page_through_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 # --- the run index ----------------------------------------------------------------------------------
 def test_run_index_tags_and_filters(tmp_path: Path) -> None:
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         started = k.RunStarted(run_id="zeta", experiment="e", trials_total=2)
         interleaved = [started, *skipped("alpha", 1), *skipped("zeta", 2)]
         log.append(rows(interleaved))
@@ -108,7 +109,7 @@ def test_run_index_tags_and_filters(tmp_path: Path) -> None:
 
 
 def test_run_ids_in_order_of_first_event_even_when_names_share_prefixes(tmp_path: Path) -> None:
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         assert log.run_ids() == []
         log.append(rows(skipped("run-b", 1) + skipped("run", 1) + skipped("run-b", 1)))
         log.append(rows(skipped("run-a", 2) + skipped("ru", 1) + skipped("run", 1)))
@@ -118,7 +119,7 @@ def test_run_ids_in_order_of_first_event_even_when_names_share_prefixes(tmp_path
 
 
 def test_threads_appending_share_one_dense_sequence(tmp_path: Path) -> None:
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
 
         def writer(run_id: str) -> None:
             for i in range(20):
@@ -143,7 +144,7 @@ def test_blobs_small_and_compressed(tmp_path: Path) -> None:
     packed = [pack_blob(small), pack_blob(large), pack_blob(random_large)]
     assert packed[0][1][:1] == b"\x00" and packed[1][1][:1] == b"\x01" and packed[2][1][:1] == b"\x00"
     assert len(packed[1][1]) < len(large) // 5
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         log.append(rows(skipped("a", 1)), blobs=packed)
         assert read_blob(log, packed[0][0]) == small
         assert read_text(log, packed[0][0]) == "héllo"
@@ -154,13 +155,13 @@ def test_blobs_small_and_compressed(tmp_path: Path) -> None:
         # content addressed: storing the same bytes again is harmless
         log.append(rows(skipped("a", 1)), blobs=[pack_blob(large), pack_blob(large)])
         assert read_blob(log, packed[1][0]) == large
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         assert read_blob(log, packed[1][0]) == large
 
 
 def test_map_size_grows_by_itself(tmp_path: Path) -> None:
     blob = random.Random(2).randbytes(64 << 10)
-    with EventLog(tmp_path, map_size=1 << 20) as log:
+    with open_event_log(tmp_path, map_size=1 << 20) as log:
         for i in range(64):  # ~4 MiB of incompressible blobs, one batch at a time, into a 1 MiB map
             log.append(rows(skipped("a", 1, i)), blobs=[(f"{i:064x}", blob)])
         m = "m" * 300
@@ -179,15 +180,15 @@ def test_map_size_grows_by_itself(tmp_path: Path) -> None:
 READER = """
 import sys
 from engine.events.codec import decode
-from engine.store.log.event_log import EventLog
-with EventLog(sys.argv[1]) as log:
+from engine.store.open import open_event_log
+with open_event_log(sys.argv[1]) as log:
     events = [decode(data) for _, data in log.read_run("a")]
     print(log.last_seq(), len(events), events[-1].case if events else "-", log.run_ids())
 """
 
 
 def test_another_process_reads_what_was_committed(tmp_path: Path) -> None:
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         log.append(rows(skipped("a", 7)))
         out = run_python(READER, str(tmp_path))
         assert out.stdout.split() == ["7", "7", "c6", "['a']"], out.stderr
@@ -200,9 +201,9 @@ GROWER = """
 import sys
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 blob = bytes(range(256)) * 256
-with EventLog(sys.argv[1], map_size=1 << 20) as log:
+with open_event_log(sys.argv[1], map_size=1 << 20) as log:
     for i in range(100):
         e = k.TrialSkipped(run_id="other", variant="v", case=f"c{i}", repeat=0, reason="x")
         log.append([(e.run_id, "trial.skipped", encode(e))], blobs=[(f"{i:064x}", blob)])
@@ -211,7 +212,7 @@ with EventLog(sys.argv[1], map_size=1 << 20) as log:
 
 
 def test_a_map_grown_by_another_process_is_adopted(tmp_path: Path) -> None:
-    with EventLog(tmp_path, map_size=1 << 20) as log:
+    with open_event_log(tmp_path, map_size=1 << 20) as log:
         log.append(rows(skipped("mine", 2)))
         out = run_python(GROWER, str(tmp_path))  # ~6 MiB written by another process while this one is open
         assert out.returncode == 0, out.stderr
@@ -227,8 +228,8 @@ WRITER = """
 import sys
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.store.log.event_log import EventLog
-with EventLog(sys.argv[1], map_size=1 << 20) as log:
+from engine.store.open import open_event_log
+with open_event_log(sys.argv[1], map_size=1 << 20) as log:
     batch = log.last_seq() // 100
     while True:
         events = [
@@ -259,7 +260,7 @@ def test_a_killed_writer_leaves_only_whole_batches(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
-        with EventLog(tmp_path) as log:
+        with open_event_log(tmp_path) as log:
             previous, last = last, log.last_seq()
             context = f"seed {seed}, kill {kill}, last_seq {last}"
             assert last % 100 == 0 and last > previous, context

@@ -24,8 +24,10 @@ def fold() -> RunTrials:
     events: list[k.AnyEvent] = [k.ExperimentDefined(run_id="r", spec=spec, spec_hash="x")]
 
     def done(variant: str, case: str, output: str, score: float | None, latency: float, **grade: str) -> None:
+        ttft = {("a", "fr"): 9.0, ("b", "fr"): 25.0, ("b", "crash"): 5.0}.get((variant, case))  # streamed
+        agent = None if ttft is None else k.AgentReport(ttft_ms=ttft, tokens_per_s=40.0)
         events.append(k.TrialCompleted(run_id="r", variant=variant, case=case, repeat=0, output_hash=output,
-                                       latency_ms=latency))  # fmt: skip
+                                       latency_ms=latency, agent=agent))  # fmt: skip
         result = k.GraderResult(name="judge", score=score, passed=bool(score), **grade)  # type: ignore[arg-type]
         events.append(k.TrialGraded(run_id="r", variant=variant, case=case, repeat=0, score=score,
                                     passed=bool(score), grades=[result]))  # fmt: skip
@@ -79,6 +81,8 @@ def test_cells_hold_the_output_and_a_verdict_word_errors_named_by_class() -> Non
         ({"q": r"\d+ \(sure\)", "regex": True}, ["odd"]),
         ({"sort": "-latency"}, ["fr", "crash", "odd"]),
         ({"sort": "latency"}, ["odd", "crash", "fr"]),
+        ({"sort": "ttft"}, ["crash", "fr", "odd"]),  # odd streamed nothing: last either way
+        ({"sort": "-ttft"}, ["fr", "crash", "odd"]),
         ({"per_page": 2, "offset": 2}, ["odd"]),
     ],
 )

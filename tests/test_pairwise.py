@@ -21,7 +21,7 @@ from engine.events import kinds as k
 from engine.events.spec import CaseSpec
 from engine.runtime.plan import trial_seed
 from engine.stats.preference import binomial_two_sided, case_preference
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.store.projection import run_events
 from tests.fakes.openai_server import open_fake_openai
 
@@ -112,7 +112,7 @@ async def test_verdicts_are_logged_with_their_position_and_judged_once_on_resume
             judged = len(server.requests)
             again = await eng.run(None, run_id="once", resume=True)  # type: ignore[arg-type]
         assert len(server.requests) == judged == 6  # nothing judged twice
-    log = EventLog(tmp_path, readonly=True)
+    log = open_event_log(tmp_path, readonly=True)
     verdicts = [e for e in run_events(log, "once", {"pairwise.judged"}) if isinstance(e, k.PairwiseJudged)]
     log.close()
     assert len(verdicts) == 6

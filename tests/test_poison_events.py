@@ -9,7 +9,8 @@ from pathlib import Path
 
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.store.log.event_log import Append, EventLog
+from engine.store.log.event_log import Append
+from engine.store.open import open_event_log
 from tests.conftest import run_engine
 from tests.test_cli_run import experiment
 
@@ -21,7 +22,7 @@ def poison(store: Path, run_id: str) -> None:
         k.TrialCompleted(**ident, repeat=8, output_hash="x", latency_ms=math.inf, cost_usd=math.nan),
         k.TrialFailed(**ident, repeat=-1, error_kind="infra", message="negative repeat"),
     ]
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         log.append([Append(run_id, k.TAG_BY_TYPE[type(e)], encode(e)) for e in events])
 
 

@@ -181,9 +181,11 @@ def test_races_that_cannot_run_are_refused(change: dict[str, Any], field: str) -
         spec_from_dict(raw)
 
 
-def test_the_run_page_draws_the_race(tmp_path: Path) -> None:
+def test_the_run_page_draws_the_race(tmp_path: Path, browser: Any) -> None:
+    """One colour per variant, a legend, names that do not overlap, an axis inside the score's range."""
     import httpx
 
+    from tests.browser import ARTIFACTS, screenshot
     from tests.conftest import run_engine
     from tests.serve_helpers import serving
 
@@ -203,8 +205,30 @@ def test_the_run_page_draws_the_race(tmp_path: Path) -> None:
     assert "Race on score" in ran.stdout.decode() and "bad after round" in ran.stdout.decode()
     with serving(tmp_path / "st") as url:
         page = httpx.get(f"{url}/runs/r").text
+
+        def look(p):  # noqa: ANN001, ANN202
+            p.set_viewport_size({"width": 1280, "height": 800})
+            p.goto(f"{url}/runs/r")
+            chart = p.locator('svg[aria-label^="race: "]')
+            chart.scroll_into_view_if_needed()
+            screenshot(p, "race-page")
+            box = p.locator('div.chart-box:has(svg[aria-label^="race: "])')
+            box.screenshot(path=str(ARTIFACTS / "race-chart.png"))  # the chart alone, to look at
+            names = [(t.text_content(), t.bounding_box()) for t in chart.locator("text.name").all()]
+            labels = chart.locator("text.name").all()
+            colours = {t.text_content(): t.evaluate("n => getComputedStyle(n).fill") for t in labels}
+            axis = [t.text_content() for t in chart.locator("text[x='4']").all()]
+            return names, colours, axis, p.locator(".race-legend").inner_text()
+
+        names, colours, axis, legend = browser.call(look)
     assert "<h2>Race</h2>" in page and 'aria-label="race: ' in page
     assert "<td>bad</td>" in page and "p (one-sided)" in page
+    assert sorted(n for n, _ in names) == ["bad", "best", "close", "weak"]
+    assert len(set(colours.values())) == 4  # one colour per variant
+    boxes = sorted((b["y"], b["y"] + b["height"]) for _, b in names)
+    assert all(top >= below for (_, below), (top, _) in zip(boxes, boxes[1:], strict=False))  # no overlap
+    assert all(0.0 <= float(v) <= 1.0 for v in axis)  # a score's axis stays inside [0, 1]
+    assert all(n in legend for n in ("best", "close", "weak", "bad")) and "dropped in round" in legend
 
 
 async def test_a_race_cut_by_its_budget_saves_nothing_it_did_not_decide(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from engine.store import blobs
 from engine.store.blobs import read_blob
 from engine.store.kept.report_digest import DIGESTS, ReportDigest, digest_of
 from engine.store.kept.snapshots import RUN_HEADS, load, rebuild
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views import history as history_view
 from tests.test_cli_run import store_with_runs
 
@@ -35,7 +35,7 @@ def no_report_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_the_writer_keeps_what_a_rebuild_makes(store: Path, tmp_path: Path) -> None:
-    with EventLog(store, readonly=True) as log:
+    with open_event_log(store, readonly=True) as log:
         kept = [log.get_snapshot(DIGESTS.key(run_id)) for run_id in ("r1", "r2")]
         report = load(log, RUN_HEADS, "r1").report_hash()
         assert report is not None
@@ -46,13 +46,13 @@ def test_the_writer_keeps_what_a_rebuild_makes(store: Path, tmp_path: Path) -> N
     copy = tmp_path / "copy"
     copy.mkdir()
     (copy / "data.mdb").write_bytes((store / "data.mdb").read_bytes())
-    with EventLog(copy) as log:
+    with open_event_log(copy) as log:
         rebuild(log)
         assert [log.get_snapshot(DIGESTS.key(run_id)) for run_id in ("r1", "r2")] == kept
 
 
 def test_history_reads_the_digests_not_the_reports(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with EventLog(store, readonly=True) as log:
+    with open_event_log(store, readonly=True) as log:
         read = no_report_reads(monkeypatch)
         points = history_view.history(log, "capitals")
     assert read == [] and [p.run_id for p in points] == ["r1", "r2"]
@@ -65,7 +65,7 @@ def test_a_digest_of_another_report_is_not_read(
     copy = tmp_path / "copy"
     copy.mkdir()
     (copy / "data.mdb").write_bytes((store / "data.mdb").read_bytes())
-    with EventLog(copy) as log:
+    with open_event_log(copy) as log:
         before = history_view.history(log, "capitals")
         other = ReportDigest(spec_hash="not this run's", report_hash="0" * 64)
         log.put_snapshots([(DIGESTS.key("r1"), DIGESTS.encode(0, other))])
@@ -78,7 +78,7 @@ def test_compare_reads_earlier_runs_digests(store: Path, monkeypatch: pytest.Mon
     from engine.views.run_history import earlier_figures
 
     read = no_report_reads(monkeypatch)
-    with EventLog(store, readonly=True) as log:
+    with open_event_log(store, readonly=True) as log:
         figures = earlier_figures(log, "r0", "r2")  # r1 started before r2
     assert read == [] and set(figures) == {"baseline", "cold"}
     assert all(len(runs) == 1 and runs[0][1] >= 0 for runs in figures.values())

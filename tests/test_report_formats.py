@@ -39,7 +39,7 @@ def test_markdown_report(store: tuple[Path, dict]) -> None:
     assert "| variant | trials | errors | score |" in md and "p95 ms" in md
     labels = ("baseline", "baseline (winner)", "baseline (tied best)")  # never "baseline (baseline)"
     assert any(f"| {label} | 12 | 0 |" in md for label in labels)
-    assert "| candidate | delta | 95% CI | p | p (Holm) | test | significant |" in md
+    assert "| candidate | delta | 95% CI | p (raw) | p (Holm) | test | significant |" in md
     assert "vs the baseline:" in md and "baseline baseline" not in md
     assert f"| {md_escape(ODD)} " in md and "<i>" not in md and "odd \\| &lt;i&gt;" in md
     winner = report["winner"] or "none"
@@ -62,7 +62,7 @@ def test_markdown_flags_partial_runs_and_escapes_newlines() -> None:
         "strategy": "mean",
     }  # fmt: skip
     md = report_markdown(report)
-    assert "(partial)" in md and "3 of 10 trials" in md and "Budget exhausted: max\\_trials" in md
+    assert "run r9, partial\n" in md and "3 of 10 trials" in md and "Budget exhausted: max\\_trials" in md
     assert md_escape("x|y\nz") == "x\\|y z"
 
 
@@ -170,7 +170,7 @@ def test_html_report_is_one_self_contained_file(store: tuple[Path, dict]) -> Non
     first = report["variants"][0]
     # each value sits under its own header (a missing cell once shifted every later column)
     assert by_column["trials"] == str(first["trials"]) and by_column["errors"] == str(first["errors"])
-    assert by_column["cases p/f/fl/e"] == "/".join(
+    assert by_column["p/f/fl/e"] == "/".join(
         str(first["cases"][k]) for k in ("passed", "failed", "flaky", "errors")
     )
 
@@ -181,7 +181,7 @@ def test_the_html_file_carries_the_output_matrix(store: tuple[Path, dict]) -> No
     assert run_engine("report", "r1", "--html", "matrix.html", "--store", "st", cwd=cwd).returncode == 0
     page = (cwd / "matrix.html").read_text()
     matrix = page.split('data-section="matrix"')[1]
-    cell = r'<td class="cell-box (\w+)" data-verdict="\w+" data-variant="[^"]*">(.*?)</td>'
+    cell = r'<td class="cell-box (\w+)" data-verdict="\w+" data-variant="[^"]*"[^>]*>(.*?)</td>'
     cells = re.findall(cell, matrix, re.S)
     assert len(cells) == 6 * len(report["variants"])  # six cases, every variant
     verdicts = {(s["variant"], s["case"]): s["verdict"] for s in report["scenarios"]}

@@ -96,8 +96,9 @@ def terminal(report: RunReport) -> str:
     return console.export_text()
 
 
-LIVE = {"status": "completed", "total": 20, "done": 20, "rate_per_s": 0.0, "eta_s": None, "passed": 12,
-        "errors": 2, "errors_by_class": {"connect": 2}}  # fmt: skip
+LIVE = {"status": "completed", "outcome": "completed with errors", "status_class": "status-warn", "total": 20,
+        "done": 20, "rate_per_s": 0.0, "eta_s": None, "passed": 12, "failed": 6, "errors": 2,
+        "errors_by_class": {"connect": 2}}  # fmt: skip
 SURFACES = {
     "terminal": terminal,
     "markdown": lambda r: report_markdown(r).replace("\\", ""),  # Markdown escapes _ and -; read it unescaped

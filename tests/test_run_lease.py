@@ -15,17 +15,17 @@ import trio
 
 from engine.runtime.run_lease import STALE_AFTER_S, holder_alive
 from engine.store.lease import LeaseHolder, lease_key, take_lease
-from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
+from engine.store.open import open_event_log
 from tests.conftest import ROOT
 from tests.fakes.openai_server import open_fake_openai
 from tests.test_cli_lifecycle import TOTAL, Engine, answer, completions_per_trial, experiment
 
 TAKE = """
 import os, sys, time
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.store.lease import LeaseHolder, take_lease
-log = EventLog(sys.argv[1])
+log = open_event_log(sys.argv[1])
 me = LeaseHolder(token=str(os.getpid()), pid=os.getpid(), host="h", heartbeat=time.time())
 held, holder = take_lease(log, "run", me, lambda h: True)
 print("won" if holder is None else "lost")
@@ -33,7 +33,7 @@ print("won" if holder is None else "lost")
 
 
 def test_of_many_processes_taking_one_lease_exactly_one_wins(tmp_path: Path) -> None:
-    EventLog(tmp_path / "st").close()
+    open_event_log(tmp_path / "st").close()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
         subprocess.Popen([sys.executable, "-c", TAKE, str(tmp_path / "st")], stdout=subprocess.PIPE, env=env)

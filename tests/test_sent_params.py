@@ -1,5 +1,6 @@
-"""A generation parameter an HTTP target would drop is refused (exit 2) with the closest known name,
-unless target.extra_params names it; other targets hand params to the agent as they are."""
+"""A generation parameter an HTTP target would drop, or the embedded model would not read, is refused
+(exit 2) with the closest known name, unless target.extra_params names it; agent targets (command,
+python) hand params to the agent as they are."""
 
 from __future__ import annotations
 
@@ -62,10 +63,21 @@ def test_extra_params_is_the_way_to_send_a_servers_own_parameter(tmp_path: Path)
 
 def test_an_agent_target_takes_any_params(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
-    text = FILE.format(kind="local", params="temprature = 0.7", variant="anything = 1", extra="")
-    path.write_text(text.replace('base_url = "http://127.0.0.1:9/v1"\n', ""))
+    text = FILE.format(kind="command", params="temprature = 0.7", variant="anything = 1", extra="")
+    path.write_text(text.replace('base_url = "http://127.0.0.1:9/v1"', 'command = ["cat"]'))
     result = run_engine("validate", str(path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr.decode()
+
+
+def test_the_local_model_refuses_a_parameter_it_does_not_read_as_openai_does(tmp_path: Path) -> None:
+    """The quick start's own target: a misspelled temperature would change nothing."""
+    path = tmp_path / "p.toml"
+    text = FILE.format(kind="local", params="temprature = 0.7", variant="", extra="")
+    path.write_text(text.replace('base_url = "http://127.0.0.1:9/v1"\n', ""))
+    result = run_engine("validate", str(path), cwd=tmp_path)
+    line = result.stderr.decode().strip()
+    assert result.returncode == 2 and len(line.splitlines()) == 1, line
+    assert "p.toml: params.temprature: not read by local: did you mean 'temperature'?" in line
 
 
 def test_a_tuned_parameter_the_target_would_drop_is_refused() -> None:

@@ -11,7 +11,7 @@ import trio
 
 from engine.events import kinds as k
 from engine.events.codec import encode
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.conftest import SAFETY_S, run_engine
 from tests.fixtures.agent import SCRIPT_OUTPUT
 from tests.serve_helpers import make_store, serving
@@ -95,7 +95,7 @@ async def test_events_stream_progress_summaries_and_resume_from_last_event_id(
 ) -> None:
     with trio.fail_after(SAFETY_S):  # a hang guard only: every wait below is on an event
         async with httpx.AsyncClient(timeout=SAFETY_S) as client:
-            with EventLog(store) as log:
+            with open_event_log(store) as log:
                 tail = log.last_seq()
                 async with client.stream("GET", f"{base_url}/api/runs/r1/events?after={tail}") as stream:
                     lines = stream.aiter_lines()

@@ -14,14 +14,14 @@ from engine import serve_app
 from engine.events import kinds as k
 from engine.events.codec import decode, encode
 from engine.events.kinds import TAG_BY_TYPE
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views.queries import replay_json
 from tests.serve_helpers import make_store
 
 
 async def test_the_view_mounts_under_a_host_apps_prefix(tmp_path: Path) -> None:
     store = make_store(tmp_path)
-    with EventLog(store) as log:  # the host's own store object: one LMDB handle per process
+    with open_event_log(store) as log:  # the host's own store object: one LMDB handle per process
         host = Starlette(routes=[Mount("/engine", app=serve_app(log))])
         transport = httpx.ASGITransport(app=host)
         async with httpx.AsyncClient(transport=transport, base_url="http://host") as client:
@@ -40,7 +40,7 @@ async def test_a_live_runs_report_is_the_replay_of_its_log_as_it_grows(tmp_path:
     """A run with no stored report is built from the view's kept, incrementally folded state: after
     every append it must equal `engine replay`'s fold from scratch."""
     store = make_store(tmp_path)
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         events = [decode(data) for _, data in log.read_run("r1")]
         copied = [msgspec.structs.replace(e, run_id="live") for e in events]
         copied = [e for e in copied if not isinstance(e, k.ReportWritten)]

@@ -45,7 +45,8 @@ def test_names_from_the_url_are_escaped_too(base_url: str) -> None:
 def test_runs_list_links_each_run_and_its_history(base_url: str) -> None:
     page = html(base_url, "/")
     assert 'href="/runs/r1"' in page and 'href="/runs/r2"' in page and 'href="/history/capitals"' in page
-    assert page.count('class="badge completed"') == 2
+    badges = ('class="badge status-ok">completed<', 'class="badge status-warn">completed with errors<')
+    assert sum(page.count(badge) for badge in badges) == 2
 
 
 def test_run_page_has_progress_variants_forest_plot_and_flaky_cases(base_url: str) -> None:

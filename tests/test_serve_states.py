@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.conftest import SAFETY_S, engine_cmd, engine_env
 from tests.serve_helpers import make_store, serving
 
@@ -42,7 +42,7 @@ def test_unknown_things_are_404_pages_with_a_way_back(store: Path, path: str, na
 
 
 def test_an_empty_store_says_what_to_run_and_the_command_runs(tmp_path: Path) -> None:
-    EventLog(tmp_path / "st").close()
+    open_event_log(tmp_path / "st").close()
     with serving(tmp_path / "st") as url:
         page = httpx.get(url + "/", timeout=SAFETY_S).text
     assert 'id="empty-store"' in page and "holds no runs yet" in page
@@ -65,7 +65,7 @@ def test_serve_waits_for_a_store_that_does_not_exist_yet(tmp_path: Path) -> None
             waiting = proc.stdout.readline()  # the server says it waits before anything exists
             assert waiting.startswith(f"engine serve: no store at {store} yet; waiting for it"), waiting
             assert not store.exists()
-            EventLog(store).close()  # a run creating the store
+            open_event_log(store).close()  # a run creating the store
             line = proc.stdout.readline()
             assert line.startswith("engine serve: http://"), line + err.read()
             url = line.split()[2].rstrip("/")

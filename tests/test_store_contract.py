@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 import engine.store.log.reads
 from engine.store.contract import EventStore
-from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
+from engine.store.open import open_event_log
 
 
 @pytest.fixture(params=["lmdb", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
-    made: EventStore = EventLog(tmp_path / "log") if request.param == "lmdb" else MemoryStore()
+    made: EventStore = open_event_log(tmp_path / "log") if request.param == "lmdb" else MemoryStore()
     yield made
     made.close()
 

@@ -22,6 +22,7 @@ import pytest
 
 from engine.store.log.event_log import EventLog
 from engine.store.log.files import tree_pages
+from engine.store.open import open_event_log
 from tests.conftest import engine_cmd, engine_env, run_engine
 
 READERS = ("list", "report", "status", "replay", "export")
@@ -140,7 +141,7 @@ def test_flipped_bytes_in_the_run_index_are_damage(store: Path) -> None:
 
 
 def test_an_edited_blob_is_damage(store: Path) -> None:
-    with EventLog(store, readonly=True) as log:
+    with open_event_log(store, readonly=True) as log:
         # a blob stored as is (a compressed one would fail to decompress before its hash is checked)
         key = next(k for k, v in log_blobs(log) if v[:1] == b"\x00")
         stored = log.get_blob(key)
@@ -213,7 +214,7 @@ def test_a_full_store_says_what_was_committed_and_resumes(tmp_path: Path) -> Non
     (tmp_path / "exp.toml").write_text(EXPERIMENT)
     store = tmp_path / "st"
     code, err = engine(store, "run", "exp.toml", "--run-id", "full", "-q", ENGINE_STORE_MAX_SIZE="131072")
-    with EventLog(store, readonly=True) as log:
+    with open_event_log(store, readonly=True) as log:
         committed = len(log.run_index("full"))
     assert code == 1, err
     line = f"error: disk full: {committed} events committed, resume with engine run --resume full"
@@ -264,7 +265,7 @@ def test_a_failed_write_says_what_was_committed_and_resumes(tmp_path: Path) -> N
     )  # fmt: skip
     err = done.stderr.decode()
     assert done.returncode == 1 and "Traceback" not in err, err
-    with EventLog(tmp_path / "st", readonly=True) as log:
+    with open_event_log(tmp_path / "st", readonly=True) as log:
         committed = len(log.run_index("io"))
     assert f"{committed} events committed, resume with engine run --resume io" in err, err
     assert err.count("error:") == 1 and 0 < committed

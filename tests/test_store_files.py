@@ -16,14 +16,14 @@ import pytest
 from engine.store.blobs import pack_blob
 from engine.store.errors import StoreDamagedError
 from engine.store.log import lmdb_pages
-from engine.store.log.event_log import EventLog
 from engine.store.log.files import check_data_file, tree_pages
+from engine.store.open import open_event_log
 
 BULK = [pytest.param(0, id="bulk"), pytest.param(10**9, id="per-page")]
 
 
 def fill(path: Path, batches: int, big: bool = False) -> None:
-    with EventLog(path) as log:
+    with open_event_log(path) as log:
         for b in range(batches):
             rows = [("run", "trial.skipped", bytes([b % 256]) * 300) for _ in range(50)]
             blobs = [pack_blob(random.Random(b).randbytes(10_000))] if big else []  # incompressible
@@ -56,7 +56,7 @@ def test_a_record_size_past_its_page_is_damage(tmp_path: Path, monkeypatch, bulk
     node, _ = first_record(tmp_path, "events")
     patch(tmp_path, node, b"\xff\xff\x01\x00")  # its value's size: 131071 bytes
     with pytest.raises(StoreDamagedError, match="a value past the page end"):
-        EventLog(tmp_path)
+        open_event_log(tmp_path)
 
 
 @pytest.mark.parametrize("bulk_from", BULK)
@@ -72,7 +72,7 @@ def test_overflow_values_pass_and_a_pointer_past_the_file_is_damage(
     assert flags & lmdb_pages.F_BIGDATA
     patch(tmp_path, node + 8 + key_size, struct.pack("<Q", 10**9))
     with pytest.raises(StoreDamagedError, match="past the last page"):
-        EventLog(tmp_path)
+        open_event_log(tmp_path)
 
 
 def test_an_empty_file_is_a_new_store_only_while_its_creator_holds_the_lock(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_an_empty_file_is_a_new_store_only_while_its_creator_holds_the_lock(tmp_
     try:
         assert holder.stdout.readline() == b"locked\n"  # LMDB's creator holds this while it writes metas
         assert check_data_file(tmp_path) is False  # being created: not damage, not mapped yet
-        with EventLog(tmp_path, readonly=True) as log:  # every reader sees an empty store
+        with open_event_log(tmp_path, readonly=True) as log:  # every reader sees an empty store
             assert (log.run_ids(), log.last_seq(), log.check().problems) == ([], 0, [])
     finally:
         holder.stdin.close()

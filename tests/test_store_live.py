@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.conftest import SAFETY_S, run_engine
 from tests.test_log import subprocess_env
 
@@ -23,11 +23,11 @@ import sys, threading
 from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.store.blobs import pack_blob
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 
 stop = threading.Event()
 threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
-with EventLog(sys.argv[1]) as log:
+with open_event_log(sys.argv[1]) as log:
     n = 0
     while not stop.is_set():
         batch, blobs = [], []
@@ -93,7 +93,7 @@ def test_check_of_a_store_a_run_appends_to_finds_nothing(tmp_path: Path) -> None
     with python(APPENDER, str(tmp_path)) as appender:
         assert heard(appender) == b"appending"
         seen = []
-        with EventLog(tmp_path, readonly=True) as log:
+        with open_event_log(tmp_path, readonly=True) as log:
             for _ in range(5):
                 report = log.check()
                 assert report.problems == [] and report.events >= 40, report.problems[:5]
@@ -111,7 +111,7 @@ def readers_see_an_empty_store(store: Path, in_process: bool = True) -> None:
     status = run_engine("status", "--store", str(store), cwd=store.parent)
     assert b"damaged" not in status.stderr and b"no runs" in status.stderr, status.stderr
     if in_process:  # (one handle per store per process: LMDB's rule)
-        with EventLog(store, readonly=True) as log:
+        with open_event_log(store, readonly=True) as log:
             assert (log.run_ids(), log.last_seq(), list(log.read())) == ([], 0, [])
 
 
@@ -120,12 +120,12 @@ def test_a_store_being_created_reads_as_empty_then_as_itself(tmp_path: Path) -> 
     with python(CREATOR, str(store)) as creator:
         assert heard(creator) == b"paused"  # the files exist; the databases do not yet
         readers_see_an_empty_store(store)
-        with EventLog(store, readonly=True) as early:  # opened while being created...
+        with open_event_log(store, readonly=True) as early:  # opened while being created...
             say(creator)
             assert heard(creator) == b"created"
             readers_see_an_empty_store(store, in_process=False)
             # ...reads the store once it is whole
             assert early.run_ids() == [] and not early.check().problems and early.checked_from == 1
             say(creator)
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         assert log.checked_from == 1 and not log.check().problems

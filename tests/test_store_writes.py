@@ -11,15 +11,15 @@ import pytest
 from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.store.contract import EventStore
-from engine.store.log.event_log import EventLog
 from engine.store.memory import MemoryStore
+from engine.store.open import open_event_log
 from engine.store.projections.best import best_variations
 from engine.store.writes import append_events, event_rows
 
 
 @pytest.fixture(params=["lmdb", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
-    made: EventStore = EventLog(tmp_path / "log") if request.param == "lmdb" else MemoryStore()
+    made: EventStore = open_event_log(tmp_path / "log") if request.param == "lmdb" else MemoryStore()
     yield made
     made.close()
 

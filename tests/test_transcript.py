@@ -160,3 +160,21 @@ def test_the_files_transcripts_are_cut_to_a_budget_and_say_so() -> None:
     assert cut["cut"] == 800
     assert transcript_json(None) is None
     assert transcript_cap(1) == 20_000 and transcript_cap(10_000) == 1_000  # never under the floor
+
+
+def test_the_servers_search_covers_transcripts_as_the_files_does(tmp_path: Path) -> None:
+    """Words only the transcript holds (a tool's answer): the matrix, its download and the trials API
+    find them, and the trial page marks them in the conversation."""
+    import httpx
+
+    write_experiment(tmp_path)
+    run(tmp_path)
+    with serving(tmp_path / "st") as url:
+        matrix = httpx.get(f"{url}/api/runs/t1/matrix", params={"q": "never expires"}).json()
+        trials = httpx.get(f"{url}/api/runs/t1/trials", params={"q": "never expires"}).json()
+        nothing = httpx.get(f"{url}/api/runs/t1/matrix", params={"q": "nowhere at all"}).json()
+        page = httpx.get(f"{url}/runs/t1/trial", params={"case": "c0", "q": "never expires"}).text
+    assert [r["case"] for r in matrix["rows"]] == ["c0", "c1"]
+    assert all(c["matching_repeats"] == [1] for r in matrix["rows"] for c in r["cells"].values())
+    assert trials["total"] == 2 and nothing["total"] == 0
+    assert "Store credit <mark>never expires</mark>." in page

@@ -18,6 +18,7 @@ from engine.events.spec import CaseSpec, ExperimentSpec, VariantSpec
 from engine.store.blobs import pack_blob
 from engine.store.kept.snapshots import rebuild
 from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.store.projections.trials import load_trials
 from engine.store.trial_index import codec as trial_index_codec
 from engine.store.trial_index import index as trial_index
@@ -40,10 +41,12 @@ QUERIES = [
     {"q": "i̇stanbul"}, {"q": "wrong"}, {"q": "timeout"}, {"q": "東京"}, {"q": "^pa", "regex": "1"},
     {"q": "s$", "regex": "1"}, {"q": "one.line", "regex": "1"}, {"q": "(?s)one.line", "regex": "1"},
     {"q": r"\d+ \(sure\)", "regex": "1"}, {"q": "x*", "regex": "1"}, {"q": "capital", "show": "failing"},
+    {"repeats": "1"}, {"q": "wrong", "repeats": "1"},
 ]  # fmt: skip
 FILTERS = [TrialFilter(), TrialFilter(variant="b"), TrialFilter(status="fail"), TrialFilter(status="error"),
            TrialFilter(case="c1", variant="a"), TrialFilter(tag="geo"), TrialFilter(q="paris"),
-           TrialFilter(q="straße"), TrialFilter(q="no answer"), TrialFilter(limit=3, offset=2)]  # fmt: skip
+           TrialFilter(q="straße"), TrialFilter(q="no answer"), TrialFilter(limit=3, offset=2),
+           TrialFilter(status="grading_error")]  # fmt: skip
 
 
 def header(variants: int, cases: int) -> list[k.Event]:
@@ -81,8 +84,11 @@ def event_runs(draw: st.DrawFn) -> list[k.Event]:
             grade = k.GraderResult(name="judge", score=score, passed=bool(score),
                                    reason=draw(st.sampled_from(REASONS)),
                                    error="judge_unparseable" if score is None else "")  # fmt: skip
+            # a second judge that could not judge a trial the first scored: a grading error all the same
+            failed = k.GraderResult(name="second", score=None, passed=False, error="judge_failed")
+            grades = [grade, failed] if draw(st.booleans()) else [grade]
             events.append(
-                k.TrialGraded(**ident, score=score, passed=bool(score), grades=[grade], grading=grading)
+                k.TrialGraded(**ident, score=score, passed=bool(score), grades=grades, grading=grading)
             )
         elif kind == 8 and draw(st.booleans()):
             grading += 1
@@ -143,7 +149,7 @@ def test_index_and_tail_fold_to_the_full_fold_and_pages_read_the_same(
         patch.setattr(trial_index_codec, "CHUNK", 3)
         patch.setattr(trial_index, "EVERY", 4)
         tail = [k.RunCompleted(run_id=RUN, status="completed")] if ended else []
-        with EventLog(tmp_path_factory.mktemp("ix")) as log:
+        with open_event_log(tmp_path_factory.mktemp("ix")) as log:
             append(log, events + tail, cuts)
             assert_index_is_the_fold(log, (cuts, ended))
             assert_pages_are_the_fold(log)
@@ -165,12 +171,12 @@ def _index_records(log: EventLog) -> dict[bytes, bytes]:
 def test_an_index_of_another_version_is_rebuilt_never_read(tmp_path: Path, small: None) -> None:
     done = [{"variant": "a", "case": "c0", "repeat": r, "output_hash": BLOBS[1][0]} for r in range(5)]
     events = header(2, 3) + [k.TrialCompleted(run_id=RUN, latency_ms=1.0, **d) for d in done]  # type: ignore[arg-type]
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         append(log, events, [2, 4])
         assert load_index(log, RUN) is not None
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(trial_index_codec, "VERSION", "0.other")
-        with EventLog(tmp_path) as log:
+        with open_event_log(tmp_path) as log:
             assert load_index(log, RUN) is None  # read as none: the pages fold the log
             folded = RunViews(log).indexed(RUN, lambda v: matrix(log, v, query_of({})))
             assert folded == RunViews(log).use(RUN, lambda v: matrix(log, v, query_of({})))
@@ -187,10 +193,10 @@ from engine.events.kinds import TAG_BY_TYPE
 from engine.store.trial_index import codec as trial_index_codec
 from engine.store.trial_index import index as trial_index
 from engine.store.blobs import pack_blob
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 trial_index_codec.CHUNK, trial_index.EVERY = 4, int(sys.argv[2])
 blobs = [pack_blob(f"output {i} ß".encode()) for i in range(5)]
-with EventLog(sys.argv[1], map_size=1 << 22) as log:
+with open_event_log(sys.argv[1], map_size=1 << 22) as log:
     n = log.last_seq()
     while True:
         ident = {"run_id": "w", "variant": f"v{n % 2}", "case": f"c{n % 7}", "repeat": n // 14}
@@ -210,7 +216,7 @@ with EventLog(sys.argv[1], map_size=1 << 22) as log:
 
 def test_kill_9_of_a_writing_process_leaves_an_index_that_folds_to_the_full_fold(tmp_path: Path) -> None:
     for context in killed_writers(tmp_path, WRITER, max_every=30, max_batches=100):
-        with EventLog(tmp_path) as log:
+        with open_event_log(tmp_path) as log:
             index = load_index(log, "w")
             assert index is not None, context
             kept = [r for c in range(len(index.columns)) for r in index.records(c)]
@@ -226,7 +232,7 @@ def test_a_page_reads_the_index_not_a_fold(tmp_path: Path, small: None) -> None:
         for r in range(12)
     ]
     events = header(2, 3) + [k.TrialCompleted(run_id=RUN, latency_ms=1.0, **d) for d in done]  # type: ignore[arg-type]
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         append(log, events, [3, 7])
         views = RunViews(log)
 
@@ -245,9 +251,9 @@ def test_the_index_has_a_database_of_its_own_that_list_never_walks(tmp_path: Pat
 
     done = [k.TrialCompleted(run_id=RUN, latency_ms=1.0, variant="a", case=f"c{r % 3}", repeat=r,
                              output_hash=BLOBS[r % 9][0]) for r in range(6)]  # fmt: skip
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         append(log, header(1, 3) + done, [4])
-    with EventLog(tmp_path, readonly=True) as log:
+    with open_event_log(tmp_path, readonly=True) as log:
         assert [s.run_id for s in list_runs(log)] == [RUN]
         assert "index" not in log._walked and load_index(log, RUN) is not None
         assert "index" in log._walked  # walked when first read
@@ -257,7 +263,7 @@ def test_the_index_has_a_database_of_its_own_that_list_never_walks(tmp_path: Pat
 def test_an_index_the_writer_cannot_keep_never_fails_an_append(tmp_path: Path, small: None) -> None:
     done = [{"variant": "a", "case": f"c{r % 3}", "repeat": r, "output_hash": BLOBS[0][0]} for r in range(6)]
     events = header(2, 3) + [k.TrialCompleted(run_id=RUN, latency_ms=1.0, **d) for d in done]  # type: ignore[arg-type]
-    with EventLog(tmp_path) as log:
+    with open_event_log(tmp_path) as log:
         append(log, events[:4], [])
         with pytest.MonkeyPatch.context() as patch:
 

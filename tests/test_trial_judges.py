@@ -14,7 +14,7 @@ import httpx
 from engine.api import open_engine, spec_from_dict
 from engine.events import kinds as k
 from engine.events.codec import decode
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from tests.conftest import SAFETY_S
 from tests.fakes.openai_server import open_fake_openai
 from tests.serve_helpers import serving
@@ -51,7 +51,7 @@ async def test_the_trial_page_shows_criteria_and_the_pairwise_order_and_verdict(
     async with open_fake_openai(answer=judge) as server:
         async with open_engine(tmp_path / "st", callables={"subject": subject}) as eng:
             await eng.run(spec(server.base_url), run_id="j1")
-    with EventLog(tmp_path / "st") as log:
+    with open_event_log(tmp_path / "st") as log:
         verdicts = [decode(d) for _, d in log.read_run("j1", tags={"pairwise.judged"})]
     shown = next(e for e in verdicts if isinstance(e, k.PairwiseJudged) and e.case == "c1" and e.repeat == 0)
     with serving(tmp_path / "st") as url:
@@ -59,6 +59,6 @@ async def test_the_trial_page_shows_criteria_and_the_pairwise_order_and_verdict(
     first = page.text.split('class="repeat"')[1]  # repeat 1's block
     assert "rubric per criterion: " in first and "accuracy 9</span>" in first and "tone 4</span>" in first
     order = "A: better · B: base" if shown.candidate_position == "A" else "A: base · B: better"
-    row = first.split('class="scroll pairwise"')[1].split("</tr>")[1]
-    assert "<td>side_by_side</td><td>base</td>" in row and order in row
-    assert '<td class="verdict">candidate (better wins)' in row and "judge-1" in row
+    block = first.split('class="grades pairwise"')[1]  # one block per verdict: readable three repeats wide
+    assert "<b>side_by_side</b> against base" in block and order in block
+    assert '<span class="verdict">candidate (better wins)' in block and "judge-1" in block

@@ -48,9 +48,8 @@ def test_the_tuning_example_accepts_a_real_improvement(tmp_path: Path) -> None:
 
 
 def test_a_session_without_parameters_searches_the_default_space() -> None:
-    spec = spec_from_dict(
-        {"name": "t", "kind": "tune", "cases": [{"id": "a", "prompt": "p", "expected": "x"}]}
-    )
+    session = {"name": "t", "kind": "tune", "cases": [{"id": "a", "prompt": "p", "expected": "x"}]}
+    spec = spec_from_dict({**session, "target": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1"}})
     assert spec.tune is not None
     space = {p.name: (p.min, p.max, p.step, p.default) for p in spec.tune.parameters}
     assert space == {
@@ -61,6 +60,9 @@ def test_a_session_without_parameters_searches_the_default_space() -> None:
         "presence_penalty": (-2.0, 2.0, 0.2, 0.0),
     }
     assert [p.integer for p in spec.tune.parameters] == [False, False, True, False, False]
+    local = spec_from_dict(session)
+    assert local.tune is not None  # the embedded model reads two of them: only those are searched
+    assert [p.name for p in local.tune.parameters] == ["temperature", "top_p"]
 
 
 @pytest.mark.parametrize(

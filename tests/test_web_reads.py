@@ -13,6 +13,7 @@ from engine.events import kinds as k
 from engine.events.codec import encode
 from engine.runtime.run_status import run_state
 from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.views.compare.comparison import compare_states
 from engine.views.current_report import current_report_json
 from engine.web.context import WebContext
@@ -27,7 +28,7 @@ def append(log: EventLog, *events: k.Event) -> None:
 
 def test_viewers_share_one_report_until_the_run_moves(tmp_path: Path) -> None:
     store = make_store(tmp_path)
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         ctx = WebContext(log)
         first = [ctx.report("r1") for _ in range(3)]
         run_body(ctx, "r1", "")
@@ -43,7 +44,7 @@ def test_viewers_share_one_report_until_the_run_moves(tmp_path: Path) -> None:
 
 def test_a_comparison_is_kept_per_position_of_both_runs(tmp_path: Path) -> None:
     store = make_store(tmp_path)
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         ctx = WebContext(log)
         kept, _ = ctx.comparisons.get("r1", "r2")
         again, _ = ctx.comparisons.get("r1", "r2")

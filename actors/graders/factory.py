@@ -10,6 +10,7 @@ from engine.actors.graders.grader_protocol import Grader, GraderClass, MissingGr
 from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.targets.target_protocol import Target
 from engine.events.graders import GRADERS
+from engine.events.kinds import GraderResult
 from engine.events.spec import (
     ContainsGraderSpec,
     GraderSpec,
@@ -26,6 +27,8 @@ class GraderContext(msgspec.Struct, kw_only=True):
     default_target: TargetSpec = LocalTargetSpec()
     make_target: Callable[[TargetSpec], Target] | None = None
     budget: JudgeBudget = msgspec.field(default_factory=lambda: JudgeBudget(None))
+    # [reuse]: an earlier grade of the same judge call (by its fingerprint), or None: the judge is asked
+    reuse_grade: Callable[[str], GraderResult | None] | None = None
 
 
 def make_grader(spec: GraderSpec, context: GraderContext | None = None) -> Grader:

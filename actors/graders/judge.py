@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -25,6 +26,7 @@ from engine.actors.graders.judge_call import (
     with_response_format,
 )
 from engine.actors.graders.judge_prompt import DEFAULT_RUBRIC, judge_prompt, parse_verdict, rubric_schema
+from engine.actors.targets.fingerprint import fingerprint_of
 from engine.events.kinds import GraderResult
 from engine.events.spec import JudgeGraderSpec
 
@@ -41,6 +43,8 @@ class JudgeGrader:
         made = context.make_target(with_response_format(target, spec.answer_format))
         grader = cls(spec, JudgeCaller(made, context.budget, params, shape))
         grader.repeats, grader.model = judge_repeats(spec), getattr(target, "model", "") or target.kind
+        grader.identity = {"target": msgspec.to_builtins(target), "params": params, "shape": shape}
+        grader.reuse = getattr(context, "reuse_grade", None)
         return grader
 
     def __init__(self, spec: JudgeGraderSpec, caller: JudgeCaller) -> None:
@@ -48,11 +52,29 @@ class JudgeGrader:
         self._caller = caller
         self._rubric = list(spec.rubric) or DEFAULT_RUBRIC
         self.repeats, self.model = 1, ""
+        self.identity: dict[str, Any] = {}  # the judge target and what it is sent besides the prompt
+        self.reuse: Callable[[str], GraderResult | None] | None = None
 
     async def grade(self, submission: Submission) -> GraderResult:
         case, output = submission.case, submission.output
         system, prompt = judge_prompt(case, output, self._rubric)
         fingerprint = hashlib.blake2b(f"{system}\x00{prompt}".encode(), digest_size=8).hexdigest()
+        call = self.call_fingerprint(system, prompt)
+        earlier = self.reuse(call) if self.reuse is not None else None
+        if earlier is not None:  # the same call an earlier run made: its grade, said to be reused
+            return earlier
+        graded = await self._judged(case, system, prompt, fingerprint)
+        return (
+            graded if graded.error else msgspec.structs.replace(graded, fingerprint=call)
+        )  # errors: never reused
+
+    def call_fingerprint(self, system: str, prompt: str) -> str:
+        """The judge call's fingerprint: its target and params, the grader (rubric, repeats, threshold,
+        weight), and the rendered prompt, which holds the output judged."""
+        grader = msgspec.to_builtins(self.spec)
+        return fingerprint_of({"v": 1, **self.identity, "grader": grader, "system": system, "prompt": prompt})
+
+    async def _judged(self, case: Any, system: str, prompt: str, fingerprint: str) -> GraderResult:
         scores: list[float] = []
         reason, raw, tokens = "", "", 0
         for _ in range(self.repeats):  # the same call again: how much does the judge drift?

@@ -55,6 +55,7 @@ class _Trial(msgspec.Struct, array_like=True):
     seed: int
     timeout_s: float
     accept_nonzero_exit: bool
+    fingerprint: str = ""  # the job's request fingerprint, logged with its completion by the worker
 
 
 class Batch(msgspec.Struct, array_like=True):
@@ -104,7 +105,7 @@ def encode_batch(
         r = job.request
         batch.trials.append(_Trial(
             variant, case, job.repeat, r.prompt, r.system, r.context, r.model, r.params, r.flags, r.seed,
-            r.timeout_s, r.accept_nonzero_exit,
+            r.timeout_s, r.accept_nonzero_exit, job.fingerprint,
         ))  # fmt: skip
     return _encoder.encode(batch)
 
@@ -121,7 +122,8 @@ def decode_batch(data: bytes) -> tuple[Batch, list[TrialJob]]:
             system=t.system, context=t.context, model=t.model, params=t.params, flags=t.flags,
             seed=t.seed, timeout_s=t.timeout_s, accept_nonzero_exit=t.accept_nonzero_exit,
         )  # fmt: skip
-        jobs.append(TrialJob(variant, case, t.repeat, batch.targets[t.variant], request))
+        target = batch.targets[t.variant]
+        jobs.append(TrialJob(variant, case, t.repeat, target, request, fingerprint=t.fingerprint))
     return batch, jobs
 
 
@@ -141,10 +143,11 @@ def decode_done(data: bytes, jobs: list[TrialJob]) -> BatchOutcome:
     outcomes: list[TrialOutcome] = []
     for job, o in zip(jobs, done.outcomes, strict=True):
         grade = None
+        events = list(o.events)
         if o.output is not None:  # a GradeJob's TrialCompleted is the event it logs
-            completed = o.events[0]
+            completed = events[0]
             assert isinstance(completed, TrialCompleted), completed
             grade = GradeJob(job.variant, job.case, job.repeat, o.output, completed)
             grade.precomputed = o.precomputed
-        outcomes.append(TrialOutcome(WriteBatch(list(o.events), o.blobs), grade))
+        outcomes.append(TrialOutcome(WriteBatch(events, o.blobs), grade))
     return BatchOutcome(outcomes, done.seconds)

@@ -10,6 +10,7 @@ from engine.actors.targets.http.common import (
     text_content,
     token_count,
 )
+from engine.actors.targets.streaming import StreamedAnswer, cut_short, error_in_stream, event_json
 from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.targets import ANTHROPIC_SAMPLING as SAMPLING
 from engine.events.targets import AnthropicTargetSpec
@@ -27,6 +28,8 @@ def messages_body(spec: AnthropicTargetSpec, request: TargetRequest) -> dict[str
     if system:
         body["system"] = system
     body.update({k: request.params[k] for k in (*SAMPLING, *spec.extra_params) if k in request.params})
+    if spec.stream:
+        body["stream"] = True
     return body
 
 
@@ -38,6 +41,8 @@ class AnthropicTarget(JsonApiTarget):
         return {"anthropic-version": "2023-06-01", **({"x-api-key": key} if key else {})}
 
     async def call(self, request: TargetRequest) -> TargetResponse:
+        if self.spec.stream:
+            return await self._streamed(request)
         data = await self.post(messages_body(self.spec, request), request.timeout_s)
         blocks = data.get("content") if isinstance(data, dict) else None
         if not isinstance(blocks, list):
@@ -49,3 +54,48 @@ class AnthropicTarget(JsonApiTarget):
             raise malformed(f"usage = {usage!r:.60} is not an object")
         tokens_in, tokens_out = token_count(usage, "input_tokens"), token_count(usage, "output_tokens")
         return TargetResponse(text=text, tokens_in=tokens_in, tokens_out=tokens_out)  # priced by the executor
+
+    async def _streamed(self, request: TargetRequest) -> TargetResponse:
+        events = MessageEvents()
+        answer = StreamedAnswer(events.on_event)
+        await self.stream(messages_body(self.spec, request), request.timeout_s, answer)
+        if not events.done:
+            raise cut_short("event: message_stop")
+        tokens_in, tokens_out = (
+            token_count(events.usage, "input_tokens"),
+            token_count(events.usage, "output_tokens"),
+        )
+        ttft_ms, rate = answer.pace(tokens_out)
+        return TargetResponse(
+            text=answer.text, tokens_in=tokens_in, tokens_out=tokens_out, ttft_ms=ttft_ms, tokens_per_s=rate
+        )
+
+
+class MessageEvents:
+    """What the Messages API streams: message_start (input usage), content_block_delta (text_delta),
+    message_delta (output usage), message_stop; ping read past, an error event a server error."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.usage: dict[str, Any] = {}
+
+    def on_event(self, name: str, data: str) -> str:
+        if name == "ping":
+            return ""
+        event = event_json(data)
+        if name == "error":
+            raise error_in_stream(event.get("error"))
+        if name == "message_stop":
+            self.done = True
+        elif name == "message_start" and isinstance(message := event.get("message"), dict):
+            self._add_usage(message.get("usage"))
+        elif name == "message_delta":
+            self._add_usage(event.get("usage"))
+        elif name == "content_block_delta" and isinstance(delta := event.get("delta"), dict):
+            if delta.get("type") == "text_delta":
+                return text_content(delta.get("text"), "content_block_delta.delta.text")
+        return ""
+
+    def _add_usage(self, usage: Any) -> None:
+        if isinstance(usage, dict):  # message_delta's counts are the running totals: the later wins
+            self.usage.update({k: v for k, v in usage.items() if v is not None})

@@ -230,8 +230,12 @@ def trial_env(
     `{ env = "VAR" }` read now), the trial's ENGINE_* variables."""
     own = {name: value if isinstance(value, str) else env_secret(value, f"env {name}")
            for name, value in spec.env.items()}  # fmt: skip
-    env = {**base, **own}
-    env.update(
+    return {**base, **own, **engine_variables(request)}
+
+
+def engine_variables(request: TargetRequest) -> dict[str, str]:
+    """The ENGINE_* variables a trial's agent is given (its request fingerprint holds them too)."""
+    env = dict(
         ENGINE_VARIANT=request.variant.name, ENGINE_CASE_ID=request.case.id,
         ENGINE_REPEAT=str(request.repeat), ENGINE_SEED=str(request.seed),
         ENGINE_MODEL=request.model or "", ENGINE_SYSTEM=request.system or "",

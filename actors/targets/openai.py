@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from engine.actors.targets.http.common import (
     JsonApiTarget,
     malformed,
     text_content,
     token_count,
 )
+from engine.actors.targets.streaming import StreamedAnswer, cut_short, error_in_stream
 from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.spec import OpenAITargetSpec
 from engine.events.targets import OPENAI_SAMPLING as SAMPLING
@@ -25,6 +28,10 @@ def chat_body(spec: OpenAITargetSpec, request: TargetRequest) -> dict[str, Any]:
     body: dict[str, Any] = {"model": request.model or spec.model or "default", "messages": messages}
     body.update({k: request.params[k] for k in (*SAMPLING, *spec.extra_params) if k in request.params})
     body.setdefault("seed", request.seed)
+    if spec.stream:  # the usage comes in a last chunk of its own, only when asked for
+        body["stream"] = True
+        if spec.stream_usage:
+            body["stream_options"] = {"include_usage": True}
     return body
 
 
@@ -35,6 +42,8 @@ class OpenAITarget(JsonApiTarget):
         return {"authorization": f"Bearer {key}"} if key else {}
 
     async def call(self, request: TargetRequest) -> TargetResponse:
+        if self.spec.stream:
+            return await self._streamed(request)
         data = await self.post(chat_body(self.spec, request), request.timeout_s)
         try:
             message = data["choices"][0]["message"]
@@ -48,3 +57,62 @@ class OpenAITarget(JsonApiTarget):
             raise malformed(f"usage = {usage!r:.60} is not an object")
         tokens_in, tokens_out = token_count(usage, "prompt_tokens"), token_count(usage, "completion_tokens")
         return TargetResponse(text=text, tokens_in=tokens_in, tokens_out=tokens_out)  # priced by the executor
+
+    async def _streamed(self, request: TargetRequest) -> TargetResponse:
+        chunks = ChatChunks()
+        answer = StreamedAnswer(chunks.on_event)
+        await self.stream(chat_body(self.spec, request), request.timeout_s, answer)
+        if not chunks.done:
+            raise cut_short("data: [DONE]")
+        tokens_in, tokens_out = (
+            token_count(chunks.usage, "prompt_tokens"),
+            token_count(chunks.usage, "completion_tokens"),
+        )
+        ttft_ms, rate = answer.pace(tokens_out)
+        return TargetResponse(
+            text=answer.text, tokens_in=tokens_in, tokens_out=tokens_out, ttft_ms=ttft_ms, tokens_per_s=rate
+        )
+
+
+class _Delta(msgspec.Struct):
+    content: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    delta: _Delta | None = None
+
+
+class _Chunk(msgspec.Struct):
+    """One streamed chunk, as far as it is read (its other fields are skipped, not decoded)."""
+
+    choices: list[_Choice] | None = None
+    usage: dict[str, Any] | None = None
+    error: Any = None
+
+
+_read_chunk = msgspec.json.Decoder(_Chunk).decode
+
+
+class ChatChunks:
+    """What /chat/completions streams: chunks with choices[0].delta.content, a last one with usage
+    (stream_options.include_usage), then `data: [DONE]`."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.usage: dict[str, Any] | None = None
+
+    def on_event(self, name: str, data: str) -> str:
+        if data == "[DONE]":
+            self.done = True
+            return ""
+        try:
+            chunk = _read_chunk(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise malformed(f"a streamed chunk: {exc}: {data[:100]!r}") from None
+        if chunk.error is not None:
+            raise error_in_stream(chunk.error)
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+        if not chunk.choices or chunk.choices[0].delta is None:
+            return ""
+        return chunk.choices[0].delta.content or ""

@@ -54,6 +54,9 @@ class TargetResponse(msgspec.Struct, kw_only=True):
     transcript: str = ""  # the conversation a command agent wrote (ENGINE_TRANSCRIPT), JSONL
     tools: dict[str, int] = {}  # the transcript's tool calls per tool name
     service_logs: dict[str, str] = {}  # a sandbox's services' output by name, kept as blobs beside stderr
+    # a streamed answer's: request sent to first content token, and tokens per second after it
+    ttft_ms: float | None = None
+    tokens_per_s: float | None = None
 
 
 _DEFAULT_CLASS = {"infra": "network", "timeout": "timeout", "model": "subject_error", "config": "config"}

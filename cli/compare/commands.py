@@ -33,6 +33,9 @@ def compare(
         float | None, typer.Option(help="Relative p95 increase allowed.")
     ] = None,
     max_cost_increase: Annotated[float | None, typer.Option(help="Relative cost increase allowed.")] = None,
+    max_p95_ttft_increase: Annotated[
+        float | None, typer.Option(help="Relative p95 time-to-first-token increase allowed (streamed runs).")
+    ] = None,
     base_variant: Annotated[
         str | None, typer.Option("--base-variant", help="Compare this variant of BASE (with --variant).")
     ] = None,
@@ -74,6 +77,7 @@ def compare(
         "max_error_rate_increase": max_error_rate_increase,
         "max_p95_latency_increase": max_p95_latency_increase,
         "max_cost_increase": max_cost_increase,
+        "max_p95_ttft_increase": max_p95_ttft_increase,
     }
     pair = variant_pair(base_variant, variant)  # a mistake on the command line before the store
     with open_log(store) as log:

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from engine.presentation.report.numbers import money, p_value
+from engine.presentation.compare_table import CASE_HEADER, CASE_TEST, case_rows, metric_tables
 from engine.views.compare.comparison import NOTHING, RunComparison
 from engine.views.compare.gates import MetricDelta
 
@@ -37,7 +37,7 @@ def own_verdict_not_green(log: Any, run_id: str) -> bool:
 
     summary = summarize(log, run_id)
     point = next((p for p in history(log, summary.experiment) if p.run_id == run_id), None)
-    return point is not None and point.status == "completed" and not point.green
+    return point is not None and point.status.startswith("completed") and not point.green
 
 
 def last_green(
@@ -63,6 +63,7 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
     from rich.text import Text
 
     from engine.cli.render import make_console, print_table_to
+    from engine.cli.wrap import fold
 
     console = make_console()
     for warning in result.warnings:
@@ -70,33 +71,20 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
             console.print(Text(f"warning: {warning}", style="yellow"))
     if result.spec_differences:  # lines, not a table: a field's path is long and read whole
         console.print("spec fields that differ (baseline -> candidate):")
-        for d in result.spec_differences:
-            console.print(Text(f"  {d.field}: {d.baseline} -> {d.candidate}"), soft_wrap=True)
+        for d in result.spec_differences:  # folded at 100 columns, a long value kept whole on its line
+            console.print(Text(fold(f"  {d.field}: {d.baseline} -> {d.candidate}")), soft_wrap=True)
     if result.nothing_to_compare:
         console.print(Text(NOTHING, style="yellow"))
         return
     title = f"{result.candidate_run} vs {result.baseline_run} ({result.shared_cases} shared cases)"
-    header = ["variant", "metric", "baseline", "candidate", "delta", "p / ratio CI", "direction", "regressed"]
-    rows = [
-        [
-            m.variant, m.metric, *[_figure(m.metric, v) for v in (m.baseline, m.candidate, m.delta)],
-            _evidence(m),
-            m.direction, "yes" if m.regressed else "no",
-        ]
-        for m in result.metrics
-    ]  # fmt: skip
-    print_table_to(console, title, header, rows, left=2)
+    for pair, header, rows in metric_tables(result.metrics):
+        print_table_to(console, f"{title}: {pair}", header, rows, left=1)
     margins = margin_line(result.metrics)
     if margins:
         console.print(Text(margins))
     for label, changes in (("newly failing", result.newly_failing), ("newly passing", result.newly_passing)):
         if changes:
-            case_rows = [
-                [c.variant, c.case, c.baseline, c.candidate, p_value(c.p_value_adjusted)] for c in changes
-            ]
-            header = ["variant", "case", "baseline", "candidate", "p (Holm)"]
-            title = f"cases {label} (Fisher's exact test on their replicas)"
-            print_table_to(console, title, header, case_rows, left=2)
+            print_table_to(console, f"cases {label} ({CASE_TEST})", CASE_HEADER, case_rows(changes), left=2)
     if result.regressed:
         console.print(Text("REGRESSED: " + "; ".join(result.regressions), style="red"))
     else:
@@ -110,22 +98,8 @@ def margin_line(metrics: list[MetricDelta]) -> str:
         if m.run_margin is None:
             continue
         source = f"from {m.run_margin_runs} earlier runs" if m.run_margin_runs else "default"
-        what = "latency" if m.metric == "p95_latency_ms" else "cost"
+        what = {"p95_latency_ms": "latency", "p95_ttft_ms": "TTFT"}.get(m.metric, "cost")
         parts.append(f"{m.variant} {what} {m.run_margin:.0%} ({source})")
     if not parts:
         return ""
     return "run-to-run margins (a rise must clear 1 + threshold beyond them): " + ", ".join(parts)
-
-
-def _evidence(m: MetricDelta) -> str:
-    """The adjusted p of a paired metric, or the interval of a ratio metric (latency, cost)."""
-    if m.ratio_ci is not None:
-        return f"x{m.ratio_ci[0]:.3g}-{m.ratio_ci[1]:.3g}"
-    return p_value(m.p_value_adjusted if m.p_value_adjusted is not None else m.p_value)
-
-
-def _figure(metric: str, value: float | None) -> str:
-    """Money in fixed decimals (never 3.72e-05), other figures to 4 significant digits."""
-    if "cost" in metric:
-        return money(value)
-    return "-" if value is None else f"{value:.4g}"

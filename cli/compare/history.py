@@ -33,7 +33,15 @@ def print_history(log: Any, experiment: str, metric: str, variant: str | None, a
         for p in points
     ]  # fmt: skip
     header = ["run", "status", "started", "green", metric, "spec"]
-    print_table(f"{experiment}: {metric}, oldest first", header, rows, left=4)
+    names = sorted({p.variant for p in points if p.variant})
+    which = names[0] if len(names) == 1 else "the variant each row names"
+    if len(names) > 1:  # runs whose baselines differ: each row names its own
+        header.insert(4, "variant")
+        for row, p in zip(rows, points, strict=True):
+            row.insert(4, p.variant or "-")
+    if not variant and len(names) == 1:
+        which = "the baseline" if which == "baseline" else f"{which} (the baseline)"
+    print_table(f"{experiment}: {metric} of {which}", header, rows, left=4)
     print(f"{metric} {sparkline(values)}  ({len(points)} runs; last green: {_last_green(points)})")
 
 

@@ -14,12 +14,13 @@ from rich.progress import (
     Task,
     TaskID,
     TextColumn,
-    TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 from engine.events import kinds as k
+from engine.presentation.status_words import counts_line
 
 PER_VARIANT_MAX = 4  # more variants than this: one line for the run, so the display fits a screen
 
@@ -41,8 +42,8 @@ class Counts:
             self.skipped += 1
 
     def describe(self) -> str:
-        skipped = f"  skipped {self.skipped}" if self.skipped else ""
-        return f"passed {self.passed}  failed {self.failed}  errors {self.errors}{skipped}"
+        skipped = f" · skipped {self.skipped}" if self.skipped else ""
+        return counts_line(self.passed, self.failed, self.errors) + skipped
 
 
 FINAL = (k.TrialGraded, k.TrialFailed, k.TrialSkipped)
@@ -91,18 +92,33 @@ class RateColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:.1f}/s", style="progress.data.speed")
+        return Text(rate_text(speed), style="progress.data.speed")
+
+
+def rate_text(speed: float | None) -> str:
+    """Trials per second, at most 7 characters (a fast run's rate is never cut): 8.3/s, 412/s, 178k/s."""
+    if speed is None:
+        return ""
+    if speed < 100:
+        return f"{speed:.1f}/s"
+    return f"{speed:.0f}/s" if speed < 10_000 else f"{speed / 1000:.0f}k/s"
+
+
+def _whole() -> Column:
+    return Column(no_wrap=True)  # a figure is shown whole: the name gives way
 
 
 def progress_bar(console: Console | None = None, disable: bool = False) -> Progress:
+    # at 100 columns only the run's or variant's name is cut (with an ellipsis), never a figure
+    # (the elapsed time is left out: the counts, failures included, need the room)
+    name = Column(no_wrap=True, overflow="ellipsis", max_width=16)
     columns = (
-        TextColumn("{task.description}"),
-        BarColumn(bar_width=20),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[counts]}"),
+        TextColumn("{task.description}", table_column=name),
+        BarColumn(bar_width=8, table_column=_whole()),
+        MofNCompleteColumn(table_column=_whole()),
+        RateColumn(table_column=_whole()),
+        TextColumn("eta", table_column=_whole()),
+        TimeRemainingColumn(table_column=_whole()),
+        TextColumn("{task.fields[counts]}", table_column=_whole()),
     )
     return Progress(*columns, console=console, disable=disable, transient=True)

@@ -50,6 +50,17 @@ def run(
     allow_large: Annotated[
         bool, typer.Option("--allow-large", help="Confirm a run of more than 1,000,000 trials.")
     ] = False,
+    reuse: Annotated[
+        str | None,
+        typer.Option(
+            "--reuse", metavar="[=RUN]",
+            help="Take outputs of earlier runs for requests they already sent (alone: any run of the "
+            "store; --reuse=RUN: that run's only; 'last': the latest run of this experiment).",
+        ),
+    ] = None,
+    no_reuse: Annotated[
+        bool, typer.Option("--no-reuse", help="Send every trial, whatever the file's [reuse] says.")
+    ] = False,
 ) -> None:
     """Run an experiment or tuning session to completion, show progress, print and store the report.
 
@@ -63,8 +74,9 @@ def run(
     if file is None and resume is None:  # the project's default experiment, if it has one
         file = default_experiment(Path.cwd())
     narrowing = Narrowing(
-        cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments, repeats=repeats
-    )
+        cases=case or [], variants=variant or [], seed=seed, max_experiments=max_experiments, repeats=repeats,
+        reuse="off" if no_reuse else reuse,
+    )  # fmt: skip
     if schedule is not None:
         raise typer.Exit(schedule_command(file, store_path(store), schedule, narrowing))
     plan = _load_plan(file) if resume is None and file is not None else None

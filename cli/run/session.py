@@ -8,7 +8,8 @@ from pathlib import Path
 
 import trio
 
-from engine.cli.hints import hint
+from engine.cli.hints import hint, labelled
+from engine.cli.options import made_store
 from engine.cli.run.progress import show_progress
 from engine.cli.run.stopping import NOTE_RUN, signal_exit_code, stop_on_signals
 from engine.errors import InputError
@@ -72,6 +73,7 @@ def run_command(
 
     # the process is engine's own here: a host application embedding engine keeps its allocator as it is
     tune_allocator()  # before the writer's thread allocates: a long run's memory stays level
+    made_store(store)  # after every check of the input: a refused run leaves no store behind
     return trio.run(_run, plan, store, resume or run_id, resume is not None, as_json, quiet, source, notes)
 
 
@@ -141,7 +143,9 @@ def print_next_steps(report: RunReport, store: Path | None = None) -> None:
         limit = f"execution.max_error_rate {report.max_error_rate:g}"
         lines.append(f"exit 1: {rate} of trials had no usable result (above {limit})")
     if report.status == "cancelled" or report.status == "running":
-        lines.append(f"continue it:  {hint('run', '--resume', rid, store=store)}")
-    lines.append(f"next:  {hint('report', rid, '--markdown', store=store)}")
-    lines.append(f"       {hint('export', rid, '--format', 'jsonl', store=store)}")
+        lines += labelled("continue it", hint("run", "--resume", rid, store=store))
+    report_it, export_it = hint("report", rid, "--markdown", store=store), hint(
+        "export", rid, "--format", "jsonl", store=store
+    )
+    lines += labelled("next", report_it, export_it)
     print("\n".join(lines), file=sys.stderr)

@@ -37,7 +37,7 @@ def import_command(files: list[str], store: Path, as_id: str | None) -> None:
     from engine.input.bundle_files import load_bundle
     from engine.input.flags import check_run_id
     from engine.runtime.bundle_import import import_bundle
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     if as_id is not None and len(files) != 1:
         raise InputError("engine import", "--as", "renames one bundle: pass a single FILE with it")
@@ -45,7 +45,7 @@ def import_command(files: list[str], store: Path, as_id: str | None) -> None:
         check_run_id(as_id, "engine import", "--as")  # before the store is created: nothing is left behind
     bundles = [(name, load_bundle(name)) for name in files]  # all verified before the store opens
     store.mkdir(parents=True, exist_ok=True)
-    with EventLog(store) as log:
+    with open_event_log(store) as log:
         for name, bundle in bundles:
             run_id, outcome = import_bundle(log, bundle, name, as_id)
             events = len(bundle.events)

@@ -18,7 +18,14 @@ from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec, grader_s
 from engine.input.compat import normalize
 from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.overrides import apply_overrides
-from engine.input.parsing import allowed_values, check_shape, field_hint, parse_file, split_validation_error
+from engine.input.parsing import (
+    allowed_values,
+    check_shape,
+    field_hint,
+    parse_file,
+    split_validation_error,
+    unknown_field,
+)
 from engine.input.suites import load_suite
 from engine.input.validate import check_declared, check_plan
 
@@ -99,6 +106,9 @@ def convert_checked(raw: dict[str, Any], kind: type[T], name: str) -> T:
         return convert_kinded(raw, kind, strict=True)  # type: ignore[no-any-return]
     except msgspec.ValidationError as exc:
         field, expected = split_validation_error(str(exc))
+        unknown = unknown_field(kind, field, expected)
+        if unknown is not None:
+            raise InputError(name, *unknown) from None
         if expected.startswith(("invalid enum value", "invalid value")):
             choices = allowed_values(kind, field)
             got = expected.partition(" value ")[2]

@@ -12,6 +12,7 @@ import fnmatch
 import msgspec
 
 from engine.errors import InputError
+from engine.events.spec import ReuseSpec
 from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.flags import check_max_experiments, check_seed
 from engine.input.tune_rerun import as_experiment
@@ -25,6 +26,7 @@ class Narrowing(msgspec.Struct, kw_only=True, frozen=True):
     seed: int | None = None
     max_experiments: int | None = None
     repeats: int | None = None  # a tuning candidate measured with extra repeats reruns with as many
+    reuse: str | None = None  # --reuse: "on", or "store", "last", a run id (--reuse=X); --no-reuse: "off"
 
 
 def narrow(plan: ExperimentPlan, by: Narrowing) -> ExperimentPlan:
@@ -57,9 +59,22 @@ def narrow(plan: ExperimentPlan, by: Narrowing) -> ExperimentPlan:
             raise InputError(file, "--max-experiments", "applies to tuning sessions (kind = 'tune')")
         check_max_experiments(by.max_experiments, file)
         changes["tune"] = msgspec.structs.replace(spec.tune, max_experiments=by.max_experiments)
+    if by.reuse is not None:
+        changes["reuse"] = reuse_table(spec.reuse, by.reuse)
     if not changes:
         return plan
     return resolve(msgspec.structs.replace(spec, **changes), file, plan.base_dir, plan.source)
+
+
+def reuse_table(table: ReuseSpec | None, flag: str) -> ReuseSpec:
+    """The [reuse] table as `--reuse[=RUN]` or `--no-reuse` changes it (max_age kept)."""
+    table = table or ReuseSpec()
+    if flag == "off":
+        return msgspec.structs.replace(table, enabled=False)
+    if flag == "on":  # `--reuse` alone: the file's sources, or the whole store
+        return msgspec.structs.replace(table, enabled=True)
+    source: str | list[str] = flag if flag in ("store", "last") else [flag]
+    return msgspec.structs.replace(table, from_=source, enabled=True)
 
 
 def _without_variants(by: Narrowing) -> Narrowing:

@@ -6,6 +6,7 @@ Files are TOML, YAML, or Markdown with YAML front matter; msgspec's validation m
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import tomllib
@@ -189,6 +190,38 @@ def field_hint(root: type, path: str) -> str:
         current = _unwrap(_plain(annotation))
     metas = [m for a in [annotation, *typing.get_args(annotation)] for m in _metas(a)]
     return next((m.description for m in metas if m.description), "")
+
+
+def known_fields(root: type, path: str) -> list[str]:
+    """The field names (as a file spells them) of the table at a dotted path like 'variants[0]'; of
+    every kind, for a kinded table (a target, a grader)."""
+    current: Any = root
+    for part in [] if path == "(top level)" else re.sub(r"\[\d+\]", "", path).split("."):
+        members = _union_members(current) or [current]
+        hints = [typing.get_type_hints(m, include_extras=True) for m in members if isinstance(m, type)]
+        annotation = next((h[part] for h in hints if part in h), None)
+        if annotation is None:
+            return []
+        current = _unwrap(_plain(annotation))
+    members = _union_members(current) or [current]
+    structs = [m for m in members if isinstance(m, type) and hasattr(m, "__struct_fields__")]
+    return sorted({f.encode_name for m in structs for f in msgspec.structs.fields(m)})
+
+
+def unknown_field(root: type, path: str, what: str) -> tuple[str, str] | None:
+    """msgspec's "object contains unknown field X" as (the table's path, what to say), with the
+    closest known name when one is close ("did you mean 'repeat'?")."""
+    found = _UNKNOWN_FIELD.match(what)
+    if found is None:
+        return None
+    name = found.group(1)
+    # a kinded table knows every kind's fields: a field of another kind is no typo of one of them
+    known = [f for f in known_fields(root, path) if f != name]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return path, f"unknown field {name}" + (f": did you mean {close[0]!r}?" if close else "")
+
+
+_UNKNOWN_FIELD = re.compile(r"object contains unknown field (\S+)$")
 
 
 def _metas(annotation: Any) -> list[msgspec.Meta]:

@@ -30,14 +30,18 @@ def _check(target: TargetSpec, field: str, params: Iterable[str], fail: Fail, na
     sent = TARGETS.of(target).sent_params  # what an HTTP kind puts in its request body
     if sent is None:
         return
+    extra = hasattr(target, "extra_params")  # an HTTP kind sends a server's own parameter when named
     known = [*sent, *getattr(target, "extra_params", [])]
     for name in params:
         if name not in known:
-            fail(f"{field}.{name}" if named else field, unsent(name, target.kind, known))
+            fail(f"{field}.{name}" if named else field, unsent(name, target.kind, known, extra))
 
 
-def unsent(name: str, kind: str, known: list[str]) -> str:
+def unsent(name: str, kind: str, known: list[str], extra: bool = True) -> str:
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+    if not extra:  # the embedded model: its own few parameters, nothing else reaches it
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        return f"not read by {kind}: {guess}(it reads {', '.join(known)})"
     if close:
         return f"not sent by {kind}: did you mean {close[0]!r}? (or name it in target.extra_params)"
     return f"not sent by {kind}: a server's own parameter is sent when target.extra_params names it"

@@ -34,6 +34,7 @@ def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
         kind = TARGETS.of(target)  # its declaration holds the spec to HttpTarget / CommandTargetSpec
         if kind.speaks_http:
             _check_http(cast(HttpTarget, target), field, fail)
+            _check_stream(cast(HttpTarget, target), kind.streams, field, fail)
         if kind.runs_command:
             _check_command(cast(CommandTargetSpec, target), field, fail)
 
@@ -90,6 +91,23 @@ def _check_http(target: HttpTarget, field: str, fail: Fail) -> None:
             fail(where, "expected a header value without CR, LF or other control characters")
         if is_credential_header(name) or looks_like_key(value):
             fail(where, _USE_ENV)
+
+
+def _check_stream(target: HttpTarget, streams: bool, field: str, fail: Fail) -> None:
+    """stream = true on a kind that reads whole answers only, or through a proxy (the proxied path,
+    httpx, reads whole answers): refused before the run rather than failing every trial."""
+    if not target.stream:
+        return
+    if not streams:
+        fail(f"{field}.stream", f"the {target.kind} target kind does not stream: expected stream = false")
+        return
+    # imported here: urllib.request is start-up time a check of a run that does not stream never needs
+    from engine.actors.targets.http.proxied import proxy_for, proxy_names
+
+    url = target.base_url or "https://api.anthropic.com/v1"  # the one streaming kind with a default
+    if proxy_for(url) is not None:  # its URL not said: it may hold the proxy's user:password
+        fail(f"{field}.stream", f"expected no proxy for a streamed answer ({proxy_names()} sets one for "
+             "this host): unset it, or set stream = false")  # fmt: skip
 
 
 def _check_url_credentials(url: str, field: str, fail: Fail) -> None:

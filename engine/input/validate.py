@@ -16,7 +16,7 @@ from engine.actors.graders.judge_call import judge_repeats, judge_target
 from engine.actors.targets.target_protocol import resolve_target
 from engine.errors import InputError
 from engine.events.graders import GRADERS, JudgeGraderSpec
-from engine.events.spec import ExperimentSpec, SamplingParams, VariantSpec
+from engine.events.spec import AGE_EXPECTED, ExperimentSpec, SamplingParams, VariantSpec, age_seconds
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.parsing import split_validation_error
 from engine.input.run_rules import Fail, check_caps, check_optuna, check_stopping
@@ -37,6 +37,11 @@ def check_declared(spec: ExperimentSpec, file: str) -> None:
     _check_unique([c.id for c in spec.cases], "cases", "id", fail)
     _check_unique([v.name for v in spec.variants], "variants", "name", fail)
     _check_matrix_size(spec, fail)
+    if spec.reuse is not None and spec.reuse.max_age is not None:
+        try:
+            age_seconds(spec.reuse.max_age)
+        except ValueError:
+            fail("reuse.max_age", f"{AGE_EXPECTED}, got {spec.reuse.max_age!r}")
 
 
 def check_plan(plan: ExperimentPlan) -> None:

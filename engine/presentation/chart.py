@@ -9,13 +9,14 @@ from engine.events.report import RunReport
 from engine.presentation.report.numbers import interval
 from engine.presentation.report.tables import role
 
+MARKS = {"winner": "\u2605 ", "tied": "= "}  # a star only for a significant winner
 ROW_H, LABEL_W, VALUE_W, PLOT_W, TOP, AXIS_H = 30, 190, 170, 460, 8, 28
 
 
 @dataclass(frozen=True, slots=True)
 class Bar:
     name: str
-    label: str  # the name, cut short, a star before the winner's
+    label: str  # the name, cut short; a star before a significant winner's, "=" before a tied best
     role: str
     y: float
     mid: float
@@ -53,7 +54,7 @@ def score_chart(r: RunReport) -> Chart | None:
     for i, v in enumerate(r.variants):
         y, kind, score = TOP + i * ROW_H, role(r, v.name), v.strategy_score
         short = v.name if len(v.name) <= 26 else v.name[:25] + "\u2026"
-        label = ("\u2605 " if kind == "winner" else "") + short
+        label = MARKS.get(kind, "") * (kind != "winner" or r.winner_significant) + short
         ci = v.ci95 if whiskers and score is not None else None
         left, right = sorted((x(0.0), x(score))) if score is not None else (None, 0.0)
         bars.append(Bar(

@@ -16,6 +16,7 @@ from engine.presentation.matrix_query import MatrixQuery, select
 from engine.presentation.model import ReportInput, as_report
 from engine.presentation.report.status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, sections
+from engine.presentation.status_words import report_word
 from engine.presentation.templates import TEMPLATES, render, stylesheet
 from engine.store.contract import EventStore
 from engine.store.projections.trials import load_trials
@@ -44,8 +45,9 @@ class FileMatrix:
 def report_html(report: ReportInput, matrix: FileMatrix | None = None) -> str:
     r = as_report(report)
     return render(
-        "report_file.html", r=r, css=stylesheet(), status=status_lines(r), chart=score_chart(r),
-        sections=sections(r), winner_line=winner_line(r), deciding=DECIDING, matrix=matrix,
+        "report_file.html", r=r, word=report_word(r), css=stylesheet(), status=status_lines(r),
+        chart=score_chart(r), sections=sections(r), winner_line=winner_line(r), deciding=DECIDING,
+        matrix=matrix,
         data=Markup(matrix.data if matrix else ""), script=Markup(matrix.script if matrix else ""),
     )  # fmt: skip
 

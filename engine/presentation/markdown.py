@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.presentation.model import ReportInput, as_report
 from engine.presentation.report.status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, Section, sections
+from engine.presentation.status_words import report_word
 
 _MD_SPECIAL = "\\`*_[]|~"
 
@@ -38,6 +39,8 @@ def section_lines(section: Section) -> list[str]:
     lines = [f"### {md_escape(section.title)}", ""]
     if section.table is not None:
         lines += _table(section.table.header, section.table.rows, section.table.left)
+        if section.table.more():
+            lines += [md_escape(section.table.more()), ""]
     if section.note:
         note = section.note[0].upper() + section.note[1:]
         lines += [md_escape(note), ""]
@@ -48,8 +51,9 @@ def section_lines(section: Section) -> list[str]:
 
 def report_markdown(report: ReportInput) -> str:
     r = as_report(report)
-    partial = " (partial)" if r.is_partial else ""
-    lines = [f"## {md_escape(r.experiment)}: run {md_escape(r.run_id)}, {md_escape(r.status)}{partial}", ""]
+    word = report_word(r)
+    partial = " (partial)" if r.is_partial and word != "partial" else ""
+    lines = [f"## {md_escape(r.experiment)}: run {md_escape(r.run_id)}, {md_escape(word)}{partial}", ""]
     status = status_lines(r)
     lines += [_status_line(line) for line in status] + ([""] if status else [])
     strategy = md_escape(r.strategy)

@@ -29,12 +29,22 @@ LEGEND = {
 }
 
 
+def has_grading_error(rec: TrialRecord) -> bool:
+    """A grader could not judge the trial (an unparseable judge answer, a failed judge call), whether
+    or not another grader scored it."""
+    return rec.status == "grading_error" or any(g.error for g in rec.grades)
+
+
 @dataclass(slots=True)
 class MatrixCell:
     variant: str
     records: list[TrialRecord] = field(default_factory=list)
     verdict: str = "pending"
     output: str | None = None  # the first finished repeat's output (read for shown rows only)
+    # with a text search: the repeats (from 0) whose output, grader reasons or error hold it, and the
+    # repeat whose output the cell shows (the first of them)
+    matches: list[int] | None = None
+    shown: int | None = None
 
     @property
     def finished(self) -> list[TrialRecord]:
@@ -58,6 +68,12 @@ class MatrixCell:
 
     @property
     def grading_errors(self) -> int:
+        """Trials a grader could not judge: unscored ones, and those other graders scored."""
+        return sum(has_grading_error(r) for r in self.records)
+
+    @property
+    def unscored(self) -> int:
+        """Graded trials no grader could score (out of `scored`)."""
         return sum(r.status == "grading_error" for r in self.records)
 
     @property
@@ -97,6 +113,7 @@ class MatrixRow:
     prompt: str = ""
     expected: str = ""
     cells: dict[str, MatrixCell] = field(default_factory=dict)
+    repeat: int | None = None  # the matrix of every repeat: this row's repeat (from 0)
 
     def verdicts(self, variants: list[str]) -> list[str]:
         return [self.cells[v].verdict if v in self.cells else "pending" for v in variants]

@@ -15,7 +15,7 @@ from engine.presentation.matrix import MatrixCell, MatrixRow, _expected
 from engine.presentation.matrix_query import MatrixQuery, ReadOutput, matcher
 from engine.store.projections.trials import RunTrials
 from engine.store.trial_index.codec import COMPLETED, FAILED, GRADED, SCORED, SKIPPED
-from engine.store.trial_index.table import ERROR, FAIL, GRADING_ERROR, PASS, Table
+from engine.store.trial_index.table import ERROR, FAIL, PASS, Table
 
 NAMES = ("pass", "fail", "flaky", "error", "grading_error", "ungraded", "pending")
 V_PASS, V_FAIL, V_FLAKY, V_ERROR, V_GRADING_ERROR, V_UNGRADED, V_PENDING = range(7)
@@ -66,7 +66,7 @@ class Grid:
 
         self.present = np.bincount(self.cell, minlength=n) > 0
         s = t.status
-        self.passes, self.errors, self.gerrs = count(s == PASS), count(s == ERROR), count(s == GRADING_ERROR)
+        self.passes, self.errors, self.gerrs = count(s == PASS), count(s == ERROR), count(t.grading_errors())
         self.scored = count((s == PASS) | (s == FAIL))
         graded = count((t.flags & GRADED) != 0) > 0
         v = verdicts(self.passes, self.scored, self.errors, self.gerrs, graded, aggregation)

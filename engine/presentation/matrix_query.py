@@ -14,7 +14,7 @@ from engine.store.projections.trials import TrialRecord
 # all | failing (fail or flaky) | errors | grading_errors | differs (outputs differ across variants) |
 # flaky | regressed (a variant fails a case the baseline passes)
 SHOWS = ("all", "failing", "errors", "grading_errors", "differs", "flaky", "regressed")
-SORTS = ("case", "score", "-score", "latency", "-latency", "cost", "-cost")
+SORTS = ("case", "score", "-score", "latency", "-latency", "cost", "-cost", "ttft", "-ttft")
 ReadOutput = Callable[[TrialRecord], str | None]
 Searched = Callable[[TrialRecord], bool]  # a trial's output or grader reasons hold the text (found ahead)
 
@@ -25,7 +25,8 @@ class MatrixQuery:
     tag: str = ""
     q: str = ""  # text in the prompt, an output, the expected answer or a grader's reason
     regex: bool = False  # q is a regular expression (case-insensitive)
-    sort: str = "case"  # case, or score / latency / cost ascending ("-" first: descending)
+    repeats: bool = False  # every repeat of a cell its own row (as a table of trials shows them)
+    sort: str = "case"  # case, or score / latency / cost / ttft ascending ("-" first: descending)
     offset: int = 0  # rows skipped: a page is offset // per_page + 1
     per_page: int = 50
     grading: int | None = None  # an earlier grading round (default: the latest)
@@ -37,7 +38,8 @@ class MatrixQuery:
     def params(self, page: int | None = None, **changed: object) -> dict[str, object]:
         """The query string of this view (its page, or `page`) with some values changed: a deep link
         keeps every filter."""
-        out = {**asdict(self), **changed, "regex": "1" if changed.get("regex", self.regex) else ""}
+        out = {**asdict(self), **changed}
+        out |= {name: "1" if out[name] else "" for name in ("regex", "repeats")}
         out.pop("offset")
         kept = {k: v for k, v in out.items() if v not in ("", None) and v != getattr(DEFAULT, k)}
         number = self.page if page is None else page
@@ -49,9 +51,9 @@ DEFAULT = MatrixQuery()
 
 def check(query: MatrixQuery) -> MatrixQuery:
     if query.show not in SHOWS:
-        raise InputError("matrix", "show", f"one of {', '.join(SHOWS)}")
+        raise InputError("matrix", "show", f"expected one of {', '.join(SHOWS)}, got {query.show!r}")
     if query.sort not in SORTS:
-        raise InputError("matrix", "sort", f"one of {', '.join(SORTS)}")
+        raise InputError("matrix", "sort", f"expected one of {', '.join(SORTS)}, got {query.sort!r}")
     if query.regex:
         try:
             re.compile(query.q)
@@ -106,7 +108,9 @@ def text_hit(
 
 
 def sort_key(query: MatrixQuery, order: dict[str, int]) -> Callable[[MatrixRow], tuple[float, int]]:
-    value = {"score": "score", "latency": "latency_ms", "cost": "cost_usd"}.get(query.sort.lstrip("-"), "")
+    value = {"score": "score", "latency": "latency_ms", "cost": "cost_usd", "ttft": "ttft_ms"}.get(
+        query.sort.lstrip("-"), ""
+    )
     sign = -1.0 if query.sort.startswith("-") else 1.0
 
     def key(row: MatrixRow) -> tuple[float, int]:

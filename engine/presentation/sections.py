@@ -15,12 +15,14 @@ from engine.presentation.report import tables as tables
 from engine.presentation.report.stopping import stopping_lines
 
 SECTION_KEYS = (
-    "variants", "spend", "comparisons", "pairwise", "labels", "tuning", "errors", "grading_errors",
-    "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools", "sandbox",
+    "variants", "spend", "streaming", "comparisons", "pairwise", "labels", "tuning", "errors",
+    "grading_errors", "judge_agreement", "stopping", "scenarios", "flaky", "identical", "tags", "tools",
+    "sandbox", "params",
     "decidability",
 )  # fmt: skip
 # the sections the winner is decided on: every surface says the winner line after them
 DECIDING = frozenset({"variants", "spend", "comparisons", "pairwise", "labels", "tuning"})
+PARAMS_TITLE = "Parameters each variant's target received (the experiment's, the variant's own over them)"
 IDENTICAL_TITLE = "Identical outputs across repeats (caching or temperature 0?)"
 
 
@@ -30,6 +32,12 @@ class Table:
     rows: list[list[str]]
     left: frozenset[int] = frozenset({0})  # text columns (left-aligned); the rest are figures
     marks: list[str] = field(default_factory=list)  # a role per row (winner, baseline...) or none
+    total: int = 0  # rows the list has in all (0: these rows): a surface showing fewer says how many more
+
+    def more(self, shown: int | None = None) -> str:
+        """One line for the rows a surface leaves out of the list (it shows `shown`, default all)."""
+        hidden = max(self.total, len(self.rows)) - (len(self.rows) if shown is None else shown)
+        return f"...and {hidden} more (engine report --json lists them)" if hidden > 0 else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +69,7 @@ def sections(r: RunReport) -> list[Section]:
         _tags(r),
         Section("tools", "Agents' tools", lines=text.tool_lines(r)),
         Section("sandbox", "Sandboxes (where each variant's agent ran)", lines=text.sandbox_lines(r)),
+        Section("params", PARAMS_TITLE, lines=text.params_lines(r)),
         Section("decidability", "What this plan can decide", lines=text.decidability_lines(r)),
     ]  # fmt: skip
     return [s for s in found if s.lines or (s.table is not None and s.table.rows)]
@@ -72,11 +81,14 @@ def _marks(r: RunReport) -> list[str]:
 
 def _results(r: RunReport) -> list[Section]:
     return [
-        Section("variants", "Variants (cases p/f/fl/e: passed, failed, flaky, errored)",
+        Section("variants", "Variants (pass: the pass rate; p/f/fl/e: cases passed, failed, flaky, errored)",
                 Table(tables.RESULT_HEADER, tables.result_rows(r), marks=_marks(r)),
                 note=text.score_basis_note(r) or ""),
         Section("spend", "Latency and spend",
                 Table(tables.SPEND_HEADER, tables.spend_rows(r), marks=_marks(r))),
+        Section("streaming", "Streamed answers: time to first token, tokens per second after it",
+                Table(tables.STREAM_HEADER, tables.stream_rows(r),
+                      marks=[tables.role(r, v.name) for v in tables.streamed(r)])),
         Section("comparisons", tables.comparison_title(r), Table(
             tables.COMPARISON_HEADER, tables.comparison_rows(r),
             marks=["winner" if c.candidate == r.winner else "" for c in r.comparisons])),
@@ -105,12 +117,11 @@ def _judges(r: RunReport) -> Section:
 
 
 def _flaky(r: RunReport) -> Section:
-    more = len(r.flaky_cases) - tables.MAX_FLAKY_ROWS
-    table = Table(tables.FLAKY_HEADER, tables.flaky_rows(r), _left(2))
-    return Section("flaky", f"Flaky cases ({len(r.flaky_cases)})", table,
-                   note=f"...and {more} more." if more > 0 else "")  # fmt: skip
+    table = Table(tables.FLAKY_HEADER, tables.flaky_rows(r), _left(2), total=len(r.flaky_cases))
+    return Section("flaky", f"Flaky cases ({len(r.flaky_cases)})", table)
 
 
 def _tags(r: RunReport) -> Section:
     header, rows = tables.tag_rows(r)
-    return Section("tags", "By tag (score / pass rate)", Table(header, rows))
+    text = _left(2 if "variant" in header else 1)  # the long form names the variant in a column
+    return Section("tags", "By tag (score / pass rate)", Table(header, rows, text))

@@ -7,6 +7,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from engine.presentation.status_words import badge_class, status_css
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 
@@ -18,6 +20,7 @@ def environment() -> Any:
         loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )  # fmt: skip
+    env.globals["status_class"] = badge_class  # every badge of a status gets its colour from one place
     return env
 
 
@@ -36,4 +39,4 @@ def render(name: str, **context: object) -> str:
 
 def stylesheet() -> str:
     """The report's own CSS (sections, chart, matrix): inlined in the HTML file, linked by the pages."""
-    return (TEMPLATES / "report.css").read_text(encoding="utf-8")
+    return (TEMPLATES / "report.css").read_text(encoding="utf-8") + status_css()

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 Columns = int | frozenset[int] | set[int]
 
-BREAKS = frozenset(" \t-_/.,")  # a text cell may wrap after these characters
+# a text cell may wrap after these characters: between the words of a name (gpt-4o- / mini), never
+# inside an identifier or a number (tool_success_rate, claude-3.5, 0.25)
+BREAKS = frozenset(" \t-/,")
 GAP = "  "  # between columns; the table's edges are one blank column each
 BOLD, ITALIC, RESET = "\x1b[1m", "\x1b[3m", "\x1b[0m"
 MIN_TEXT = 8  # narrower than this, a text column would be mostly wrapping

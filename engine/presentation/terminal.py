@@ -10,12 +10,10 @@ from rich.text import Text
 from engine.presentation.model import ReportInput, as_report
 from engine.presentation.report.status import status_lines, winner_line
 from engine.presentation.sections import DECIDING, Section, sections
+from engine.presentation.status_words import report_word, term_style
 from engine.presentation.term_table import table
 
 RERUN = "  rerun: "
-# the terminal's results table: short headers (their figures are narrower than "cases p/f/fl/e"), so
-# a variant's name and its "(baseline, winner)" marks keep one line at 100 columns
-SHORT = {"pass rate": "pass", "cases p/f/fl/e": "p/f/fl/e"}
 MAX_ROWS = 10  # a terminal shows the first rows of a long list; the JSON report has them all
 
 
@@ -31,11 +29,11 @@ def section_renderables(section: Section, width: int = 100) -> list[Any]:
     out: list[Any] = []
     if section.table is not None:
         t = section.table
-        header = [SHORT.get(h, h) for h in t.header] if section.key == "variants" else t.header
+        header = t.header  # the labels every surface shows (report.tables): never the terminal's own
         rows = t.rows if section.key in DECIDING else t.rows[:MAX_ROWS]
         out.append(Text.from_ansi(table(section.title, header, rows, t.left, width, styled=True)))
-        if len(rows) < len(t.rows):
-            out.append(Text(f"  ...and {len(t.rows) - len(rows)} more (engine report --json lists them)"))
+        if t.more(len(rows)):  # one line for every row left out, however the list was cut
+            out.append(Text(f"  {t.more(len(rows))}"))
         if section.note:
             out.append(Text(section.note))
         prefix = "  "
@@ -54,8 +52,11 @@ def report_renderables(report: ReportInput, width: int = 100) -> list[Any]:
     """Text objects, not markup: names and error messages are user data and may hold brackets; the
     tables are drawn `width` columns wide at most."""
     r = as_report(report)
-    partial = "  (partial)" if r.is_partial else ""
-    out: list[Any] = [Text.assemble((r.experiment, "bold"), f"  run {r.run_id}  {r.status}{partial}")]
+    word = report_word(r)
+    partial = "  (partial)" if r.is_partial and word != "partial" else ""
+    out: list[Any] = [
+        Text.assemble((r.experiment, "bold"), f"  run {r.run_id}  ", (word, term_style(word)), partial)
+    ]
     out += [Text(line, style="yellow") for line in status_lines(r)]
     said_winner = False
     for section in sections(r):

@@ -107,7 +107,7 @@ async def _close(graders: list[Any]) -> None:
 
 
 def _output_hashes(log: EventStore, run_id: str) -> dict[tuple[str, str, int], str]:
-    completed = (e for e in run_events(log, run_id, {"trial.completed"}) if isinstance(e, k.TrialCompleted))
+    completed = (e for e in run_events(log, run_id, set(k.OUTPUT_TAGS)) if isinstance(e, k.TrialCompleted))
     return {(e.variant, e.case, e.repeat): e.output_hash for e in completed}
 
 

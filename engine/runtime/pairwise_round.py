@@ -119,7 +119,7 @@ def _read_log(log: EventStore, run_id: str) -> tuple[dict[Trial, str], set[tuple
     """Every completed trial's output (the first result of a trial counts) and the verdicts logged."""
     outputs: dict[Trial, str] = {}
     judged: set[tuple[str, str, str, int]] = set()
-    for event in run_events(log, run_id, {"trial.completed", "pairwise.judged"}):
+    for event in run_events(log, run_id, {*k.OUTPUT_TAGS, "pairwise.judged"}):
         if isinstance(event, k.TrialCompleted):
             outputs.setdefault((event.variant, event.case, event.repeat), event.output_hash)
         elif isinstance(event, k.PairwiseJudged):

@@ -9,6 +9,7 @@ import msgspec
 
 from engine.actors.messages import GradeJob, TrialJob
 from engine.actors.scheduler import Plan
+from engine.actors.targets.fingerprint import request_fingerprint
 from engine.actors.targets.target_protocol import TargetRequest, resolve_target
 from engine.events import kinds as k
 from engine.events.graders import GRADERS
@@ -70,7 +71,9 @@ def build_plan(
             timeout_s=spec.execution.trial_timeout_s or target.timeout_s,
             accept_nonzero_exit=grades_exit,
         )
-        return TrialJob(variant, case, repeat, target, request)
+        return TrialJob(
+            variant, case, repeat, target, request, fingerprint=request_fingerprint(target, request)
+        )
 
     def load_regrade(completed: k.TrialCompleted) -> GradeJob:
         output = load_output(completed.output_hash)

@@ -73,7 +73,7 @@ async def _feed_outputs(
 ) -> None:
     assert state.spec is not None
     cases = {c.id: c for c in state.spec.cases}
-    completed = await trio.to_thread.run_sync(lambda: list(run_events(log, run_id, {"trial.completed"})))
+    completed = await trio.to_thread.run_sync(lambda: list(run_events(log, run_id, set(k.OUTPUT_TAGS))))
     seen: set[tuple[str, str, int]] = set()
     for event in completed:
         assert isinstance(event, k.TrialCompleted)

@@ -39,6 +39,7 @@ from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.race_rounds import run_race
 from engine.runtime.ray_session import ray_session
+from engine.runtime.reuse import Reuse, reuse_for
 from engine.runtime.run_lease import run_lease
 from engine.runtime.run_status import process_alive
 from engine.runtime.sequential_rounds import run_sequential
@@ -131,11 +132,13 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     store_folder = getattr(log, "path", None)
     if isinstance(store_folder, Path):  # no sandboxed agent may read (or learn from) the store
         hide_from_sandboxes(store_folder)
+    # a run to reuse from that the store does not hold is bad input too
+    reuse = await store_call(log, reuse_for, log, plan.spec, request.run_id, request.source or plan.spec.name)
     # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
     async with ray_session(plan, request.control.stopping):
         async with open_pipeline(log, state, request.subscribers) as pipe:
             request.control._feedback = pipe.feedback_send
-            reason = await _run_body(log, request, plan, pipe)
+            reason = await _run_body(log, request, plan, pipe, reuse)
             if reason in ("completed", "budget"):  # every pair with both outputs, judged side by side
                 make_target = request.make_target()
                 if await pairwise_unless_stopped(log, plan.spec, pipe, make_target, request.cancel_poll_s):
@@ -159,7 +162,9 @@ def _resolved(request: RunRequest, state: RunState) -> ExperimentPlan:
     return resolve(given, label, request.base_dir, request.source)
 
 
-async def _run_body(log: EventStore, request: RunRequest, plan: ExperimentPlan, pipe: Pipeline) -> str:
+async def _run_body(
+    log: EventStore, request: RunRequest, plan: ExperimentPlan, pipe: Pipeline, reuse: Reuse | None
+) -> str:
     run_id, now, state, spec = request.run_id, time.time(), pipe.state, plan.spec
     tuning = plan.tuning
     variants = list(plan.contestants)
@@ -183,7 +188,7 @@ async def _run_body(log: EventStore, request: RunRequest, plan: ExperimentPlan, 
     reason = "completed"
     with trio.move_on_after(spec.budget.max_wall_time_s or math.inf) as wall:
         async with open_workers(
-            log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s
+            log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s, reuse
         ) as workers:
             if tuning:
                 reason = await tune_session(

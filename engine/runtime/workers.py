@@ -16,14 +16,16 @@ import trio
 from engine.actors.executor import MakeTarget, executor_pool
 from engine.actors.graders.factory import GraderContext, make_graders
 from engine.actors.graders.judge_call import JudgeBudget
-from engine.actors.grading_pool import grading_pool
+from engine.actors.grading_pool import grade_cheap, grading_pool
 from engine.actors.inline_grading import InlineGrading, grades_inline
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
 from engine.actors.ray.executor import RayWork, ray_executor_pool
 from engine.actors.scheduler import Limits, Plan, Scheduler
 from engine.actors.watcher import watch_for_cancel
+from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec
 from engine.runtime.pipeline import Pipeline
+from engine.runtime.reuse import Reuse
 from engine.store.contract import EventStore
 from engine.store.projections.run_state import RunState
 
@@ -41,11 +43,17 @@ def limits_for(spec: ExperimentSpec) -> Limits:
     )
 
 
-def grader_context(spec: ExperimentSpec, state: RunState, make_target: MakeTarget) -> GraderContext:
-    """Judges default to the experiment's target; tokens already judged count against the budget."""
-    spent = sum(t.judge_tokens for t in state.totals.values())
+def grader_context(
+    spec: ExperimentSpec, state: RunState, make_target: MakeTarget, reuse: Reuse | None = None
+) -> GraderContext:
+    """Judges default to the experiment's target; tokens already judged count against the budget; with
+    [reuse], a judge call an earlier run made is not made again."""
+    spent = state.judge_tokens_spent()
     budget = JudgeBudget(spec.budget.judge_max_tokens, used=spent)
-    return GraderContext(default_target=spec.target, make_target=make_target, budget=budget)
+    reuse_grade = reuse.find_grade if reuse is not None else None
+    return GraderContext(
+        default_target=spec.target, make_target=make_target, budget=budget, reuse_grade=reuse_grade
+    )
 
 
 def executor_for(
@@ -80,9 +88,13 @@ class Workers:
     jobs: trio.MemorySendChannel[TrialJob]
     grade_jobs: trio.MemorySendChannel[GradeJob]
     scheduler: Scheduler | None = None  # the plan running now (its statistics answer live)
+    reuse: Reuse | None = None  # where every plan's trials may take earlier outputs from ([reuse])
+    grade_reused: Callable[[GradeJob], Awaitable[k.TrialGraded]] | None = None  # cheap graders: inline
 
     async def run(self, plan: Plan) -> str:
         """Run a plan to its end: 'completed', 'budget', 'cancelled' or 'unreachable'."""
+        if plan.reuse is None and self.reuse is not None:
+            plan.reuse, plan.grade_reused = self.reuse.find, self.grade_reused
         self.scheduler = Scheduler(
             plan=plan, state=self.pipe.state, limits=self.limits, jobs=self.jobs, grade_jobs=self.grade_jobs,
             feedback=self.pipe.feedback, emit=self.pipe.emit,
@@ -98,6 +110,7 @@ async def open_workers(
     make_target: MakeTarget,
     watch_from: int,
     cancel_poll_s: float,
+    reuse: Reuse | None = None,
 ) -> AsyncIterator[Workers]:
     """Start the pools (each ready before the first job is sent); leaving the block cancels whatever
     is still in flight."""
@@ -105,7 +118,7 @@ async def open_workers(
     jobs_send, jobs = trio.open_memory_channel[TrialJob](limits.in_flight)
     grade_send, grade_jobs = trio.open_memory_channel[GradeJob](limits.in_flight * 2)
     emit, run_id = pipe.emit, pipe.state.run_id
-    context = grader_context(spec, pipe.state, make_target)
+    context = grader_context(spec, pipe.state, make_target, reuse)
     async with trio.open_nursery() as work:
         await work.start(executor_for(spec, make_target, jobs, emit.clone(), grade_send.clone(), context))
         await work.start(
@@ -121,6 +134,16 @@ async def open_workers(
                 feedback=pipe.feedback_send.clone(), poll_s=cancel_poll_s,
             )
         )  # fmt: skip
-        async with jobs_send, grade_send:
-            yield Workers(pipe, limits, jobs_send, grade_send)
+        reuse_graders = make_graders(spec.graders, context) if grades_inline(spec.graders) else None
+        try:
+            async with jobs_send, grade_send:
+                grade_reused = None
+                if reuse_graders is not None:
+                    threshold = spec.scoring.pass_threshold
+                    grade_reused = partial(grade_cheap, graders=reuse_graders, pass_threshold=threshold)
+                yield Workers(pipe, limits, jobs_send, grade_send, reuse=reuse, grade_reused=grade_reused)
+        finally:
+            with trio.CancelScope(shield=True):
+                for grader in reuse_graders or []:
+                    await grader.aclose()
         work.cancel_scope.cancel()

@@ -18,9 +18,9 @@ from engine.events import kinds as k
 from engine.store.blobs import read_blob
 from engine.store.contract import EventStore
 from engine.store.kept.read import RUN_HEADS, load
-from engine.store.kept.state_source import RUN_STATE_SOURCE
+from engine.store.kept.state_source import recorded_source
 from engine.store.log.guard import decode_of_run
-from engine.store.projections.kept_head import kept_state_head
+from engine.store.projections.kept_head import STATE, kept_state_head
 
 # the run's index is read backwards from its last event in windows of this many sequence numbers,
 # doubling, until the report.written is in one: it is the run's last event or close to it
@@ -73,7 +73,7 @@ def _unchanged_since(log: EventStore, run_id: str, report_hash: str, one_round: 
     last = known(run_id) if known is not None else None
     if last is None:
         last = log.last_seq()
-    window = FIRST_WINDOW
+    window, state_tags = FIRST_WINDOW, _state_tags(log)
     while True:
         start = max(1, last - window + 1)
         index = log.run_index(run_id, start)
@@ -84,12 +84,23 @@ def _unchanged_since(log: EventStore, run_id: str, report_hash: str, one_round: 
                     continue
                 if one_round and tag == "regrade.started":
                     break
-                if tag in RUN_STATE_SOURCE.tags:
+                if tag in state_tags:
                     return False
             return _wrote(log, run_id, written[-1], report_hash)
         if start == 1:
             return False  # the heads know a report the index does not: build it, never guess
         window *= 2
+
+
+def _state_tags(log: EventStore) -> frozenset[str]:
+    """The events that change the run state: as the store's writer recorded them (no import of the
+    state's fold), else the fold's own (a store no writer of today recorded them in)."""
+    source = recorded_source(log, STATE)
+    if source is not None:
+        return source.tags
+    from engine.store.projections.run_state import RUN_STATE
+
+    return RUN_STATE.tags
 
 
 def _wrote(log: EventStore, run_id: str, seq: int, report_hash: str) -> bool:

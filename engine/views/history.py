@@ -13,17 +13,18 @@ import time
 
 import msgspec
 
+from engine.events.outcome import outcome_word
 from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
 from engine.store.kept.read import RUN_HEADS, load, run_ids
-from engine.store.kept.report_digest import report_digest
+from engine.store.kept.report_digest import ReportDigest, report_digest
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
 
 
 class HistoryPoint(msgspec.Struct, kw_only=True):
     run_id: str
-    status: str
+    status: str  # the word every surface shows: "failed" when every trial errored (events.outcome)
     started: float
     spec_hash: str = ""
     variant: str = ""  # whose figures these are
@@ -49,7 +50,7 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
     if found is None:  # live or killed: no figures until it writes its report
         return point
     report = report_digest(log, run_id, found)
-    point.spec_hash = report.spec_hash
+    point.spec_hash, point.status = report.spec_hash, digest_word(report, status)
     chosen = next((v for v in report.variants if v.name == variant), None) if variant else None
     chosen = chosen or (report.variants[0] if report.variants else None)
     if chosen is not None:
@@ -60,6 +61,17 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
     automatic = status == "completed" and not report.error_rate_exceeded and not worse
     point.green = heads.mark == "green" or (heads.mark != "red" and automatic)
     return point
+
+
+def run_outcome(log: EventStore, run_id: str, status: str) -> str:
+    """The run's status word: its stored report's (which knows its errors), else its lifecycle status."""
+    found = load(log, RUN_HEADS, run_id).report_hash()
+    return status if found is None else digest_word(report_digest(log, run_id, found), status)
+
+
+def digest_word(report: ReportDigest, status: str) -> str:
+    errors = sum(v.errors for v in report.variants)
+    return outcome_word(report.status or status, report.trials_done, errors)
 
 
 def last_green(log: EventStore, experiment: str, before: str) -> str | None:

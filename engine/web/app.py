@@ -12,12 +12,12 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from engine.errors import UserError
-from engine.presentation.templates import TEMPLATES
+from engine.presentation.templates import stylesheet
 from engine.store.contract import EventStore
 from engine.web import json_api, label_pages, labelling, matrix_export, pages, sse
 from engine.web.auth import TokenGate, check_token
@@ -28,10 +28,10 @@ STATIC = Path(__file__).parent / "static"
 
 
 def open_read_only(path: str | os.PathLike[str]) -> EventStore:
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     _must_exist(path)
-    return EventLog(path, readonly=True)
+    return open_event_log(path, readonly=True)
 
 
 def _must_exist(path: str | os.PathLike[str]) -> None:
@@ -43,14 +43,14 @@ def _must_exist(path: str | os.PathLike[str]) -> None:
 
 def open_writable(path: str | os.PathLike[str]) -> EventStore:
     """The store for a view that labels: its runs may go on beside it (appends are small, one at a time)."""
-    from engine.store.log.event_log import EventLog
+    from engine.store.open import open_event_log
 
     _must_exist(path)
-    return EventLog(path)
+    return open_event_log(path)
 
 
 async def report_css(request: Request) -> Response:
-    return FileResponse(TEMPLATES / "report.css", media_type="text/css")
+    return Response(stylesheet(), media_type="text/css")  # report.css and the status colours
 
 
 async def user_error(request: Request, exc: Exception) -> Response:

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import msgspec
 
+from engine.errors import InputError
 from engine.store.contract import EventStore
 from engine.views.queries import stored_report
 from engine.web.compare_reads import Comparisons
@@ -63,7 +64,11 @@ class WebContext:
         """read(view) of the run as grading round `grading` left it (None or the latest: the kept view)."""
         if grading is None:
             return self.views.indexed(run_id, read)
-        latest = self.views.indexed(run_id, lambda v: v.trials.grading)
+        latest, rounds = self.views.indexed(run_id, lambda v: (v.trials.grading, sorted(v.rounds)))
+        if grading not in rounds and grading != latest:
+            named = ", ".join(map(str, rounds))
+            expected = f"expected one of this run's grading rounds ({named}), got {grading}"
+            raise InputError("query", "grading", expected)
         if grading >= latest:
             return self.views.indexed(run_id, read)
         return read(self.memo(("round", run_id, grading), lambda: round_view(self.log, run_id, grading)))

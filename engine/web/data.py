@@ -59,6 +59,19 @@ class RunView:
     def output(self, log: EventStore, rec: TrialRecord) -> str | None:
         return output_of(log, rec)
 
+    def with_transcript(self) -> list[tuple[int, TrialRecord]]:
+        """(row, record) of each trial with a transcript: the index keeps no transcript column, so
+        the records are read once per state of the run (a finished run's: once), then kept."""
+        key = (self.index.run_id, self.index.seq)
+        kept = self.transcripts_kept if self.transcripts_kept is not None else {}
+        if key not in kept:
+            size = self.index.size
+            if len(kept) >= KEPT_RUNS:
+                kept.pop(next(iter(kept)))
+            kept[key] = [(c * size + i, rec) for c in range(len(self.index.columns))
+                         for i, rec in enumerate(self.index.records(c)) if rec.transcript_hash]  # fmt: skip
+        return kept[key]
+
     def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
                  reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip
         return None  # each trial's output is read from its blob
@@ -89,6 +102,8 @@ class IndexedView:
     index: RunIndex
     table: Table
     texts: dict[int, list[str]] = field(default_factory=dict)  # chunks' outputs read for this request
+    # the rows with a transcript, per (run, index state): shared by a server's requests (RunViews)
+    transcripts_kept: dict[tuple[str, int], list[tuple[int, TrialRecord]]] | None = None
 
     @property
     def baseline(self) -> str | None:
@@ -106,6 +121,19 @@ class IndexedView:
         if c not in self.texts:
             self.texts[c] = self.index.texts(c).split()
         return self.texts[c][i]
+
+    def with_transcript(self) -> list[tuple[int, TrialRecord]]:
+        """(row, record) of each trial with a transcript: the index keeps no transcript column, so
+        the records are read once per state of the run (a finished run's: once), then kept."""
+        key = (self.index.run_id, self.index.seq)
+        kept = self.transcripts_kept if self.transcripts_kept is not None else {}
+        if key not in kept:
+            size = self.index.size
+            if len(kept) >= KEPT_RUNS:
+                kept.pop(next(iter(kept)))
+            kept[key] = [(c * size + i, rec) for c in range(len(self.index.columns))
+                         for i, rec in enumerate(self.index.records(c)) if rec.transcript_hash]  # fmt: skip
+        return kept[key]
 
     def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
                  reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip
@@ -133,6 +161,7 @@ class RunViews:
         self._views: OrderedDict[str, RunView] = OrderedDict()
         # requests fold from worker threads; re-entrant so a comparison can hold two runs' views
         self._lock = threading.RLock()
+        self._transcripts: dict[tuple[str, int], list[tuple[int, TrialRecord]]] = {}
 
     def use(self, run_id: str, read: Callable[[RunView], T]) -> T:
         """read(view) with the run's view caught up with the log; one reader at a time (a view is
@@ -151,7 +180,9 @@ class RunViews:
         index = load_index(self.log, run_id)
         if index is None:
             return self.use(run_id, read)
-        return read(indexed_view(index))
+        view = indexed_view(index)
+        view.transcripts_kept = self._transcripts
+        return read(view)
 
     def _catch_up(self, view: RunView) -> None:
         for seq, data in self.log.read_run(view.trials.run_id, from_seq=view.seen_seq + 1, tags=VIEW_TAGS):

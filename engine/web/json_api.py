@@ -16,15 +16,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from engine.errors import InputError, NotFoundError
+from engine.presentation.status_words import badge_class
 from engine.runtime.run_status import process_alive, with_trial_count
 from engine.store.kept.snapshots import SUMMARIES, load, run_ids
 from engine.store.kept.unpacked import unpacked_once
+from engine.views.history import run_outcome
 from engine.web.context import WebContext
 from engine.web.data import RunView
-from engine.web.matrix_view import matrix, query_of
+from engine.web.matrix_view import PARAMS, matrix, query_of
 from engine.web.progress import progress
-from engine.web.query_params import int_param
-from engine.web.trials_api import TrialFilter, trials_page
+from engine.web.query_params import accepts, choice, int_param
+from engine.web.trials_api import STATUSES, TrialFilter, check_names, trials_page
 
 
 def json_response(data: object) -> Response:
@@ -63,7 +65,7 @@ def runs_json(ctx: WebContext) -> list[dict[str, object]]:
     run's process is still alive is asked each time: a killed run appends nothing."""
     rows = ctx.memo(("runs",), lambda: [_run_row(ctx, rid) for rid in run_ids(ctx.log)])
     return [
-        {**row, "status": "interrupted"}
+        {**row, "status": "interrupted", "outcome": "interrupted", "status_class": badge_class("interrupted")}
         if row["status"] == "running" and not process_alive(row["pid"], row["host"])  # type: ignore[arg-type]
         else row
         for row in rows
@@ -73,20 +75,25 @@ def runs_json(ctx: WebContext) -> list[dict[str, object]]:
 def _run_row(ctx: WebContext, run_id: str) -> dict[str, object]:
     # a tuning session's trials run, a created run's planned: as `engine list` counts them
     summary = with_trial_count(ctx.log, load(ctx.log, SUMMARIES, run_id))
-    return {**dataclasses.asdict(summary), "pass_rate": ctx.pass_rate(summary.run_id)}
+    word = run_outcome(ctx.log, run_id, summary.status)
+    return {**dataclasses.asdict(summary), "pass_rate": ctx.pass_rate(summary.run_id), "outcome": word,
+            "status_class": badge_class(word)}  # fmt: skip
 
 
+@accepts()
 async def runs(request: Request) -> Response:
     return json_response(await in_thread(request, runs_json))
 
 
+@accepts("grading")
 async def run_report(request: Request) -> Response:
     run_id = request.path_params["run_id"]
-    grading = request.query_params.get("grading")
-    data = await in_thread(request, lambda ctx: ctx.report(_known(ctx, run_id), int_param(grading, None)))
+    grading = int_param(request.query_params.get("grading"), None, "grading")
+    data = await in_thread(request, lambda ctx: ctx.report(_known(ctx, run_id), grading))
     return Response(data, media_type="application/json")
 
 
+@accepts()
 async def run_progress(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     data = await in_view(request, run_id, lambda ctx, v: progress(v, time.time()))
@@ -101,16 +108,21 @@ def _known(ctx: WebContext, run_id: str) -> str:
 
 def trial_filter(request: Request) -> TrialFilter:
     q = request.query_params
-    text = {name: q.get(name, "") for name in ("variant", "case", "status", "tag", "q")}
-    return TrialFilter(**text, limit=int_param(q.get("limit"), 50), offset=int_param(q.get("offset"), 0))
+    text = {name: q.get(name, "") for name in ("variant", "case", "tag", "q")}
+    return TrialFilter(
+        **text, status=choice(q.get("status"), STATUSES, "status"),
+        limit=int_param(q.get("limit"), 50, "limit"), offset=int_param(q.get("offset"), 0, "offset"),
+    )  # fmt: skip
 
 
+@accepts("variant", "case", "status", "tag", "q", "limit", "offset")
 async def run_trials(request: Request) -> Response:
     run_id, f = request.path_params["run_id"], trial_filter(request)
-    data = await in_index(request, run_id, lambda ctx, v: trials_page(ctx.log, v, f))
+    data = await in_index(request, run_id, lambda ctx, v: (check_names(v, f), trials_page(ctx.log, v, f))[1])
     return json_response(data)
 
 
+@accepts(*PARAMS)
 async def run_matrix(request: Request) -> Response:
     run_id, query = request.path_params["run_id"], query_of(request.query_params, per_page=100)
     read = lambda ctx: ctx.at_round(_known(ctx, run_id), query.grading, lambda v: matrix(ctx.log, v, query))  # noqa: E731
@@ -124,6 +136,7 @@ def comparison_json(ctx: WebContext, base: str, cand: str) -> dict[str, object]:
     return ctx.comparisons.get(base_id, cand_id)[0]
 
 
+@accepts("base", "cand")
 async def compare(request: Request) -> Response:
     base, cand = request.query_params.get("base", ""), request.query_params.get("cand", "")
     if not base or not cand:

@@ -23,7 +23,8 @@ from engine.web.templated import body as templated
 
 QUEUE_SHOWN = 500
 COMPLETED = frozenset({"pass", "fail", "ungraded", "grading_error"})  # a trial with an output to label
-KEYS = "keys: p pass · f fail (then the next unlabelled trial) · n next unlabelled · j/k move · / note"
+KEYS = ("keys: p pass · f fail (then the next unlabelled trial) · n next unlabelled · j/k move · / note"
+        " · l this panel")
 
 
 def _section(state: LabelState) -> dict[str, Any]:

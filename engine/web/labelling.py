@@ -25,6 +25,7 @@ from engine.web.context import WebContext
 from engine.web.html import q
 from engine.web.json_api import _known, in_thread, json_response
 from engine.web.label_queue import QueueItem, label_queue, next_unlabelled
+from engine.web.query_params import accepts
 
 READ_ONLY = "this view is read-only: start `engine serve --token T` to label"
 BODY_MAX = 16 * 1024  # a label and its note (capped at 4,000 characters) with room to spare
@@ -91,11 +92,13 @@ def labels_json(ctx: WebContext, run_id: str, root: str) -> dict[str, Any]:
     }
 
 
+@accepts()
 async def get_labels(request: Request) -> Response:
     run_id, root = request.path_params["run_id"], request.scope.get("root_path", "")
     return json_response(await in_thread(request, lambda ctx: labels_json(ctx, _known(ctx, run_id), root)))
 
 
+@accepts()
 async def post_label(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     if not ctx.can_label:

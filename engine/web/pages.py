@@ -17,12 +17,15 @@ from starlette.routing import Route
 from engine.errors import NotFoundError
 from engine.presentation.matrix import LEGEND, MatrixRow
 from engine.presentation.matrix_query import SHOWS, pages
+from engine.presentation.matrix_repeats import excerpt_start, marked, pattern_of
 from engine.presentation.templates import render
+from engine.store.kept.snapshots import SUMMARIES, load
 from engine.web.context import WebContext
 from engine.web.html import page, q
 from engine.web.json_api import _known, in_thread, runs_json
 from engine.web.matrix_view import matrix_rows, query_of
 from engine.web.pages_more import compare_body, history_body, trial_body, tuning_body
+from engine.web.progress import last_of_run
 from engine.web.query_params import int_param
 from engine.web.run_page import run_body, run_fragment
 from engine.web.templated import body as templated
@@ -62,7 +65,7 @@ async def runs_page(request: Request) -> HTMLResponse:
 
 
 def _grading(request: Request) -> int | None:
-    return int_param(request.query_params.get("grading"), None)
+    return int_param(request.query_params.get("grading"), None, "grading")
 
 
 async def run_page(request: Request) -> HTMLResponse:
@@ -83,16 +86,25 @@ async def run_live(request: Request) -> HTMLResponse:
 
 SORTS = [("case", "case"), ("score", "score, lowest first"), ("-score", "score, highest first"),
          ("-latency", "latency, slowest first"), ("latency", "latency, fastest first"),
-         ("-cost", "cost, highest first"), ("cost", "cost, lowest first")]  # fmt: skip
+         ("-cost", "cost, highest first"), ("cost", "cost, lowest first"),
+         ("ttft", "time to first token, fastest first"),
+         ("-ttft", "time to first token, slowest first")]  # fmt: skip
 
 
 async def matrix_page(request: Request) -> HTMLResponse:
     run_id, root = request.path_params["run_id"], _root(request)
     query = query_of(request.query_params)
     base = f"{root}/runs/{q(run_id)}"
+    pattern = pattern_of(query)
+    marks = (lambda text: marked(text, pattern)) if pattern else None  # noqa: E731
+    start = (lambda text, clip: excerpt_start(text, pattern, clip)) if pattern else None  # noqa: E731
 
-    def link(case: str, variant: str | None) -> str:
-        return base + "/trial?" + urlencode({"case": case} | ({"variant": variant} if variant else {}))
+    def link(case: str, variant: str | None, repeat: int | None = None) -> str:
+        """A cell's trial page: with the search (highlighted there), at the repeat the cell shows."""
+        found = {"q": query.q} | ({"regex": "1"} if query.regex else {}) if query.q else {}
+        at = f"#repeat-{variant}-{repeat + 1}" if variant and repeat is not None else ""
+        params = {"case": case} | ({"variant": variant} if variant else {}) | found
+        return base + "/trial?" + urlencode(params) + at
 
     def url(**changed: object) -> str:
         return base + "/matrix?" + urlencode(query.params(**changed))
@@ -104,14 +116,17 @@ async def matrix_page(request: Request) -> HTMLResponse:
         def read(v: Any) -> tuple[tuple[list[str], int, list[MatrixRow]], int, list[tuple[int, str]]]:
             return matrix_rows(ctx.log, v, query), v.trials.grading, sorted(v.rounds.items())
 
-        (variants, total, rows), grading, rounds = ctx.at_round(_known(ctx, run_id), query.grading, read)
+        seq = last_of_run(ctx.log, _known(ctx, run_id))  # before the rows: they cover at least this
+        (variants, total, rows), grading, rounds = ctx.at_round(run_id, query.grading, read)
         if query.grading is not None:  # an earlier round's view: the rounds are the latest view's
             rounds = ctx.views.indexed(run_id, lambda v: sorted(v.rounds.items()))
         html = render(
             "matrix_page.html", run_id=run_id, run_url=base, query=query, shows=SHOWS, sorts=SORTS,
             total=total, pages=pages(total, query.per_page), legend_items=LEGEND, variants=variants,
             rows=rows, link=link, url=url, export_url=export_url, grading=grading, rounds=rounds,
-            grading_name=dict(rounds).get(grading, "original"),
+            grading_name=dict(rounds).get(grading, "original"), marks=marks, start=start,
+            repeats_url=url(repeats=not query.repeats, page=1), seq=seq,
+            live=load(ctx.log, SUMMARIES, run_id).status == "running",
         )  # fmt: skip
         return f"matrix {run_id}", html
 
@@ -121,8 +136,10 @@ async def matrix_page(request: Request) -> HTMLResponse:
 async def trial_page(request: Request) -> HTMLResponse:
     run_id, params = request.path_params["run_id"], request.query_params
     case, variant = params.get("case", ""), params.get("variant", "")
-    root = _root(request)
-    return await render_page(request, lambda ctx: trial_body(ctx, _known(ctx, run_id), case, variant, root))
+    root, search = _root(request), query_of({k: params[k] for k in ("q", "regex") if k in params})
+    return await render_page(
+        request, lambda ctx: trial_body(ctx, _known(ctx, run_id), case, variant, root, search), "trial"
+    )
 
 
 async def compare_page(request: Request) -> HTMLResponse:

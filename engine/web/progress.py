@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from engine.events.outcome import outcome_word
+from engine.presentation.status_words import badge_class
 from engine.store.contract import EventStore
 from engine.store.kept.snapshots import STATES, SUMMARIES, load
 from engine.store.projections.run_state import RunState
@@ -68,10 +70,13 @@ def _progress(
     rate = done / elapsed if elapsed > 0 else 0.0
     running = summary.status == "running"
     eta = (total - done) / rate if running and rate > 0 else None
+    word = outcome_word(summary.status, done, sum(errors.values()))
     return {
         "run_id": summary.run_id,
         "experiment": summary.experiment,
         "status": summary.status,
+        "outcome": word,  # the status as every surface says it, and its badge's colour
+        "status_class": badge_class(word),
         "done": done,
         "total": total,
         "passed": passed,

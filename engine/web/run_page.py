@@ -8,10 +8,10 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 
-from engine.events.report import RunReport
+from engine.events.report import ReuseReport, RunReport
 from engine.presentation.labels_view import has_labels
 from engine.presentation.model import as_report
-from engine.presentation.report.status import status_lines, winner_line
+from engine.presentation.report.status import no_comparison_note, status_lines, winner_line
 from engine.presentation.report.tables import MAX_FLAKY_ROWS
 from engine.presentation.sections import DECIDING, sections
 from engine.presentation.templates import render
@@ -82,11 +82,30 @@ def figures(r: RunReport, root: str) -> dict[str, object]:
     more = len(r.flaky_cases) > MAX_FLAKY_ROWS
     return dict(
         flaky_url=f"{root}/runs/{q(r.run_id)}/matrix?show=flaky" if more else "",
-        r=r, status=status_lines(r), race=Markup(race(r)), forest=Markup(forest(intervals(r))),
+        r=r, status=status_lines(r), race=Markup(race(r)),
+        forest=Markup(forest(intervals(r), no_comparison_note(r))),
         sections=sections(r), winner_line=winner_line(r), deciding=DECIDING,
         tokens=sum(v.tokens.in_ + v.tokens.out + v.judge_tokens for v in r.variants),
-        cost=sum(v.cost_usd for v in r.variants),
+        cost=sum(v.cost_usd for v in r.variants), reused=reused_share(r, root),
     )  # fmt: skip
+
+
+def reused_share(r: RunReport, root: str) -> dict[str, object] | None:
+    """The trials taken from earlier runs ([reuse]): how many of the outputs, saving what, from where."""
+    parts = [v.reuse for v in r.variants if isinstance(v.reuse, ReuseReport)]
+    if not parts:
+        return None
+    reused, sent = sum(p.trials for p in parts), sum(p.sent for p in parts)
+    made = reused + sent + sum(v.trials for v in r.variants if not isinstance(v.reuse, ReuseReport))
+    sources: dict[str, int] = {}
+    for part in parts:
+        for run, count in part.sources.items():
+            sources[run] = sources.get(run, 0) + count
+    return {
+        "trials": reused, "share": reused / made if made else 0.0,
+        "tokens": sum(p.tokens_saved for p in parts), "cost": sum(p.cost_saved_usd for p in parts),
+        "sources": [(run, count, f"{root}/runs/{q(run)}") for run, count in sorted(sources.items())],
+    }  # fmt: skip
 
 
 def race(r: RunReport) -> str:

@@ -24,7 +24,7 @@ from engine.web.coalesce import coalesced
 from engine.web.context import WebContext
 from engine.web.json_api import _known, in_thread
 from engine.web.progress import progress
-from engine.web.query_params import int_param
+from engine.web.query_params import accepts, int_param
 
 POLL_S = 0.1
 SUMMARIES_PER_S = 4
@@ -68,9 +68,10 @@ async def tail(ctx: WebContext, run_id: str, after: int) -> AsyncIterator[bytes]
         yield frame
 
 
+@accepts("after")
 async def run_events(request: Request) -> Response:
     run_id = request.path_params["run_id"]
-    after = int_param(request.headers.get("last-event-id") or request.query_params.get("after"), 0)
+    after = int_param(request.headers.get("last-event-id") or request.query_params.get("after"), 0, "after")
     ctx = await in_thread(request, lambda c: (_known(c, run_id), c)[1])
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(tail(ctx, run_id, after), media_type="text/event-stream", headers=headers)

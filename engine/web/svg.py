@@ -20,10 +20,10 @@ class Interval:
     significant: bool
 
 
-def forest(rows: Sequence[Interval]) -> str:
-    """Each comparison's delta with its 95% interval around a zero line."""
+def forest(rows: Sequence[Interval], empty: str = "No comparisons.") -> str:
+    """Each comparison's delta with its 95% interval around a zero line; `empty` says why there is none."""
     if not rows:
-        return '<p class="note">No comparisons (one variant).</p>'
+        return f'<p class="note">{e(empty)}</p>'
     span = max(max(abs(r.low), abs(r.high), abs(r.value)) for r in rows) or 1.0
     plot_w = WIDTH - LABEL_W - PAD
 
@@ -54,19 +54,30 @@ class Point:
     mark: str = ""  # a CSS class: accepted | rejected | ...
 
 
-def series(points: Sequence[Point], title: str, line: bool = False) -> str:
-    """Values in order (variations, runs) with a mark per point; joined by a line for a history."""
+def series(points: Sequence[Point], title: str, line: bool = False, x_label: str = "") -> str:
+    """Values in order (variations, runs) with a mark per point; joined by a line for a history. With
+    `x_label`, the x axis is named and its points numbered from 1 (a few numbers on a long series)."""
     if not points:
         return '<p class="note">Nothing to plot yet.</p>'
     lo, hi = min(0.0, *(p.value for p in points)), max(1.0, *(p.value for p in points))
-    height, left = 240, 48
+    height, left = 240 + (24 if x_label else 0), 48
     step = (WIDTH - left - PAD) / max(len(points) - 1, 1)
 
+    bottom = PAD + (24 if x_label else 0)  # room for the x axis's numbers and its name
+
     def xy(i: int, v: float) -> tuple[float, float]:
-        return round(left + i * step, 1), round(height - PAD - (v - lo) / (hi - lo) * (height - 2 * PAD), 1)
+        return round(left + i * step, 1), round(
+            height - bottom - (v - lo) / (hi - lo) * (height - PAD - bottom), 1
+        )
 
     coords = [xy(i, p.value) for i, p in enumerate(points)]
     parts = [f'<text x="4" y="{xy(0, v)[1] + 4}">{v:.2f}</text>' for v in (lo, (lo + hi) / 2, hi)]
+    if x_label:
+        every = max(1, -(-len(points) // 12))  # at most about 12 numbers
+        parts += [f'<text x="{coords[i][0]}" y="{height - 22}" text-anchor="middle">{i + 1}</text>'
+                  for i in range(0, len(points), every)]  # fmt: skip
+        parts.append(f'<text x="{(left + WIDTH - PAD) / 2}" y="{height - 4}" text-anchor="middle" '
+                     f'class="axis-name">{e(x_label)}</text>')  # fmt: skip
     if line:
         path = " ".join(f"{x},{y}" for x, y in coords)
         parts.append(f'<polyline points="{path}" class="trend"/>')

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 import msgspec
 import numpy as np
 
+from engine.errors import InputError
 from engine.events.graders import GRADERS
 from engine.events.spec import CommandTargetSpec, variant_target
+from engine.presentation.matrix import has_grading_error
 from engine.presentation.matrix_query import Searched
 from engine.store.contract import EventStore
 from engine.store.projections.trials import TrialRecord
@@ -22,10 +24,13 @@ from engine.store.trial_index.search import search_rows
 from engine.store.trial_index.table import STATUS, finished_rows
 from engine.views.export import output_of, service_logs_of, stderr_of, transcript_of, trial_fields
 from engine.web.data import IndexedView, RunView
+from engine.web.transcript_search import transcript_holds, transcript_rows
 
 View = RunView | IndexedView
 
 MAX_LIMIT = 500
+# grading_error: a grader could not judge the trial, whether or not another grader scored it
+STATUSES = ("pass", "fail", "error", "skipped", "ungraded", "grading_error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +56,14 @@ def _matches(rec: TrialRecord, f: TrialFilter, tags: dict[str, list[str]]) -> bo
     return (
         (not f.variant or rec.variant == f.variant)
         and (not f.case or rec.case == f.case)
-        and (not f.status or rec.status == f.status)
+        and (not f.status or _status_is(rec, f.status))
         and (not f.tag or f.tag in tags.get(rec.case, ()))
     )
+
+
+def _status_is(rec: TrialRecord, status: str) -> bool:
+    """grading_error: any trial a grader could not judge, even when another grader scored it."""
+    return has_grading_error(rec) if status == "grading_error" else rec.status == status
 
 
 def _text_hit(
@@ -61,7 +71,9 @@ def _text_hit(
 ) -> bool:
     if any(needle in text.lower() for text in (rec.case, prompts.get(rec.case, ""), rec.message)):
         return True
-    return searched(rec) if searched is not None else needle in (output_of(log, rec) or "").lower()
+    if searched(rec) if searched is not None else needle in (output_of(log, rec) or "").lower():
+        return True
+    return transcript_holds(log, rec, lambda text: needle in text.lower())
 
 
 def select(log: EventStore, view: View, f: TrialFilter) -> Iterator[TrialRecord]:
@@ -72,7 +84,7 @@ def select(log: EventStore, view: View, f: TrialFilter) -> Iterator[TrialRecord]
             yield rec
 
 
-def indexed_rows(view: IndexedView, f: TrialFilter) -> np.ndarray:
+def indexed_rows(log: EventStore, view: IndexedView, f: TrialFilter) -> np.ndarray:
     """select's trials, as rows of the run's kept index, filtered on its columns."""
     t, ix = view.table, view.index
     rows = finished_rows(t, view.trials.variant_order, view.trials.case_order)
@@ -81,18 +93,21 @@ def indexed_rows(view: IndexedView, f: TrialFilter) -> np.ndarray:
         keep &= t.variant[rows] == (ix.variants.index(f.variant) if f.variant in ix.variants else -1)
     if f.case:
         keep &= t.case[rows] == (ix.cases.index(f.case) if f.case in ix.cases else -1)
-    if f.status:
+    if f.status == "grading_error":
+        keep &= t.grading_errors()[rows]
+    elif f.status:
         keep &= t.status[rows] == STATUS.get(f.status, -1)
     if f.tag:
         tags = case_tags(view)
         keep &= np.array([f.tag in tags.get(c, ()) for c in ix.cases], dtype=bool)[t.case[rows]]
     if f.q:
-        keep &= _indexed_hits(view, f.q.lower())[rows]
+        keep &= _indexed_hits(log, view, f.q.lower())[rows]
     return rows[keep]
 
 
-def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
-    """_text_hit of every row: its case id, prompt, error message, output (found in the kept texts)."""
+def _indexed_hits(log: EventStore, view: IndexedView, needle: str) -> np.ndarray:
+    """_text_hit of every row: its case id, prompt, error message, output (found in the kept texts),
+    transcript."""
     t, prompts = view.table, case_prompts(view)
     by_case = np.array(
         [needle in c.lower() or needle in prompts.get(c, "").lower() for c in view.index.cases]
@@ -100,15 +115,33 @@ def _indexed_hits(view: IndexedView, needle: str) -> np.ndarray:
     hit = by_case[t.case] if len(t) else np.zeros(0, dtype=bool)
     found = [i for i, m in t.message.items() if needle in m.lower()]
     found += search_rows(view.index, needle)
+    found += transcript_rows(log, view, lambda text: needle in text.lower())
     hit[np.array(found, dtype=np.int64)] = True
     return hit
+
+
+def check_names(view: View, f: TrialFilter) -> None:
+    """A variant or case the run does not hold is a bad query (naming the run's), not an empty page."""
+    logged = view.index if isinstance(view, IndexedView) else None  # the names the trials carry
+    records = view.trials.records.values()
+    variants = sorted(
+        {r.variant for r in records} | set(view.variants) | set(logged.variants if logged else ())
+    )
+    if f.variant and f.variant not in variants:
+        raise InputError("query", "variant", f"expected one of {', '.join(variants)}, got {f.variant!r}")
+    cases = list(
+        dict.fromkeys([*view.trials.cases, *(r.case for r in records), *(logged.cases if logged else ())])
+    )
+    if f.case and f.case not in cases:
+        shown = ", ".join(cases[:10]) + (f" (and {len(cases) - 10} more)" if len(cases) > 10 else "")
+        raise InputError("query", "case", f"expected a case of this run ({shown}), got {f.case!r}")
 
 
 def trials_page(log: EventStore, view: View, f: TrialFilter) -> dict[str, object]:
     """{total, offset, limit, trials}: the filtered trials' page, each described in full."""
     limit = max(0, min(f.limit, MAX_LIMIT))
     if isinstance(view, IndexedView):
-        rows = indexed_rows(view, f)
+        rows = indexed_rows(log, view, f)
         page = [describe(log, view, view.table.record(int(r))) for r in rows[f.offset : f.offset + limit]]
         return {
             "run_id": view.trials.run_id,

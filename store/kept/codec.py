@@ -23,6 +23,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
 
+from engine.store.kept.state_source import StateSource
 from engine.store.kept.unpacked import unpack
 from engine.store.log.records import RESIDUE, TRAILER, crc32c, seal
 from engine.store.projection import Projection
@@ -210,3 +211,18 @@ class Snapshotted(KeptRecord[S]):
     ) -> None:
         super().__init__(name, version, kind)
         self.projection, self.new = projection, new
+
+    @functools.cached_property
+    def source(self) -> StateSource:
+        """This state as the records derived from it know it (store.kept.state_source): computed from
+        its definition (its types' fingerprint, its fold's tags), by the writer that folds it."""
+        return StateSource(self.name, self.version, self.projection.tags)
+
+
+class VersionedAs(KeptRecord[S]):
+    """A kept record read under a version recorded in the store (store.kept.state_source), not one
+    computed from a type this process has loaded."""
+
+    def __init__(self, name: str, kind: type[S], version: str) -> None:
+        super().__init__(name, 0, kind)
+        self.__dict__["version"] = version  # KeptRecord.version is a cached property: this is its value

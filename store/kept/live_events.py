@@ -29,6 +29,12 @@ def _grades_exact(event: k.TrialGraded) -> bool:
     return _floats(event.score) and all(_floats(g.score, g.spread, g.weight) for g in event.grades)
 
 
+def _pace_only(agent: k.AgentReport) -> bool:
+    """An agent record holding a streamed answer's pace alone, in floats: as it decodes."""
+    plain = not (agent.stderr_hash or agent.metrics or agent.transcript_hash or agent.tools or agent.services)
+    return plain and _floats(agent.ttft_ms, agent.tokens_per_s)
+
+
 def _spec_exact(event: k.ExperimentDefined, data: bytes) -> bool:
     try:
         return encode(decode(data)) == data
@@ -43,8 +49,10 @@ def adoptable(event: Any, data: bytes) -> bool:
         return False
     if kind in _PLAIN:
         return kind.VERSION == 1
-    if kind is k.TrialCompleted:  # kept whole while it waits for its grade: every number as decoded
-        return kind.VERSION == 1 and event.agent is None and _floats(event.latency_ms, event.cost_usd)
+    if kind is k.TrialCompleted or kind is k.TrialReused:  # kept whole while it waits for its grade
+        figures = (event.latency_ms, event.cost_usd, *((event.source_ts,) if kind is k.TrialReused else ()))
+        exact = event.agent is None or _pace_only(event.agent)
+        return kind.VERSION == 1 and exact and _floats(*figures)
     if kind is k.TrialFailed:
         return kind.VERSION == 1 and _floats(event.latency_ms, event.cost_usd)
     if kind is k.TrialGraded:

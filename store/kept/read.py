@@ -7,13 +7,12 @@ projections they read (a run's summary and heads), not the run state's fold or t
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from engine.store.contract import EventStore
-from engine.store.kept.codec import KeptRecord, Snapshotted, Stored, fingerprint
-from engine.store.kept.state_source import StateSource
+from engine.store.kept.codec import KeptRecord, Snapshotted, Stored, VersionedAs, fingerprint
+from engine.store.kept.state_source import StateSource, recorded_source
 from engine.store.log.guard import decode_of_run
 from engine.store.projection import Projection
 from engine.store.projections.heads import HEADS, RunHeads
@@ -26,22 +25,29 @@ SUMMARIES = Snapshotted("summary", 1, SUMMARY, RunSummary, RunSummary)
 RUN_HEADS = Snapshotted("heads", 1, HEADS, RunHeads, RunHeads)
 
 
-class Derived(KeptRecord[S]):
+class Derived(Generic[S]):
     """A record computed from another kept state whenever that one is saved, at the same sequence
     number (not a fold of its own): a few figures of a big state, read without decoding it. Its
     version includes its source's, so a change of the source's meaning rebuilds it too. The source is
-    known by its name, version and tags (store.state_source): reading the record imports nothing of
-    the source's own module."""
+    known by the version and tags its writer recorded in the store (store.kept.state_source): reading
+    the record imports nothing of the source's own module."""
 
     def __init__(
-        self, name: str, version: int, source: StateSource, kind: type[S], derive: Callable[[Any], S]
+        self, name: str, version: int, source: str, kind: type[S], derive: Callable[[Any], S]
     ) -> None:
-        super().__init__(name, version, kind)
-        self.source, self.derive = source, derive
+        self.name, self._number, self.source, self.kind, self.derive = name, version, source, kind, derive
+        self._records: dict[str, KeptRecord[S]] = {}
 
-    @functools.cached_property
-    def version(self) -> str:
-        return f"{self._number}.{fingerprint(self.kind):08x}+{self.source.version}"
+    def key(self, run_id: str) -> bytes:
+        return self.name.encode() + b"\x00" + run_id.encode()
+
+    def made_from(self, source: StateSource) -> KeptRecord[S]:
+        """The record as derived from that version of its source."""
+        record = self._records.get(source.version)
+        if record is None:
+            version = f"{self._number}.{fingerprint(self.kind):08x}+{source.version}"
+            record = self._records[source.version] = VersionedAs(self.name, self.kind, version)
+        return record
 
 
 def kept_record(log: EventStore, record: KeptRecord[S], run_id: str) -> Stored[S] | None:
@@ -62,16 +68,20 @@ def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
 
 
 def kept(log: EventStore, derived: Derived[S], run_id: str) -> S | None:
-    """The derived record of the run, when it is as current as its source's fold would be (no event
-    of the source's tags after it); else None: the caller folds the source instead."""
-    stored = kept_record(log, derived, run_id)
+    """The derived record of the run, when it is as current as its source's fold would be: derived
+    from the source the store's writer recorded, with no event of the source's tags after it; else
+    None: the caller folds the source instead."""
+    source = recorded_source(log, derived.source)
+    if source is None:
+        return None
+    stored = kept_record(log, derived.made_from(source), run_id)
     if stored is None:
         return None
     known = getattr(log, "last_of", None)
     if known is not None and known(run_id) == stored.seq:
         return stored.state
     tail = log.run_index(run_id, stored.seq + 1, limit=INDEX_CHUNK)
-    if len(tail) == INDEX_CHUNK or any(tag in derived.source.tags for _, tag in tail):
+    if len(tail) == INDEX_CHUNK or any(tag in source.tags for _, tag in tail):
         return None
     return stored.state
 

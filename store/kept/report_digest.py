@@ -32,6 +32,7 @@ class DigestVariant(msgspec.Struct):
     mean_score: float | None = None
     cost_usd: float = 0.0
     latency_ms: DigestLatency = msgspec.field(default_factory=DigestLatency)
+    errors: int = 0
 
 
 class DigestComparison(msgspec.Struct):
@@ -47,6 +48,9 @@ class ReportDigest(msgspec.Struct):
     comparisons: list[DigestComparison] = []
     spec_hash: str = ""
     error_rate_exceeded: bool = False
+    # what the status word every surface shows is made of (events.outcome)
+    status: str = ""
+    trials_done: int = 0
     report_hash: str = ""  # not a report field: which report this is the digest of
 
 

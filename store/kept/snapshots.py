@@ -16,16 +16,16 @@ stays the source of truth: `rebuild` folds every snapshot again from it, to the 
 
 from __future__ import annotations
 
-import functools
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 from engine.events.codec import decode
 from engine.store.contract import EncodedRows, EventStore
-from engine.store.kept.codec import Snapshotted, Stored
+from engine.store.kept import reuse_index
+from engine.store.kept.codec import KeptRecord, Snapshotted, Stored
 from engine.store.kept.live_events import adoptable
 
 # the readers' side (store.snapshot_read), named here too for the callers that also keep or rebuild
@@ -35,10 +35,10 @@ from engine.store.kept.read import kept as kept
 from engine.store.kept.read import load as load
 from engine.store.kept.read import run_ids as run_ids
 from engine.store.kept.report_digest import digest_record
-from engine.store.kept.snapshot_io import COMPLETE, LAST, LISTED
 from engine.store.kept.state_snapshot import STATES, STATUS
-from engine.store.kept.state_source import RUN_STATE_SOURCE
+from engine.store.kept.state_source import source_of, source_record
 from engine.store.log.guard import DECODE_DAMAGE
+from engine.store.log.kept_io import COMPLETE, LAST, LISTED
 from engine.store.log.records import RecordDamaged, pack_seq
 from engine.store.projection import Projection
 from engine.store.trial_index.index import TAGS as INDEX_TAGS
@@ -56,6 +56,7 @@ KEEPING_FAILED = (*DECODE_DAMAGE, RecordDamaged, TypeError, ValueError, NotImple
 
 ALL: tuple[Snapshotted[Any], ...] = (SUMMARIES, RUN_HEADS, STATES)
 DERIVED: dict[str, tuple[Derived[Any], ...]] = {STATES.name: (STATUS,)}
+STATE_SOURCES: dict[str, Snapshotted[Any]] = {STATES.name: STATES}  # the states records derive from
 KEPT_TAGS = frozenset().union(*(snap.projection.tags for snap in ALL), INDEX_TAGS)
 EVERY = {SUMMARIES.name: 1, RUN_HEADS.name: 1, STATES.name: STATE_EVERY}
 # a state whose encoding grows with the run: saved no more often than every `size(state)` events
@@ -76,10 +77,6 @@ class SnapshotIO(Protocol):
 
     def last_before(self, run_id: str, seq: int) -> int:
         """The sequence number of the run's last event before `seq` (0: none)."""
-        ...
-
-    def note_run(self, run_id: str, first: int, last: int) -> None:
-        """The run's last event is `last`; `first` (when not 0) is its first: a new run."""
         ...
 
     def events(self, run_id: str, from_seq: int, tags: frozenset[str]) -> Iterator[tuple[int, bytes]]:
@@ -128,6 +125,7 @@ class Keeper:
         self._index = IndexKeeper()  # the trial index (store.trial_index): chunks, not one state
         self._last: tuple[object, int] | None = None  # the batch last folded, and its first seq
         self._abandoned: tuple[dict[bytes, Stored[Any]], dict[bytes, int]] | None = None
+        self._source_recorded = False  # this process's version of the run state, in the store
 
     def forget(self) -> None:
         """The transaction was abandoned: what was folded into the cache in it never happened. The
@@ -142,8 +140,9 @@ class Keeper:
         self._cache.clear()
         self._unsaved.clear()
         self._index.forget()
+        self._source_recorded = False  # with the transaction, or the kept records cleared
 
-    def advance(self, io: SnapshotIO, batch: list[tuple[str, str, bytes]], first: int) -> None:
+    def advance(self, io: SnapshotIO, batch: Sequence[tuple[str, str, bytes]], first: int) -> None:
         """Fold the batch (its first event is `first`) into each kept state, saving those due. An
         `EncodedRows` batch brings its events: folded as they are, not decoded from the bytes."""
         live = batch.events if isinstance(batch, EncodedRows) and len(batch.events) == len(batch) else None
@@ -151,16 +150,19 @@ class Keeper:
         if again and self._abandoned is not None:
             self._cache, self._unsaved = self._abandoned
         self._abandoned, self._last, self._saved = None, (batch, first), set()
+        if not self._source_recorded:
+            record_sources(io)
+            self._source_recorded = True
         by_run: dict[str, list[tuple[int, str, bytes]]] = {}
         for i, (run_id, tag, data) in enumerate(batch):
             by_run.setdefault(run_id, []).append((first + i, tag, data))
         for run_id, rows in by_run.items():
-            prior = io.last_before(run_id, first)
-            io.note_run(run_id, 0 if prior else rows[0][0], rows[-1][0])
+            prior = io.last_before(run_id, first)  # the log listed the run already (store.log.kept_io)
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
             events = decoded_once(rows, live, first)
             self._keep_index(io, run_id, prior, rows, ending, events)
             self._keep_digests(io, run_id, rows, events)
+            self._keep_reuse(io, run_id, rows, events)
             for snap in ALL:
                 if snap.key(run_id) in self._given_up:
                     continue
@@ -196,6 +198,18 @@ class Keeper:
             if record is not None:
                 io.put(*record)
 
+    def _keep_reuse(
+        self, io: SnapshotIO, run_id: str, rows: list[tuple[int, str, bytes]], events: dict[int, Any] | None
+    ) -> None:
+        """The reuse index's records of the batch's outputs (store.kept.reuse_index)."""
+        try:
+            for key, value in reuse_index.index_rows(
+                io.get, run_id, reuse_index.decoded_outputs(rows, events)
+            ):
+                io.put(key, value)
+        except KEEPING_FAILED:  # an output that does not decode: it is not offered for reuse
+            return
+
     def _advance_one(
         self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int,
         rows: list[tuple[int, str, bytes]], ending: bool, again: bool, events: dict[int, Any] | None,
@@ -223,8 +237,8 @@ class Keeper:
         if ending or unsaved >= save_every(snap, cached.state):
             io.put(key, snap.encode(cached.seq, cached.state))
             self._saved.add(key)
-            for derived in derived_of(snap.name):
-                io.put(derived.key(run_id), derived.encode(cached.seq, derived.derive(cached.state)))
+            for derived, derive in derived_of(snap):
+                io.put(derived.key(run_id), derived.encode(cached.seq, derive(cached.state)))
             self._unsaved[key] = 0
 
     def _caught_up(self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int) -> Stored[Any]:
@@ -236,16 +250,21 @@ class Keeper:
         return Stored(prior, stored.state)
 
 
-def derived_of(name: str) -> tuple[Derived[Any], ...]:
-    """The records derived from this kept state. None while the run state's pin (store.state_source,
-    which readers check them against) is not the state's own version and tags: a record a changed
-    state made must never read as current (tests/test_state_source.py fails first)."""
-    return DERIVED.get(name, ()) if _pin_holds() else ()
+def derived_of(snap: Snapshotted[Any]) -> list[tuple[KeptRecord[Any], Callable[[Any], Any]]]:
+    """The records derived from this kept state, as this process's version of it makes them."""
+    return [(d.made_from(snap.source), d.derive) for d in DERIVED.get(snap.name, ())]
 
 
-@functools.cache
-def _pin_holds() -> bool:
-    return STATES.version == RUN_STATE_SOURCE.version and STATES.projection.tags == RUN_STATE_SOURCE.tags
+def record_sources(io: SnapshotIO) -> None:
+    """Record in the store the version and tags of each state records are derived from, as this
+    writer folds it (when the store does not say so already): readers check those records against it
+    (store.kept.state_source). A writer of another version recording its own makes this one's records
+    read as stale: readers then fold, never misread."""
+    for name in DERIVED:
+        source = STATE_SOURCES[name].source
+        key, value = source_record(source)
+        if source_of(name, io.get(key)) != source:
+            io.put(key, value)
 
 
 def save_every(snap: Snapshotted[S], state: S) -> int:
@@ -274,7 +293,7 @@ def rebuild(log: EventStore) -> int:
             state = snap.new(run_id)
             last = fold_tail(log, snap.projection, state, run_id, 1)
             items.append((snap.key(run_id), snap.encode(last, state)))
-            items += [(d.key(run_id), d.encode(last, d.derive(state))) for d in derived_of(snap.name)]
+            items += [(d.key(run_id), d.encode(last, derive(state))) for d, derive in derived_of(snap)]
             if snap is RUN_HEADS:
                 items += _digest_items(log, run_id, state.report_hash())
         try:
@@ -284,5 +303,7 @@ def rebuild(log: EventStore) -> int:
         items.append((LAST + run_id.encode(), pack_seq(last)))
         log.put_snapshots(items)  # type: ignore[attr-defined]
         written += len(ALL)
-    log.put_snapshots([(COMPLETE, b"1")])  # type: ignore[attr-defined]  # every run is listed
+    log.put_snapshots(reuse_index.rebuild_rows(log))  # type: ignore[attr-defined]
+    sources = [source_record(STATE_SOURCES[name].source) for name in DERIVED]
+    log.put_snapshots([*sources, (COMPLETE, b"1")])  # type: ignore[attr-defined]  # every run is listed
     return written

@@ -13,6 +13,6 @@ from engine.store.projections.run_state import RUN_STATE, RunState
 __all__ = ["STATES", "STATUS"]
 
 # version 2: a cell's first output is its lowest repeat's (it was the first to finish). Cells stored
-# as arrays (run_state.Cell an array-like Struct) changed the fingerprint, not the number. Its version
-# and tags are pinned in store.state_source for the readers of its derived records: keep them equal
+# as arrays (run_state.Cell an array-like Struct) changed the fingerprint, not the number. The writer
+# records its version and tags in the store for the readers of its derived records (STATES.source)
 STATES = Snapshotted("state", 2, RUN_STATE, RunState, RunState)

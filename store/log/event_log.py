@@ -10,8 +10,10 @@ Layout (named databases in one environment, so one transaction covers all):
 
 A batch is one durable transaction: a killed writer leaves whole batches only.
 
-`EventLog` opens and closes the store here; its write path is in `store.log_writes`, its read path
-in `store.log_reads`, check and backup in `store.log_upkeep` (mixins over `store.log_handles`).
+`EventLog` opens and closes the store here; its write path is in `store.log.writes` (the keepers it
+is handed write their records in the same transaction: `store.log.keepers`), its read path in
+`store.log.reads`, check and backup in `store.log.upkeep` (mixins over `store.log.handles`). Open a
+store with `engine.store.open.open_event_log`, which hands it the default keepers.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from engine.store.kept.snapshot_io import fresh
 from engine.store.log.files import check_data_file
 from engine.store.log.guard import damage_as_error
 from engine.store.log.handles import ALL_TREES, LAYOUT_VERSION, SMALL_TREES
+from engine.store.log.keepers import Keepers, no_keepers
 from engine.store.log.opening import open_databases, open_env, read_only_wanted, size_limit
 from engine.store.log.reads import LogReads
 from engine.store.log.upkeep import LogUpkeep
@@ -49,14 +52,18 @@ class EventLog(LogReads, LogWrites, LogUpkeep):
         map_size: int = DEFAULT_MAP_SIZE,
         readonly: bool | None = None,
         max_map_size: int | None = None,
+        keepers: Keepers = no_keepers,
     ) -> None:
         """Open (or create) the log at `path`, after checking its files (see `store.files`).
 
         `readonly`: None opens read-only when the files are not writable or $ENGINE_STORE_READONLY
         is set. `max_map_size` caps how far the map grows before an append fails as full
-        (default: $ENGINE_STORE_MAX_SIZE, else no cap but the disk).
+        (default: $ENGINE_STORE_MAX_SIZE, else no cap but the disk). `keepers` makes, at the first
+        append, what keeps records beside the events (store.log.keepers): a store opened the normal
+        way (`engine.store.open.open_event_log`) has the snapshots', the trial index's and the digests'.
         """
         self.path = Path(path)
+        self._make_keepers = keepers
         self.readonly = read_only_wanted(self.path) if readonly is None else readonly
         self.max_map_size = max_map_size or size_limit()
         if self.max_map_size:

@@ -9,8 +9,8 @@ from typing import Any
 import lmdb
 
 from engine.store.errors import StoreDamagedError, StoreError
-from engine.store.kept.snapshot_io import COMPLETE
 from engine.store.log.guard import check_layout
+from engine.store.log.kept_io import COMPLETE
 
 READ_ONLY_ENV = "ENGINE_STORE_READONLY"
 MAX_SIZE_ENV = "ENGINE_STORE_MAX_SIZE"

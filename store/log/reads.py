@@ -9,8 +9,8 @@ import struct
 from collections.abc import Iterator
 
 from engine.store.errors import StoreDamagedError
-from engine.store.kept.snapshot_io import INDEX_PREFIX, last_of, listed_runs
 from engine.store.log.handles import LogHandles
+from engine.store.log.kept_io import INDEX_PREFIX, last_of, listed_runs
 from engine.store.log.records import RecordDamaged, unseal_many, unseal_run
 
 # this module's own, not log_handles': a method call on an imported name compiles to LOAD_ATTR (a

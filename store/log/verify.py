@@ -4,7 +4,7 @@ Of a snapshot (a copy made in one read transaction, see `EventLog.check`). Struc
 own offline verifier walks every page, when this lmdb has it), then the log: every record matches
 its checksum and decodes, and names the run its index row names, sequence numbers run 1..N with no
 gap, every index row points at an event, every blob an event refers to is there, and every blob
-matches its content hash.
+matches its content hash; then every kept record matches its checksum.
 """
 
 from __future__ import annotations
@@ -20,7 +20,16 @@ from engine.events.kinds import tag_of
 from engine.store.blobs import blob_problem
 from engine.store.log.check_index import RowsBySeq
 from engine.store.log.guard import LAYOUT_KEY, LEGACY_LAYOUT
-from engine.store.log.records import CHECKED_FROM_KEY, RecordDamaged, unpack_seq, unseal
+from engine.store.log.kept_io import COMPLETE, LAST, LISTED, UPTO
+from engine.store.log.records import (
+    CHECKED_FROM_KEY,
+    RESIDUE,
+    TRAILER,
+    RecordDamaged,
+    crc32c,
+    unpack_seq,
+    unseal,
+)
 
 _U64 = struct.Struct(">Q")
 SHOWN = 20  # problems listed by name; the rest are counted
@@ -64,6 +73,11 @@ def check_snapshot(path: Path, run_id: str | None, version: bytes) -> CheckRepor
             }
         except lmdb.NotFoundError as exc:
             return CheckReport(problems=[f"a database is missing ({exc})"])
+        for name in ("snapshots", "index"):  # the kept records: absent from older stores
+            try:
+                dbs[name] = env.open_db(name.encode(), create=False)
+            except lmdb.NotFoundError:
+                continue
         return check_log(env, dbs, run_id, version)
     finally:
         env.close()
@@ -78,7 +92,22 @@ def check_log(
         index = _check_index(txn, dbs["runs"], _last_seq(txn, dbs["events"]), run_id, report)
         _check_events(txn, dbs, index, run_id, checked_from, report)
         _check_blobs(txn, dbs["blobs"], report)
+        for name in ("snapshots", "index"):
+            if name in dbs:
+                _check_kept(txn, dbs[name], report)
     return report
+
+
+def _check_kept(txn: lmdb.Transaction, db: object, report: CheckReport) -> None:
+    """Every kept record (snapshots, trial index, digests, the reuse index) is sealed: a changed one
+    is never read (readers fold the log instead), but it is damage all the same, and said."""
+    for key, value in txn.cursor(db=db):
+        _findable(txn, db, key, "kept record", report)
+        if key in (UPTO, COMPLETE) or key.startswith((LISTED, LAST)):
+            continue  # the log's own list of runs (store.log.kept_io)
+        if len(value) <= TRAILER or crc32c(value) != RESIDUE:
+            shown = bytes(key).split(b"\x00")[0].decode(errors="replace")[:20]
+            report.add(f"kept record {shown!r} is damaged: `engine rebuild` makes it again from the log")
 
 
 def _check_header(txn: lmdb.Transaction, db: object, version: bytes, report: CheckReport) -> int | None:

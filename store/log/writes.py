@@ -14,14 +14,12 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 import lmdb
 
 from engine.store.errors import StoreFullError, StoreReadOnlyError, StoreWriteError
-from engine.store.kept.snapshot_io import INDEX_PREFIX, TxnSnapshots, clear, mark_written
 from engine.store.log.guard import damage_as_error
 from engine.store.log.handles import LogHandles
+from engine.store.log.keepers import BatchKeeper, Keepers
+from engine.store.log.kept_io import INDEX_PREFIX, TxnSnapshots, clear, mark_written, note_runs
 from engine.store.log.opening import READ_ONLY_ENV, disk_nearly_full
 from engine.store.log.records import seal
-
-if TYPE_CHECKING:  # a reader never loads the keeper (its projections, the trial index)
-    from engine.store.kept.snapshots import Keeper
 
 # this module's own, not log_handles': a method call on an imported name compiles to LOAD_ATTR (a
 # bound method made per call, on the hot path) where a module-level one gets LOAD_METHOD (Python 3.11)
@@ -67,13 +65,13 @@ class LogWrites(LogHandles):
             self, run_id: str, from_seq: int = 1, limit: int | None = None
         ) -> list[tuple[int, str]]: ...
 
-    @functools.cached_property
-    def _keeper(self) -> Keeper:
-        """The writer's snapshot keeper, made at the first append: `engine list` and other readers
-        never import it (it brings every kept projection and the trial index)."""
-        from engine.store.kept.snapshots import Keeper
+    _make_keepers: Keepers  # handed to EventLog by whoever opened it (engine.store.open)
 
-        return Keeper()
+    @functools.cached_property
+    def _keepers(self) -> Sequence[BatchKeeper]:
+        """The keepers, made at the first append: `engine list` and other readers never import them
+        (they bring every kept projection and the trial index)."""
+        return tuple(self._make_keepers())
 
     def append(
         self, batch: Sequence[Append | tuple[str, str, bytes]], blobs: Iterable[tuple[str, bytes]] = ()
@@ -90,10 +88,13 @@ class LogWrites(LogHandles):
             cursor = txn.cursor(db=self._events)
             seq = _U64.unpack(cursor.key())[0] if cursor.last() else 0
             first = seq + 1
-            try:  # before the batch's own rows are in: the keeper reads what came before them
-                self._keeper.advance(self._txn_snapshots(txn), batch, first)
+            kept = self._txn_snapshots(txn)
+            note_runs(kept, batch, first)  # the log's own list of runs, keepers or not
+            try:  # before the batch's own rows are in: the keepers read what came before them
+                for keeper in self._keepers:
+                    keeper.advance(kept, batch, first)
             except BaseException:
-                self._keeper.forget()  # the transaction is abandoned (then retried: a full map grows)
+                self._forget_batch()  # the transaction is abandoned (then retried: a full map grows)
                 raise
             pack = _U64.pack
             records = [(pack(first + i), seal(item[2])) for i, item in enumerate(batch)]
@@ -110,6 +111,10 @@ class LogWrites(LogHandles):
             failure = StoreFullError if full else StoreWriteError
             raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
 
+    def _forget_batch(self) -> None:
+        for keeper in self._keepers:
+            keeper.forget()
+
     def _txn_snapshots(self, txn: lmdb.Transaction) -> TxnSnapshots:
         dbs = (self._events, self._runs, self._snaps, self._index_db)
         return TxnSnapshots(txn, dbs, self.checked_from, self.blobs_db)
@@ -123,7 +128,7 @@ class LogWrites(LogHandles):
 
     def clear_snapshots(self) -> None:
         """Drop every snapshot (`engine rebuild` writes them again from the log)."""
-        self._keeper.forget()
+        self._forget_batch()
 
         def clear_both(txn: lmdb.Transaction) -> None:
             clear(txn, self._snaps)

@@ -8,12 +8,14 @@ of the record without building it.
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 
 from engine.store.contract import EventStore
-from engine.store.kept.codec import KeptRecord
+from engine.store.kept.codec import KeptRecord, VersionedAs
 from engine.store.kept.read import kept_record
-from engine.store.kept.state_source import RUN_STATE_SOURCE
+from engine.store.kept.state_source import recorded_source
 
 
 class StateHead(msgspec.Struct, kw_only=True):
@@ -24,19 +26,20 @@ class StateHead(msgspec.Struct, kw_only=True):
     report_hash: str = ""
 
 
-class _PinnedStates(KeptRecord[StateHead]):
-    """The run state's snapshots as this reads them, a few fields of each, by the state's pinned
-    version (store.state_source): `engine report` need not import the state's module (nor the
-    keeper) to tell a report current."""
-
-    version = RUN_STATE_SOURCE.version  # type: ignore[assignment]
+STATE = "state"  # the run state's kept snapshots' name (store.kept.state_snapshot.STATES)
 
 
-STATES = _PinnedStates(RUN_STATE_SOURCE.name, 0, StateHead)
+@functools.lru_cache(maxsize=4)
+def states_as(version: str) -> KeptRecord[StateHead]:
+    """The run state's snapshots as this reads them, a few fields of each, by the version the store's
+    writer recorded (store.kept.state_source): `engine report` need not import the state's module
+    (nor the keeper) to tell a report current."""
+    return VersionedAs(STATE, StateHead, version)
 
 
 def kept_state_head(log: EventStore, run_id: str) -> tuple[int, StateHead] | None:
     """(the snapshot's sequence number, its head), or None when there is no readable snapshot of
-    this version (callers then ask the log)."""
-    stored = kept_record(log, STATES, run_id)
+    the version the store's writer recorded (callers then ask the log)."""
+    source = recorded_source(log, STATE)
+    stored = None if source is None else kept_record(log, states_as(source.version), run_id)
     return None if stored is None else (stored.seq, stored.state)

@@ -80,6 +80,7 @@ def _graded(s: LabelState, e: k.TrialGraded) -> None:
 LABELS = Projection[LabelState]({
     k.LabelRecorded: _label,
     k.TrialCompleted: _completed,
+    k.TrialReused: _completed,
     k.RegradeStarted: _regrade,
     k.TrialGraded: _graded,
 })  # fmt: skip
@@ -122,7 +123,7 @@ def load_labelled(log: EventStore, run_id: str) -> LabelState:
 def load_outputs(log: EventStore, run_id: str) -> dict[TrialKey, str]:
     """Each trial's output hash (its first completion: a trial completes once)."""
     found: dict[TrialKey, str] = {}
-    for seq, data in log.read_run(run_id, tags={"trial.completed"}):
+    for seq, data in log.read_run(run_id, tags=set(k.OUTPUT_TAGS)):
         event = fast.decode_trial(data) or decode_stored(log, seq, data)
         if isinstance(event, (fast.Completed, k.TrialCompleted)):
             found.setdefault((event.variant, event.case, event.repeat), event.output_hash)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from engine.events.outcome import failed_outcome
 from engine.events.report import (
     Comparison,
     RunReport,
@@ -34,6 +35,7 @@ from engine.store.projections.report_sections import (
     grading_section,
     stopping_section,
 )
+from engine.store.projections.reuse_report import reuse_warnings
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass, variant_report
 
@@ -69,13 +71,15 @@ def build_report(state: RunState) -> RunReport:
     spec = given.spec
     return RunReport(
         run_id=state.run_id, experiment=spec.name if spec else "", status=state.status,
+        outcome=failed_outcome(state.status, done, state.trials_errored()),
         trials_total=state.trials_total or done, trials_done=done, baseline=given.baseline,
         winner=winner, winner_significant=significant, tied_best=tied, session_error_bound=error_bound,
         runner_up_p_value=runner_up_p, variants=variants, comparisons=comparisons, strategy=given.strategy,
         variations=[variation_record(v) for v in state.variations], spec_hash=state.spec_hash,
         pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
         decidability=decidability(spec, len(given.names)) if spec else None, mean_score_basis=given.basis,
-        warnings=integrity_warnings(state) + race_warnings(state),
+        warnings=[*integrity_warnings(state), *race_warnings(state),
+                  *reuse_warnings(state, given.baseline, given.names)],
         **stopping_section(state, done), **errors_section(state), **grading_section(state),
         **cases_section(state, given.names, given.case_ids),
     )  # fmt: skip

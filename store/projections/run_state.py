@@ -21,6 +21,7 @@ from engine.store.contract import EventStore
 from engine.store.projection import Projection
 from engine.store.projections.pairwise_verdicts import PairTally, add_verdict
 from engine.store.projections.spend import Spend
+from engine.store.projections.stream_pace import PaceTotals
 
 SCALE = 1_000_000_000  # fixed-point unit for scores and dollars
 BUDGET_ERRORS = ("judge_budget",)  # unscored by a planned stop, not by a failure: no error
@@ -104,6 +105,27 @@ class ErrorTally:
 
 
 @dataclass(slots=True)
+class ReuseTally:
+    """One variant's reused trials: how many, from which runs, how old, and what they did not cost again."""
+
+    trials: int = 0
+    sources: dict[str, int] = field(default_factory=dict)  # source run -> trials taken from it
+    oldest_ts: float = 0.0  # when the oldest reused output was made (0: unknown)
+    newest_ts: float = 0.0
+    tokens: int = 0  # subject tokens not spent again
+    cost: int = 0  # fixed point dollars not spent again
+
+    def add(self, run: str, made_ts: float, tokens: int, cost: int) -> None:
+        self.trials += 1
+        self.sources[run] = self.sources.get(run, 0) + 1
+        if made_ts:
+            self.oldest_ts = min(self.oldest_ts or made_ts, made_ts)
+            self.newest_ts = max(self.newest_ts, made_ts)
+        self.tokens += tokens
+        self.cost += cost
+
+
+@dataclass(slots=True)
 class VariantTotals:
     latency_us: HdrHistogram = field(default_factory=lambda: HdrHistogram(1, LATENCY_MAX_US, 3))
     latency_sum_us: int = 0
@@ -111,6 +133,7 @@ class VariantTotals:
     tokens_out: int = 0
     cost: int = 0  # fixed point dollars
     judge_tokens: int = 0
+    judge_tokens_reused: int = 0  # of judge_tokens, those of judge calls reused from earlier runs: not spent
     # from agents' metrics files (fixed point): trials that reported tool_calls, their calls, and the
     # calls whose success is known (tool_errors / tool_successes / tool_success_rate) and succeeded
     tool_trials: int = 0
@@ -118,6 +141,7 @@ class VariantTotals:
     tool_known: int = 0
     tool_ok: int = 0
     tools: dict[str, int] = field(default_factory=dict)  # tool calls per tool, from agents' transcripts
+    pace: PaceTotals | None = None  # streamed answers' time to first token and tokens per second
 
 
 @dataclass(slots=True)
@@ -165,6 +189,13 @@ class RunState:
     label_round: bool = False
     from_labels: int = 0
     from_judges: int = 0
+    reuse: dict[str, ReuseTally] = field(default_factory=dict)  # by variant: trials reused, not sent
+
+    def reuse_of(self, variant: str) -> ReuseTally:
+        found = self.reuse.get(variant)
+        if found is None:
+            found = self.reuse[variant] = ReuseTally()
+        return found
 
     def skip_unusable(self, seq: int, message: str) -> None:
         self.unusable_count += 1
@@ -235,6 +266,15 @@ class RunState:
     def trials_passed(self) -> int:
         return sum(c.passed.bit_count() for c in self.cells.values())
 
+    def trials_failed(self) -> int:
+        """Graded trials that did not pass (an unscorable output is not a failure: it is ungraded)."""
+        cells = self.cells.values()
+        return sum((c.completed & c.graded & ~c.passed & ~c.unscored).bit_count() for c in cells)
+
+    def judge_tokens_spent(self) -> int:
+        """Judge tokens this run spent itself (reused judge calls cost it nothing): what budgets count."""
+        return sum(t.judge_tokens - t.judge_tokens_reused for t in self.totals.values())
+
 
 def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> RunState:
     """The run folded from its log; `grading` replays an earlier grading round (default: the latest)."""
@@ -265,12 +305,24 @@ def _trial_started(s: RunState, e: k.TrialStarted) -> None:
 
 
 def _completed(s: RunState, e: k.TrialCompleted) -> None:
+    _output(s, e, new_spend=True)
+
+
+def _reused(s: RunState, e: k.TrialReused) -> None:
+    """An earlier run's output taken as this run's sample: in every figure of the report like a new one,
+    but no new spend (budgets count what this run paid for), and tallied as reused."""
+    if _output(s, e, new_spend=False):
+        s.reuse_of(e.variant).add(e.source_run, e.source_ts, e.tokens_in + e.tokens_out, to_fixed(e.cost_usd))
+
+
+def _output(s: RunState, e: k.TrialCompleted, new_spend: bool) -> bool:
+    """Fold a trial's output; False when the trial already had a result (it is not counted twice)."""
     pair = (e.variant, e.case)
     cell, bit = s.cell_of(pair), 1 << e.repeat
     s.in_flight.discard((e.variant, e.case, e.repeat))
     if cell.completed & bit or cell.failed & bit:
         s.duplicates += 1
-        return
+        return False
     # figures first: a poison one (NaN, inf) raises before the state changes, and the event is skipped
     cost, latency_us = to_fixed(e.cost_usd), min(max(1, round(e.latency_ms * 1000)), LATENCY_MAX_US)
     lowest = not cell.completed or bit < (cell.completed & -cell.completed)
@@ -285,7 +337,14 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
     t.latency_us.record_value(latency_us)
     t.latency_sum_us += latency_us
     cell.cost += cost
-    _spend(s, t, e.tokens_in, e.tokens_out, cost)
+    if new_spend:
+        _spend(s, t, e.tokens_in, e.tokens_out, cost)
+    else:  # the report's figures, not the run's spend
+        t.tokens_in, t.tokens_out, t.cost = (
+            t.tokens_in + e.tokens_in,
+            t.tokens_out + e.tokens_out,
+            t.cost + cost,
+        )
     s.spend.ended((e.variant, e.case, e.repeat), e.tokens_in, e.tokens_out, cost)
     cell.tokens_in = max(cell.tokens_in, e.tokens_in)
     if e.agent is not None and "tool_calls" in e.agent.metrics:
@@ -293,6 +352,10 @@ def _completed(s: RunState, e: k.TrialCompleted) -> None:
     if e.agent is not None:
         for tool, calls in e.agent.tools.items():
             t.tools[tool] = t.tools.get(tool, 0) + calls
+        if e.agent.ttft_ms is not None:
+            t.pace = t.pace or PaceTotals()
+            t.pace.add(e.agent.ttft_ms, e.agent.tokens_per_s)
+    return True
 
 
 def _tools(t: VariantTotals, metrics: dict[str, float]) -> None:
@@ -362,8 +425,11 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
             s.from_labels += 1
         else:
             s.from_judges += 1
-    s.totals_for(e.variant).judge_tokens += e.judge_tokens
-    s.tokens_used += e.judge_tokens
+    reused = sum(g.tokens for g in e.grades if g.reused_from)  # [reuse]: in the report, not new spend
+    totals = s.totals_for(e.variant)
+    totals.judge_tokens += e.judge_tokens
+    totals.judge_tokens_reused += reused
+    s.tokens_used += e.judge_tokens - reused
     s.spend.judged(e.judge_tokens)
     for grade in e.grades:
         if grade.error:
@@ -391,7 +457,7 @@ def _regrade(s: RunState, e: k.RegradeStarted) -> None:
         cell.graded = cell.passed = cell.unscored = cell.ungradable = cell.score_sum = cell.first_score = 0
         cell.first_repeat = -1
     for totals in s.totals.values():
-        totals.judge_tokens = 0
+        totals.judge_tokens = totals.judge_tokens_reused = 0
 
 
 def _budget(s: RunState, e: k.BudgetExhausted) -> None:
@@ -446,6 +512,7 @@ RUN_STATE = Projection[RunState](
         k.VariantProposed: _proposed,
         k.TrialStarted: _trial_started,
         k.TrialCompleted: _completed,
+        k.TrialReused: _reused,
         k.TrialFailed: _failed,
         k.TrialGraded: _graded,
         k.TrialSkipped: _skipped,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from engine.events import kinds as k
+from engine.events.outcome import outcome_word
 from engine.store.projections.summary import RunSummary
 
 if TYPE_CHECKING:  # `engine status` reads the kept counts without importing the state's fold
@@ -32,6 +33,8 @@ class StatusView(msgspec.Struct, kw_only=True, omit_defaults=True):
     variations: int | None = None
     accepted: int | None = None
     max_experiments: int | None = None
+    failed: int = 0  # graded trials that did not pass
+    outcome: str = ""  # the status in the words every surface shows (events.outcome)
 
 
 class StatusCounts(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -49,6 +52,7 @@ class StatusCounts(msgspec.Struct, kw_only=True, omit_defaults=True):
     variations: int = 0
     accepted: int = 0
     max_experiments: int | None = None
+    failed: int = 0
 
 
 def counts_of(state: RunState) -> StatusCounts:
@@ -60,6 +64,7 @@ def counts_of(state: RunState) -> StatusCounts:
         in_flight=len(state.in_flight),
         errors=state.trials_errored(),
         passed=state.trials_passed(),
+        failed=state.trials_failed(),
         tokens=state.tokens_used,
         tune=tune is not None,
         variations=len(state.variations) if tune else 0,
@@ -84,6 +89,8 @@ def status_of(summary: RunSummary, counts: StatusCounts, now: float) -> StatusVi
         in_flight=counts.in_flight if summary.status == "running" else 0,
         errors=counts.errors,
         passed=counts.passed,
+        failed=counts.failed,
+        outcome=outcome_word(summary.status, counts.trials_done, counts.errors),
         tokens=counts.tokens,
         pid=summary.pid,
         elapsed_s=round(elapsed, 1),

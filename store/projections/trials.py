@@ -50,6 +50,10 @@ class TrialRecord:
     score: float | None = None
     judge_tokens: int = 0
     grades: list[k.GraderResult] = field(default_factory=list)
+    fingerprint: str = ""  # the request's (docs/reuse.md)
+    reused_from: tuple[str, str, str] | None = None  # a reused trial's source: (run, variant, case)
+    ttft_ms: float | None = None  # a streamed answer's time to first token, and its pace after it
+    tokens_per_s: float | None = None
 
     @property
     def status(self) -> str:
@@ -127,9 +131,13 @@ def completed(rec: TrialRecord, e: k.TrialCompleted, grading: int) -> None:
     rec.latency_ms = e.latency_ms
     rec.tokens_in, rec.tokens_out, rec.cost_usd = e.tokens_in, e.tokens_out, e.cost_usd
     rec.attempts, rec.exit_code = e.attempts, e.exit_code
+    rec.fingerprint = e.fingerprint
+    if isinstance(e, k.TrialReused):
+        rec.reused_from = (e.source_run, e.source_variant, e.source_case)
     if e.agent is not None:
         rec.stderr_hash, rec.agent_metrics = e.agent.stderr_hash, dict(e.agent.metrics)
         rec.transcript_hash, rec.service_hashes = e.agent.transcript_hash, dict(e.agent.services)
+        rec.ttft_ms, rec.tokens_per_s = e.agent.ttft_ms, e.agent.tokens_per_s
 
 
 def failed(rec: TrialRecord, e: k.TrialFailed, grading: int) -> None:
@@ -158,8 +166,8 @@ def regraded(rec: TrialRecord) -> None:
 
 
 ON_RECORD: dict[type, Callable[[TrialRecord, Any, int], None]] = {
-    k.TrialStarted: started, k.TrialCompleted: completed, k.TrialFailed: failed, k.TrialGraded: graded,
-    k.TrialSkipped: skipped,
+    k.TrialStarted: started, k.TrialCompleted: completed, k.TrialReused: completed, k.TrialFailed: failed,
+    k.TrialGraded: graded, k.TrialSkipped: skipped,
 }  # fmt: skip
 
 

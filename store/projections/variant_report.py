@@ -17,7 +17,9 @@ from engine.stats import inference as stats
 from engine.stats.comparisons import DIGITS, rnd, rnd_pair
 from engine.stats.histograms import nearest_ranks
 from engine.store.projections.cases import tag_summaries
+from engine.store.projections.reuse_report import reuse_report
 from engine.store.projections.run_state import SCALE, Cell, RunState, VariantTotals
+from engine.store.projections.stream_pace import pace_reports
 from engine.store.projections.verdicts import case_verdict, count_verdicts
 
 _ALL = ReplicaAggregation()
@@ -41,6 +43,7 @@ def variant_report(
     )
     strategy_score = {"mean": mean_score, "pass_at_k": pass_k, "confidence_interval": ci[0] if ci else None}
     totals = state.totals.get(name) or VariantTotals()
+    ttft, rate = pace_reports(totals.pace)
     return VariantReport(
         name=name,
         # finished trials, as `trials_done` counts them: a completed one waiting for its grade is not yet in
@@ -62,6 +65,7 @@ def variant_report(
         judge_tokens=totals.judge_tokens,
         cost_usd=round(totals.cost / SCALE, DIGITS),
         params=dict(state.variants[name].params),
+        sent_params=sent_params(state, name),
         unscored=sum((c.graded & c.unscored).bit_count() for c in cells),
         by_tag=tag_summaries(state, name, case_means),
         cases=count_verdicts(cells, state.spec.scoring.replica_aggregation if state.spec else _ALL),
@@ -71,6 +75,9 @@ def variant_report(
         unscored_cases=sum(1 for c in cells if _unscored_by_errors(c)),
         tool_calls_by_tool=dict(sorted(totals.tools.items())) or msgspec.UNSET,
         sandbox=sandbox_report(state, name),
+        reuse=reuse_report(state, name),
+        ttft_ms=msgspec.UNSET if ttft is None else ttft,
+        tokens_per_s=msgspec.UNSET if rate is None else rate,
     )
 
 
@@ -138,6 +145,14 @@ def flaky_cases(state: RunState, names: list[str], case_ids: list[str]) -> list[
             passes = (cell.passed & scored).bit_count()
             out.append(FlakyCase(variant=name, case=case, passes=passes, runs=scored.bit_count()))
     return out
+
+
+def sent_params(state: RunState, name: str) -> dict[str, object] | msgspec.UnsetType:
+    """The params the variant's target received (runtime.plan merges them so); UNSET when they are
+    the variant's own."""
+    own = state.variants[name].params
+    merged = {**(state.spec.params if state.spec else {}), **own}
+    return merged if merged != own else msgspec.UNSET
 
 
 def sandbox_report(state: RunState, name: str) -> SandboxReport | msgspec.UnsetType:

@@ -16,6 +16,7 @@ and a fingerprint of the types it holds): another version is rebuilt from the lo
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ import msgspec
 
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.kept.codec import fingerprint
-from engine.store.kept.snapshot_io import INDEX_PREFIX
+from engine.store.log.kept_io import INDEX_PREFIX
 from engine.store.log.records import RESIDUE, TRAILER, crc32c, seal
 from engine.store.projections.trials import TrialRecord
 
@@ -77,6 +78,7 @@ class Columns(msgspec.Struct, array_like=True):
     error_kind: dict[int, str]
     grading_error: dict[int, str]  # the first grader's error class
     message: dict[int, str]
+    ttft: bytes = b""  # f64, NaN where the trial streamed no answer
 
     def hash(self, i: int) -> str:
         w = self.hash_width
@@ -170,6 +172,7 @@ def columns_of(records: list[TrialRecord], variants: dict[str, int], cases: dict
             i: e for i, r in enumerate(records) if (e := next((g.error for g in r.grades if g.error), ""))
         },
         message={i: r.message for i, r in enumerate(records) if r.message},
+        ttft=array("d", [math.nan if r.ttft_ms is None else r.ttft_ms for r in records]).tobytes(),
     )
 
 

@@ -21,7 +21,7 @@ class Grade:
 
 class IndexRecord:
     __slots__ = ("case", "cost_usd", "error_class", "error_kind", "flags", "grading_error", "latency_ms",
-                 "message", "output_hash", "repeat", "row", "score", "variant")  # fmt: skip
+                 "message", "output_hash", "repeat", "row", "score", "ttft_ms", "variant")  # fmt: skip
 
     def __init__(
         self, row: int, variant: str, case: str, repeat: int, flags: int, score: float, latency: float,
@@ -32,6 +32,7 @@ class IndexRecord:
         self.latency_ms, self.cost_usd, self.output_hash = latency, cost, output_hash
         self.error_class, self.error_kind, self.grading_error = error_class, error_kind, grading_error
         self.message = message
+        self.ttft_ms: float | None = None  # a streamed answer's (Table.record sets it)
 
     completed = property(lambda self: bool(self.flags & COMPLETED))
     failed = property(lambda self: bool(self.flags & FAILED))

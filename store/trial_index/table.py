@@ -4,6 +4,7 @@ only for the rows a page shows."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,13 @@ class Table:
     cost: np.ndarray
     hashes: np.ndarray  # bytes (NUL-padded): each row's output hash
     message: dict[int, str]  # rows with an error message or skip reason
+    # rows one of whose graders could not judge (an unparseable judge answer...), scored by others or not
+    grader_failed: np.ndarray
+    ttft: np.ndarray  # NaN where the trial streamed no answer
+
+    def grading_errors(self) -> np.ndarray:
+        """Rows with a grading error: no grader could score them, or one grader could not judge."""
+        return (self.status == GRADING_ERROR) | self.grader_failed
 
     def __len__(self) -> int:
         return len(self.flags)
@@ -48,12 +56,15 @@ class Table:
     def record(self, row: int) -> IndexRecord:
         cols = self.index.columns[row // self.index.size]
         i = row % self.index.size
-        return IndexRecord(
+        record = IndexRecord(
             row, self.index.variants[int(self.variant[row])], self.index.cases[int(self.case[row])],
             int(self.repeat[row]), int(self.flags[row]), float(self.score[row]), float(self.latency[row]),
             float(self.cost[row]), cols.hash(i), cols.error_class.get(i, ""), cols.error_kind.get(i, ""),
             cols.grading_error.get(i, ""), cols.message.get(i, ""),
         )  # fmt: skip
+        ttft = float(self.ttft[row])
+        record.ttft_ms = None if math.isnan(ttft) else ttft
+        return record
 
 
 def table_of(index: RunIndex) -> Table:
@@ -69,9 +80,12 @@ def table_of(index: RunIndex) -> Table:
     parts = [np.frombuffer(c.output_hash, dtype=f"S{c.hash_width}") if c.hash_width
              else np.zeros(len(c.flags), dtype="S1") for c in cols]  # fmt: skip
     hashes = np.concatenate(parts) if parts else np.zeros(0, dtype="S1")
+    grader_failed = np.zeros(len(flags), dtype=bool)
+    grader_failed[[c * size + i for c, col in enumerate(cols) for i in col.grading_error]] = True
     return Table(
         index, joined("variant", "u2"), joined("case", "u4"), joined("repeat", "u4"), flags, status_of(flags),
-        joined("score", "f8"), joined("latency", "f8"), joined("cost", "f8"), hashes, messages,
+        joined("score", "f8"), joined("latency", "f8"), joined("cost", "f8"), hashes, messages, grader_failed,
+        joined("ttft", "f8"),
     )  # fmt: skip
 
 

@@ -26,6 +26,8 @@ def test_the_keystone_example_gives_pass_fail_flaky_and_fails_the_gate(tmp_path:
     text = " ".join(ran.stdout.decode().split())
     assert "gpt / scenario-001: flaky (2/6 passed)" in text
     assert "gpt / scenario-002: fail (0/6 passed)" in text
+    # the README's walk-through shows these words as engine prints them
+    assert "sonnet (baseline, tied best)" in text and "Tied best: sonnet, gpt" in text
     shown = run_engine("report", "keystone-demo", "--json", cwd=ROOT, ENGINE_STORE=store)
     report = json.loads(shown.stdout)
     verdicts = {(s["variant"], s["case"]): s["verdict"] for s in report["scenarios"]}
@@ -39,3 +41,4 @@ def test_the_keystone_example_gives_pass_fail_flaky_and_fails_the_gate(tmp_path:
     assert gated.returncode == 1
     out = " ".join(gated.stdout.decode().split())
     assert "REGRESSED: sonnet->gpt: case scenario-002 went from 6/6 to 0/6 passing" in out
+    assert "p (raw) / ratio CI p (Holm)" in out and "(Fisher's exact test, p (Holm) 0.00649)" in out

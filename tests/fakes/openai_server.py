@@ -1,4 +1,7 @@
-"""A real-socket fake OpenAI-compatible (and Anthropic Messages) server, for tests and benchmarks.
+"""A real-socket fake OpenAI-compatible (and Anthropic Messages, and Gemini generateContent) server,
+for tests and benchmarks. A request with "stream": true is answered with server-sent events, one token
+at a time at the pace `first_token_ms` / `token_gap_ms` (or `pace_by_model`) set; fault "cut" closes
+it after the first token. `shape` holds requests to a provider's (tests/fakes/provider_shapes.py).
 
 trio + h11, HTTP/1.1 keep-alive; ~3k req/s per core. Behaviour per POST: normal
 (the answer is `answer(body)`, a function of model, messages, temperature, seed...),
@@ -33,6 +36,8 @@ from typing import Any
 import h11
 import msgspec
 import trio
+
+from tests.fakes.provider_shapes import ProviderShape, mismatch
 
 Fault = str | None
 FaultPlan = list[Fault] | Callable[[int, dict[str, Any]], Fault] | None
@@ -93,6 +98,13 @@ class FakeOpenAI:
     # seconds ("1") or an HTTP date; None sends a 429 without the header
     retry_after: str | None = "1"
     gate: Gate = field(default_factory=Gate)
+    # a streamed answer ("stream": true): its first token this long after the head, then one token
+    # per token_gap_ms; fault "cut" closes the connection after the first token
+    first_token_ms: float = 0.0
+    token_gap_ms: float = 0.0
+    pace_by_model: dict[str, tuple[float, float]] = field(default_factory=dict)  # model: (first, gap)
+    # a provider's request shape (tests/fakes/provider_shapes.py): a request off it gets its error
+    shape: ProviderShape | None = None
     _arrivals: list[tuple[int, trio.Event]] = field(default_factory=list)
 
     def record(self, request: Recorded) -> None:
@@ -156,6 +168,15 @@ def anthropic_message(server: FakeOpenAI, body: dict[str, Any]) -> dict[str, Any
     }  # fmt: skip
 
 
+def gemini_content(server: FakeOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+    content = server.answer(body)
+    prompt = " ".join(str(p.get("text", "")) for c in body.get("contents", []) for p in c.get("parts", []))
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": content}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": _words(prompt), "candidatesTokenCount": _words(content)},
+    }
+
+
 async def _read_request(conn: h11.Connection, stream: trio.SocketStream) -> tuple[h11.Request, bytes] | None:
     request: h11.Request | None = None
     body = bytearray()
@@ -195,13 +216,29 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         return False
     request, raw = got
     path = request.target.decode()
+    route = path.partition("?")[0]  # what a server routes on (Azure's api-version is in the query)
     try:
         body = _decode(raw) if raw else {}
     except msgspec.DecodeError:
         body = {"_raw": raw.decode(errors="replace")}
     headers = {k.decode().lower(): v.decode() for k, v in request.headers}
+    if request.method == b"GET" and path == "/stats":  # how many requests came (for other processes)
+        await _respond(conn, stream, 200, _encode({"received": server.received}), [])
+        return _next_cycle(conn)
     server.record(Recorded(request.method.decode(), path, headers, body))
     fault = server.next_fault(body) if request.method == b"POST" else None
+    shape = server.shape
+    if shape is not None and (why := mismatch(shape, path, headers, body)):
+        status = shape.refused if "header" in why else 400 if "query" in why else 404
+        await _respond(conn, stream, status, shape.error(why), [])
+        conn.start_next_cycle()
+        return True
+    if shape is not None and fault == "429":
+        await _respond(
+            conn, stream, 429, shape.error("rate limit exceeded"), list(shape.rate_limited.items())
+        )
+        conn.start_next_cycle()
+        return True
     await server.gate.wait_turn()
     if server.latency_ms:
         await trio.sleep(server.latency_ms / 1000)
@@ -222,21 +259,88 @@ async def _serve_one(server: FakeOpenAI, conn: h11.Connection, stream: trio.Sock
         await _respond(conn, stream, 200, b'{"choices": [ not json', [])
     elif fault == "empty":
         await _respond(conn, stream, 200, b'{"id": "fake", "object": "error"}', [])
-    elif fault is not None:
+    elif fault is not None and fault != "cut":
         # a typo in a test's fault plan must fail loudly, not serve a normal answer
         server.errors.append(f"unknown fault {fault!r}")
         raise ValueError(server.errors[-1])
-    elif path.endswith("/models"):
+    elif route.endswith("/models"):
         await _respond(conn, stream, 200, b'{"object": "list", "data": [{"id": "fake"}]}', [])
-    elif path.endswith("/chat/completions"):
+    elif body.get("stream") is True and route.endswith(("/chat/completions", "/messages")):
+        if not await _stream_answer(server, conn, stream, path, body, cut=fault == "cut"):
+            return False
+    elif route.endswith("/chat/completions"):
         await _respond(conn, stream, 200, _encode(chat_completion(server, body)), [])
-    elif path.endswith("/messages"):
+    elif route.endswith("/messages"):
         await _respond(conn, stream, 200, _encode(anthropic_message(server, body)), [])
+    elif route.endswith(":generateContent"):  # Gemini's native API (the provider plugin example)
+        await _respond(conn, stream, 200, _encode(gemini_content(server, body)), [])
     else:
         await _respond(conn, stream, 404, b'{"error": "not found"}', [])
+    return _next_cycle(conn)
+
+
+def _next_cycle(conn: h11.Connection) -> bool:
+    """Ready for the connection's next request; False when it must close."""
     if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
         return False
     conn.start_next_cycle()
+    return True
+
+
+def _sse(name: str | None, data: Any) -> bytes:
+    text = data if isinstance(data, str) else _encode(data).decode()
+    return (f"event: {name}\n" if name else "").encode() + f"data: {text}\n\n".encode()
+
+
+def _stream_events(server: FakeOpenAI, path: str, body: dict[str, Any]) -> tuple[list[bytes], list[bytes]]:
+    """The events of a streamed answer: one per token, and the closing ones (usage, end marker)."""
+    if path.endswith("/messages"):
+        whole = anthropic_message(server, body)
+        words = whole["content"][0]["text"].split(" ")
+        tokens = [w if i == 0 else " " + w for i, w in enumerate(words)]
+        start = {
+            "message": {**whole, "content": [], "usage": {"input_tokens": whole["usage"]["input_tokens"]}}
+        }
+        deltas = [_sse("content_block_delta", {"delta": {"type": "text_delta", "text": t}}) for t in tokens]
+        closing = [_sse("message_delta", {"usage": {"output_tokens": whole["usage"]["output_tokens"]}}),
+                   _sse("message_stop", {"type": "message_stop"})]  # fmt: skip
+        return [_sse("message_start", start) + _sse("ping", {}) + deltas[0], *deltas[1:]], closing
+    whole = chat_completion(server, body)
+    words = whole["choices"][0]["message"]["content"].split(" ")
+    chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": whole["model"]}
+    deltas = [
+        _sse(None, {**chunk, "choices": [{"index": 0, "delta": {"content": w if i == 0 else " " + w}}]})
+        for i, w in enumerate(words)
+    ]
+    wants_usage = (body.get("stream_options") or {}).get("include_usage")
+    usage = [_sse(None, {**chunk, "choices": [], "usage": whole["usage"]})] if wants_usage else []
+    return deltas, [*usage, _sse(None, "[DONE]")]
+
+
+async def _stream_answer(
+    server: FakeOpenAI,
+    conn: h11.Connection,
+    stream: trio.SocketStream,
+    path: str,
+    body: dict[str, Any],
+    cut: bool,
+) -> bool:
+    """Send a streamed answer, token by token at the server's pace; False when it was cut."""
+    tokens, closing = _stream_events(server, path, body)
+    head = h11.Response(status_code=200, headers=[("content-type", "text/event-stream")])
+    await stream.send_all(conn.send(head) or b"")
+    first_ms, gap_ms = server.pace_by_model.get(
+        body.get("model"), (server.first_token_ms, server.token_gap_ms)
+    )
+    await trio.sleep(first_ms / 1000)
+    for index, token in enumerate(tokens):
+        if index:
+            await trio.sleep(gap_ms / 1000)
+        await stream.send_all(conn.send(h11.Data(data=token)) or b"")
+        if cut:
+            return False
+    await stream.send_all(b"".join(conn.send(h11.Data(data=e)) or b"" for e in closing))
+    await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
     return True
 
 

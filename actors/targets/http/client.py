@@ -16,10 +16,14 @@ from collections.abc import Callable
 
 import trio
 
-from engine.actors.targets.http.response import read_response
+from engine.actors.targets.http.body_stream import BodyStream, StreamSink, StreamTimeouts, drain
+from engine.actors.targets.http.response import read_head, read_response
 from engine.actors.targets.http.wire import ConnectError, Connection, HttpError, RemoteProtocolError, connect
 
-__all__ = ["ConnectError", "ConnectTimeout", "HttpError", "HttpPool", "RemoteProtocolError"]
+__all__ = [
+    "ConnectError", "ConnectTimeout", "HttpError", "HttpPool", "RemoteProtocolError", "StreamSink",
+    "StreamTimeouts",
+]  # fmt: skip
 
 
 class UnsupportedProtocol(HttpError):
@@ -44,6 +48,10 @@ class WriteTimeout(TimeoutException):
 
 class ReadTimeout(TimeoutException):
     pass
+
+
+class StreamTimeout(ReadTimeout):
+    """A streamed answer's own limit ran out: the wait for its first byte, or a gap between pieces."""
 
 
 _TIMEOUTS: dict[str, type[HttpError]] = {
@@ -95,14 +103,9 @@ class HttpPool:
 
     async def post(self, body: bytes, timeout_s: float) -> tuple[int, dict[str, str], bytes]:
         """Status, headers (names in lower case) and body; a wire failure raises an HttpError."""
-        if self._endpoint.error:
-            raise UnsupportedProtocol(self._endpoint.error)
         phase = "pool"
         with trio.move_on_after(timeout_s):
-            conn = self._idle_connection()
-            while conn is None and self._open >= self._max:
-                await self._freed.park()
-                conn = self._idle_connection()
+            conn = await self._acquire()
             if conn is None:
                 phase = "connect"
                 conn = await self._connect()
@@ -120,6 +123,58 @@ class HttpPool:
             return status, headers, content
         raise _TIMEOUTS[phase](f"no {phase} within {timeout_s:g} s")
 
+    async def stream(
+        self, body: bytes, limits: StreamTimeouts, sink: StreamSink
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Status and headers of a streamed answer, whose body goes to `sink` piece by piece as it
+        arrives; an error answer's (not 2xx) body is returned whole instead."""
+        phase = "pool"
+        with trio.move_on_after(limits.total_s):
+            conn = await self._acquire()
+            if conn is None:
+                phase = "connect"
+                conn = await self._connect()
+            try:
+                phase = "write"
+                await conn.send_all(b"%s%d\r\n\r\n%s" % (self._head, len(body), body))
+                sink.sent()
+                phase = "first byte"
+                if limits.first_byte_s < limits.total_s:  # else the call's own deadline is the nearer
+                    with trio.fail_after(limits.first_byte_s):
+                        status, keep, headers, data = await read_head(conn)
+                else:
+                    status, keep, headers, data = await read_head(conn)
+                phase = "read"
+                reader = BodyStream(conn, status, headers, data, keep)
+                idle_s = limits.idle_s if limits.idle_s < limits.total_s else None
+                content = await drain(reader, idle_s, sink if 200 <= status < 300 else None)
+            except trio.TooSlowError:
+                self._discard(conn)
+                first = phase == "first byte"
+                what = "first byte" if first else "streamed piece"
+                limit = f"{limits.first_byte_s:g} s (first_byte_timeout_s)" if first else (
+                    f"{limits.idle_s:g} s (idle_timeout_s)"
+                )  # fmt: skip
+                raise StreamTimeout(f"no {what} within {limit}") from None
+            except BaseException:
+                self._discard(conn)
+                raise
+            self._release(conn, reader.keep)
+            return status, headers, content
+        raise _TIMEOUTS.get(phase, ReadTimeout)(f"no answer within {limits.total_s:g} s ({phase})")
+
+    async def _acquire(self) -> Connection | None:
+        """An idle connection, or None once this pool may open one (waiting for a free slot)."""
+        if self._endpoint.error:
+            raise UnsupportedProtocol(self._endpoint.error)
+        conn = self._idle_connection()
+        while conn is None and self._open >= self._max:
+            await self._freed.park()
+            conn = self._idle_connection()
+        if conn is None:
+            self._open += 1
+        return conn
+
     def _idle_connection(self) -> Connection | None:
         while self._idle:
             conn = self._idle.pop()
@@ -130,8 +185,8 @@ class HttpPool:
         return None
 
     async def _connect(self) -> Connection:
+        """A new connection in the slot `_acquire` counted."""
         endpoint = self._endpoint
-        self._open += 1
         try:
             return await connect(endpoint.host, endpoint.port, self._tls() if endpoint.tls else None)
         except BaseException:

@@ -14,13 +14,14 @@ import re
 import ssl
 import time
 import urllib.parse
+from collections.abc import Awaitable
 from typing import Any, Self
 
 import msgspec
 
 from engine.actors.secrets import is_credential_header, remember
 from engine.actors.targets.http import client as http
-from engine.actors.targets.http.proxied import ProxiedPool, proxy_for
+from engine.actors.targets.http.proxied import ProxiedPool, proxy_for, proxy_names
 from engine.actors.targets.target_protocol import TargetError, env_secret
 from engine.events.spec_base import EnvRef
 from engine.events.targets import HttpTarget
@@ -50,6 +51,12 @@ class JsonClient:
         own = {name: header_value(name, value) for name, value in spec.headers.items()}
         merged = {"content-type": "application/json", "accept": "application/json", **own, **headers}
         proxy = proxy_for(url)
+        if proxy is not None and getattr(spec, "stream", False):  # httpx's path reads whole answers only
+            raise TargetError(
+                "config",
+                f"{spec.kind} target: stream = true does not go through a proxy "
+                f"({proxy_names()} is set for {_where(url)}): unset it, or set stream = false",
+            )
         # the pool's timeout is one deadline for the whole call (httpx's, through a proxy, is per read)
         self.times_itself = proxy is None
         try:
@@ -62,6 +69,12 @@ class JsonClient:
 
     async def post(self, body: dict[str, Any], timeout_s: float) -> tuple[int, dict[str, str], bytes]:
         return await self._pool.post(_encode(body), timeout_s)
+
+    async def stream(
+        self, body: dict[str, Any], limits: http.StreamTimeouts, sink: http.StreamSink
+    ) -> tuple[int, dict[str, str], bytes]:
+        assert isinstance(self._pool, http.HttpPool)  # a proxied streaming target is refused when made
+        return await self._pool.stream(_encode(body), limits, sink)
 
     async def aclose(self) -> None:
         await self._pool.aclose()
@@ -155,22 +168,44 @@ def _connect_error(exc: Exception, url: str) -> TargetError:
 
 async def post_json(client: JsonClient, url: str, body: dict[str, Any], timeout_s: float) -> Any:
     """POST and decode, mapping every failure to a TargetError of the right kind and class."""
+    status, headers, content = await exchange(client, url, timeout_s, client.post(body, timeout_s))
+    check_status(status, headers, content)
     try:
-        status, headers, content = await client.post(body, timeout_s)
+        return _decode(content)
+    except msgspec.DecodeError:
+        raise malformed(f"invalid JSON: {content[:120].decode(errors='replace')!r}") from None
+
+
+async def exchange(
+    client: JsonClient, url: str, timeout_s: float, sending: Awaitable[tuple[int, dict[str, str], bytes]]
+) -> tuple[int, dict[str, str], bytes]:
+    """The answer to a request under way, a failure on the wire raised as a TargetError of its class."""
+    try:
+        return await sending
     except http.ConnectTimeout as exc:
         if client.times_itself:  # the attempt's one deadline ran out while connecting: a timeout
             raise TargetError("timeout", f"no answer within {timeout_s:g} s (connecting)") from None
         raise _connect_error(exc, url) from None  # httpx's own connect timeout, through a proxy
     except http.ConnectError as exc:
         raise _connect_error(exc, url) from None
+    except http.StreamTimeout as exc:  # first_byte_timeout_s or idle_timeout_s: said as such
+        raise TargetError("timeout", str(exc)) from None
     except http.TimeoutException as exc:  # the attempt's deadline, as the retry loop words its own
         raise TargetError("timeout", f"no answer within {timeout_s:g} s ({type(exc).__name__})") from None
-    except _NETWORK_ERRORS as exc:
+    except _NETWORK_ERRORS as exc:  # a streamed answer cut mid-way included
         message = f"network: {type(exc).__name__}: {exc} ({_where(url)})"[:500]
         raise TargetError("infra", message, retryable=True, error_class="network") from None
+
+
+def check_status(status: int, headers: dict[str, str], content: bytes) -> None:
+    """A server's error answer (429, 5xx, 4xx) as a TargetError of its class."""
+    if status < 400:
+        return
     text = content[:300].decode(errors="replace")
     if status == 429:
-        wait = retry_after(headers.get("retry-after"))
+        # Azure and OpenAI say it in milliseconds too (retry-after-ms): the finer figure wins
+        milliseconds = retry_after(headers.get("retry-after-ms"))
+        wait = retry_after(headers.get("retry-after")) if milliseconds is None else milliseconds / 1000
         raise TargetError(
             "infra", "429 too many requests", retryable=True, retry_after=wait, throttled=True,
             error_class="http_429",
@@ -178,12 +213,7 @@ async def post_json(client: JsonClient, url: str, body: dict[str, Any], timeout_
     if status >= 500:
         message = f"server error {status}: {text[:200]}"
         raise TargetError("infra", message, retryable=True, error_class="http_5xx")
-    if status >= 400:
-        raise TargetError("model", f"request refused {status}: {text}", error_class="http_4xx")
-    try:
-        return _decode(content)
-    except msgspec.DecodeError:
-        raise malformed(f"invalid JSON: {text[:120]!r}") from None
+    raise TargetError("model", f"request refused {status}: {text}", error_class="http_4xx")
 
 
 def malformed(what: str) -> TargetError:
@@ -237,6 +267,13 @@ class JsonApiTarget:
 
     async def post(self, body: dict[str, Any], timeout_s: float) -> Any:
         return await post_json(self._client, self._url, body, timeout_s)
+
+    async def stream(self, body: dict[str, Any], timeout_s: float, sink: http.StreamSink) -> None:
+        """POST, the answer's body streamed to `sink`; an error answer raised as post's are."""
+        first_byte_s, idle_s = self.spec.first_byte_timeout_s, self.spec.idle_timeout_s
+        limits = http.StreamTimeouts(timeout_s, first_byte_s or timeout_s, idle_s or timeout_s)
+        sending = self._client.stream(body, limits, sink)
+        check_status(*await exchange(self._client, self._url, timeout_s, sending))
 
     async def aclose(self) -> None:
         await self._client.aclose()

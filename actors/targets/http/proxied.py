@@ -8,6 +8,7 @@ error classes, so a trial's outcome reads the same either way.
 
 from __future__ import annotations
 
+import os
 import ssl
 import urllib.parse
 import urllib.request
@@ -26,6 +27,12 @@ def proxy_for(url: str) -> str | None:
     if urllib.request.proxy_bypass_environment(parts.hostname, proxies):
         return None
     return found
+
+
+def proxy_names() -> str:
+    """The proxy variables the environment sets (for a message saying which to unset)."""
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+    return " / ".join(name for name in names if os.environ.get(name)) or "a proxy"
 
 
 class ProxiedPool:

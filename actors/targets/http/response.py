@@ -19,18 +19,7 @@ Response = tuple[int, dict[str, str], bytes, bool]  # status, headers, body, kee
 
 
 async def read_response(conn: Connection) -> Response:
-    data = b""
-    while True:
-        while (end := data.find(b"\r\n\r\n")) < 0:
-            if len(data) > MAX_HEAD:
-                raise RemoteProtocolError("the response's headers are too long")
-            data += await _more(conn, "before its answer" if not data else "in the answer's headers")
-        status, keep, headers = parse_head(data[:end])
-        data = data[end + 4 :]
-        if status == 101:  # the engine never asks to switch protocols
-            raise RemoteProtocolError("101 Switching Protocols, but no upgrade was asked for")
-        if not 100 <= status < 200:  # an interim answer (100 Continue) is followed by the real one
-            break
+    status, keep, headers, data = await read_head(conn)
     if status in (204, 304):
         body = b""
     elif "transfer-encoding" in headers:  # parse_head let only "chunked" through
@@ -43,6 +32,23 @@ async def read_response(conn: Connection) -> Response:
             parts.append(chunk)
         body, data, keep = b"".join(parts), b"", False
     return status, headers, body, keep and not data
+
+
+async def read_head(conn: Connection) -> tuple[int, bool, dict[str, str], bytes]:
+    """The final answer's status, keep-alive, headers, and the bytes read past its head (interim 1xx
+    answers read past)."""
+    data = b""
+    while True:
+        while (end := data.find(b"\r\n\r\n")) < 0:
+            if len(data) > MAX_HEAD:
+                raise RemoteProtocolError("the response's headers are too long")
+            data += await more(conn, "before its answer" if not data else "in the answer's headers")
+        status, keep, headers = parse_head(data[:end])
+        data = data[end + 4 :]
+        if status == 101:  # the engine never asks to switch protocols
+            raise RemoteProtocolError("101 Switching Protocols, but no upgrade was asked for")
+        if not 100 <= status < 200:  # an interim answer (100 Continue) is followed by the real one
+            return status, keep, headers, data
 
 
 def parse_head(head: bytes) -> tuple[int, bool, dict[str, str]]:
@@ -103,7 +109,7 @@ async def read_length(conn: Connection, data: bytes, length: int) -> tuple[bytes
         return data[:length], data[length:]
     buffer = bytearray(data)
     while len(buffer) < length:
-        buffer += await _more(conn, "in the middle of the answer's body")
+        buffer += await more(conn, "in the middle of the answer's body")
     return bytes(buffer[:length]), bytes(buffer[length:])
 
 
@@ -111,31 +117,40 @@ async def read_chunked(conn: Connection, data: bytes) -> tuple[bytes, bytes]:
     buffer, body, pos = bytearray(data), bytearray(), 0
     while True:
         while (eol := buffer.find(b"\r\n", pos)) < 0:
-            buffer += await _more(conn, "in a chunked body")
-        size_line = bytes(buffer[pos:eol])
-        if (sized := _CHUNK_SIZE.fullmatch(size_line)) is None:  # int(_, 16) alone would take "0x1f"
-            raise RemoteProtocolError(f"bad chunk size {size_line[:20]!r}")
-        size, pos = int(sized[1], 16), eol + 2
+            buffer += await more(conn, "in a chunked body")
+        size, pos = chunk_size(bytes(buffer[pos:eol])), eol + 2
         if size == 0:
             break
         while len(buffer) < pos + size + 2:
-            buffer += await _more(conn, "in a chunked body")
+            buffer += await more(conn, "in a chunked body")
         if buffer[pos + size : pos + size + 2] != b"\r\n":  # a chunk longer than it said it was
             raise RemoteProtocolError("a chunk does not end where its size says")
         body += buffer[pos : pos + size]
         pos += size + 2
-    while True:  # trailers, up to the empty line that ends the message: read past, unused
+    return bytes(body), await read_trailers(conn, buffer, pos)
+
+
+def chunk_size(size_line: bytes) -> int:
+    if (sized := _CHUNK_SIZE.fullmatch(size_line)) is None:  # int(_, 16) alone would take "0x1f"
+        raise RemoteProtocolError(f"bad chunk size {size_line[:20]!r}")
+    return int(sized[1], 16)
+
+
+async def read_trailers(conn: Connection, buffer: bytearray, pos: int) -> bytes:
+    """Trailers, up to the empty line that ends the message: read past, unused. The bytes after it."""
+    while True:
         while (eol := buffer.find(b"\r\n", pos)) < 0:
-            buffer += await _more(conn, "in a chunked body's trailers")
+            buffer += await more(conn, "in a chunked body's trailers")
         if eol == pos:
-            return bytes(body), bytes(buffer[pos + 2 :])
+            return bytes(buffer[pos + 2 :])
         name, colon, _ = bytes(buffer[pos:eol]).partition(b":")
         if not colon or not name or name.translate(None, _TOKEN_CHARS):
             raise RemoteProtocolError(f"not a trailer line: {bytes(buffer[pos:eol])[:60]!r}")
         pos = eol + 2
 
 
-async def _more(conn: Connection, where: str) -> bytes:
+async def more(conn: Connection, where: str) -> bytes:
+    """The next bytes; the server closing the connection here cuts the answer (an error)."""
     chunk = await conn.receive()
     if not chunk:
         raise RemoteProtocolError(f"the server closed the connection {where}")

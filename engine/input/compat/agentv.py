@@ -91,7 +91,8 @@ def _default_search_space(out: dict[str, Any], file: str) -> None:
     tune = dict(table_of(out.get("tune", {}), file, "tune"))
     if "parameters" not in tune:
         target = out.get("target")
-        found = TARGETS.get(str(target.get("kind", ""))) if isinstance(target, dict) else None
+        kind = str(target.get("kind", "")) if isinstance(target, dict) else "local"  # the embedded default
+        found = TARGETS.get(kind)
         sent = found.sent_params if found is not None else None
         tune["parameters"] = [dict(p) for p in DEFAULT_SEARCH_SPACE if sent is None or p["name"] in sent]
     out["tune"] = tune

@@ -111,3 +111,14 @@ def identical_lines(r: RunReport) -> list[str]:
         named = ", ".join(cases[:MAX_NAMED_CASES]) + (", ..." if len(cases) > MAX_NAMED_CASES else "")
         lines.append(f"{variant}: {len(cases)} case(s) ({named})")
     return lines
+
+
+def params_lines(r: RunReport) -> list[str]:
+    """Per variant, the parameters its target received (the experiment's with the variant's own over
+    them), not only its overrides; nothing when no variant sets any."""
+    unset = msgspec.UnsetType
+    sent = {v.name: v.params if isinstance(v.sent_params, unset) else v.sent_params for v in r.variants}
+    if not any(sent.values()):
+        return []
+    return [f"{name}: " + (", ".join(f"{k}={v}" for k, v in p.items()) or "the target's defaults")
+            for name, p in sent.items()]  # fmt: skip

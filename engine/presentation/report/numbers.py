@@ -4,6 +4,10 @@ figure that does not exist, p-values to three significant digits. Plain text; ea
 
 from __future__ import annotations
 
+from engine.views.p_text import p_value
+
+__all__ = ["P_HOLM", "P_RAW", "fmt", "interval", "money", "p_value", "signed"]
+
 
 def fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
@@ -13,11 +17,11 @@ def interval(pair: list[float] | None, digits: int = 2) -> str:
     return "-" if not pair else f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
 
 
-def p_value(value: float | None) -> str:
-    """Three significant digits, for people: 0.266, 0.0107, 1.00; below 0.001 only that."""
-    if value is None:
-        return "-"
-    return "<0.001" if value < 0.001 else f"{value:#.3g}"
+# every p-value shown says whether it is raw or adjusted, and by what: one label for each, everywhere
+P_RAW = "p (raw)"
+P_HOLM = "p (Holm)"
+
+
 
 
 def money(value: float | None) -> str:

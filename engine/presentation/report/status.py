@@ -5,8 +5,8 @@ Plain text; each surface escapes it.
 
 from __future__ import annotations
 
-from engine.events.report import RunReport
-from engine.presentation.report.numbers import p_value, signed
+from engine.events.report import ReuseReport, RunReport
+from engine.presentation.report.numbers import P_HOLM, P_RAW, p_value, signed
 
 
 def winner_line(r: RunReport) -> str:
@@ -17,7 +17,7 @@ def winner_line(r: RunReport) -> str:
     significance = "significant" if r.winner_significant else "not significant"
     if r.tied_best:
         p = r.runner_up_p_value
-        separation = "not separated" if p is None else f"not separated: p {p_value(p)}"
+        separation = "not separated" if p is None else f"not separated: {P_RAW} {p_value(p)}"
         tied = ", ".join(r.tied_best)
         return f"Tied best: {tied} ({r.winner} leads, {separation}; vs baseline {significance})"
     return f"Winner: {r.winner} ({significance})"
@@ -46,8 +46,23 @@ def status_lines(r: RunReport) -> list[str]:
         lines.append(
             f"Grading round {r.grading} ({r.grading_name}); earlier rounds: engine report RUN --grading N."
         )
+    lines += reuse_lines(r)
     lines += [f"Warning: {warning}" for warning in r.warnings]
     return lines
+
+
+def reuse_lines(r: RunReport) -> list[str]:
+    """[reuse]: how many trials were taken from earlier runs rather than sent, and what that saved."""
+    parts = [v.reuse for v in r.variants if isinstance(v.reuse, ReuseReport)]
+    if not parts:
+        return []
+    runs = sorted({run for part in parts for run in part.sources})
+    tokens, cost = sum(p.tokens_saved for p in parts), sum(p.cost_saved_usd for p in parts)
+    sent = sum(v.reuse.sent if isinstance(v.reuse, ReuseReport) else v.trials for v in r.variants)
+    return [
+        f"Reused: {sum(p.trials for p in parts)} trials from {', '.join(runs)} (not sent; {tokens:,} tokens, "
+        f"${cost:.4f} not spent again); {sent} sent."
+    ]
 
 
 def unscored_case_lines(r: RunReport) -> list[str]:
@@ -61,8 +76,15 @@ def more_error_lines(r: RunReport) -> list[str]:
     they finished, so a win would mean nothing."""
     return [
         f"More errors than {c.baseline}: {c.candidate} errors per trial "
-        f"{signed(c.error_rate_delta)} (p {p_value(c.error_rate_p_value)}, Holm); "
+        f"{signed(c.error_rate_delta)} ({P_HOLM} {p_value(c.error_rate_p_value)}); "
         "its score counts only the cases it finished."
         for c in r.comparisons
         if c.more_errors
     ]
+
+
+def no_comparison_note(r: RunReport) -> str:
+    """Why a report has no delta to draw: one variant, or no candidate with a score to compare."""
+    if len(r.variants) < 2:
+        return "No comparisons (one variant)."
+    return f"No comparisons: no candidate has a score to compare with {r.baseline} (every trial errored?)."

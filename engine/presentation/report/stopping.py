@@ -57,6 +57,6 @@ def race_lines(s: StoppingReport) -> list[str]:
     for d in s.eliminations:
         lines.append(
             f"  {d.variant} after round {d.round}: behind {d.lost_to} by {_deficit(d.delta)} "
-            f"over {d.cases} cases (p {d.p_value:.3g} < {d.threshold:.3g})"
+            f"over {d.cases} cases (p (raw) {d.p_value:.3g} < {d.threshold:.3g})"
         )
     return lines

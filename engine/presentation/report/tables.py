@@ -3,26 +3,27 @@ render the same tables from here (headers and rows), so they cannot disagree on 
 The lines of text around them are in report_lines.py and report_stopping.py, the numbers' writing
 in report_numbers.py.
 
-"cases p/f/fl/e" counts each variant's cases by verdict: passed, failed, flaky, errored.
+"p/f/fl/e" counts each variant's cases by verdict: passed, failed, flaky, errored.
 
 Values are plain text; each surface escapes them for its own format.
 """
 
 from __future__ import annotations
 
-from engine.events.report import RunReport, VariantReport, VariationRecord
-from engine.presentation.report.numbers import fmt, interval, money, p_value, signed
+from engine.events.report import Pace, RunReport, VariantReport, VariationRecord
+from engine.presentation.report.numbers import P_HOLM, P_RAW, fmt, interval, money, p_value, signed
 
 RESULT_HEADER = [
-    "variant", "trials", "errors", "score", "score 95% CI", "pass rate", "pass 95% CI",
-    "cases p/f/fl/e",
+    "variant", "trials", "errors", "score", "score 95% CI", "pass", "pass 95% CI", "p/f/fl/e",
 ]  # fmt: skip
 SPEND_HEADER = ["variant", "p50 ms", "p95 ms", "p99 ms", "tokens in", "tokens out", "judge tokens", "cost $"]
-COMPARISON_HEADER = ["candidate", "delta", "95% CI", "p", "p (Holm)", "test", "significant"]
-VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", "p", "decision"]
+STREAM_HEADER = ["variant", "streamed", "TTFT ms", "TTFT 95% CI", "TTFT p95", "tokens/s", "tokens/s 95% CI"]
+COMPARISON_HEADER = ["candidate", "delta", "95% CI", P_RAW, P_HOLM, "test", "significant"]
+VARIATION_HEADER = ["variant", "parameter", "value", "baseline", "candidate", "delta", P_RAW, "decision"]
+# both p-values raw: each candidate's own test by case, and the test of the judge's lean to A or B
 PAIRWISE_HEADER = [
-    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "cases +/-/=", "p (cases)", "A picked",
-    "lean p",
+    "candidate", "judge", "W", "T", "L", "undecided", "win rate", "cases +/-/=", P_RAW, "A picked",
+    "lean p (raw)",
 ]  # fmt: skip
 JUDGE_HEADER = ["judge", "judged", "unparseable", "unparseable rate", "mean spread", "max spread"]
 FLAKY_HEADER = ["variant", "case", "passed"]
@@ -30,7 +31,10 @@ MAX_FLAKY_ROWS = 50
 
 
 def role(r: RunReport, name: str) -> str:
-    """winner | baseline | other: how the charts and tables mark a variant."""
+    """winner | tied | baseline | other: how the charts and tables mark a variant; the best that are
+    not separated are "tied" (the winner among them too), as the winner line says."""
+    if name in r.tied_best and len(r.variants) > 1:
+        return "tied"
     return "winner" if name == r.winner else "baseline" if name == r.baseline else "other"
 
 
@@ -66,7 +70,27 @@ def spend_rows(r: RunReport) -> list[list[str]]:
         lat = v.latency_ms
         latencies = [fmt(p, 1) for p in (lat.p50, lat.p95, lat.p99)]
         tokens = [str(v.tokens.in_), str(v.tokens.out), str(v.judge_tokens)]
-        rows.append([variant_label(r, v.name), *latencies, *tokens, money(v.cost_usd)])
+        # the name alone: the results table above marks the baseline and the best (a wide table keeps
+        # a long name and its marks on one line at 100 columns)
+        rows.append([v.name, *latencies, *tokens, money(v.cost_usd)])
+    return rows
+
+
+def streamed(r: RunReport) -> list[VariantReport]:
+    """The variants whose target streamed (stream = true): they have a time to first token."""
+    return [v for v in r.variants if isinstance(v.ttft_ms, Pace)]
+
+
+def stream_rows(r: RunReport) -> list[list[str]]:
+    """Streamed answers' pace: mean time to first token (its interval over trials, and p95), and the
+    mean tokens per second after it."""
+    rows = []
+    for v in streamed(r):
+        ttft, rate = v.ttft_ms, v.tokens_per_s
+        assert isinstance(ttft, Pace)
+        pace = [fmt(rate.mean, 1), interval(rate.ci95, 1)] if isinstance(rate, Pace) else ["-", "-"]
+        rows.append([variant_label(r, v.name), str(ttft.n), fmt(ttft.mean, 1), interval(ttft.ci95, 1),
+                     fmt(ttft.p95, 1), *pace])  # fmt: skip
     return rows
 
 
@@ -127,9 +151,18 @@ def flaky_rows(r: RunReport) -> list[list[str]]:
     return [[f.variant, f.case, f"{f.passes}/{f.runs}"] for f in r.flaky_cases[:MAX_FLAKY_ROWS]]
 
 
+WIDE_TAGS = 5  # up to this many variants, a column each; more: a row per tag and variant
+
+
 def tag_rows(r: RunReport) -> tuple[list[str], list[list[str]]]:
-    """(header, rows): score / pass rate per case tag and variant."""
+    """(header, rows): score / pass rate per case tag and variant; with many variants a row per tag
+    and variant, so the table keeps its label columns at 100 columns."""
     tags = sorted({tag for v in r.variants for tag in v.by_tag})
+    if len(r.variants) > WIDE_TAGS:
+        return ["tag", "variant", "score / pass"], [
+            [tag, v.name, f"{fmt(v.by_tag[tag].mean_score)} / {fmt(v.by_tag[tag].pass_rate)}"]
+            for tag in tags for v in r.variants if tag in v.by_tag
+        ]  # fmt: skip
     rows = []
     for tag in tags:
         row = [tag]

@@ -37,11 +37,16 @@
     return [...row.querySelectorAll("td[data-verdict]")].map((td) => td.dataset.verdict);
   }
 
+  // a cell counts its trials that errored and those a grader could not judge (one of three is enough)
+  function counted(row, name) {
+    return [...row.querySelectorAll("td[data-verdict]")].some((td) => Number(td.dataset[name] || 0) > 0);
+  }
+
   const SHOWS = {
     all: () => true,
     failing: (v) => v.some((x) => x === "fail" || x === "flaky"),
-    errors: (v) => v.includes("error"),
-    grading_errors: (v) => v.includes("grading_error"),
+    errors: (v, row) => v.includes("error") || counted(row, "errors"),
+    grading_errors: (v, row) => v.includes("grading_error") || counted(row, "gradingErrors"),
     differs: (v) => new Set(v).size > 1,
     flaky: (v) => v.includes("flaky"),
   };
@@ -66,7 +71,7 @@
     const keep = SHOWS[show.value] || SHOWS.all;
     let shown = 0;
     for (const row of rows) {
-      const visible = keep(verdicts(row)) && hit(texts.get(row));
+      const visible = keep(verdicts(row), row) && hit(texts.get(row));
       row.hidden = !visible;
       if (!visible) row.classList.remove("kbd-focus");
       shown += visible;

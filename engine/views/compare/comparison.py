@@ -26,6 +26,7 @@ from engine.runtime.run_status import run_state
 from engine.store.contract import EventStore
 from engine.store.kept.unpacked import unpacked_once
 from engine.store.projections.report_builder import build_report
+from engine.store.projections.reuse_report import compared_days_warnings
 from engine.store.projections.run_state import RunState
 from engine.views.case_changes import CaseChange, case_changes
 from engine.views.compare.columns import ComparedColumns
@@ -33,6 +34,7 @@ from engine.views.compare.gates import MetricDelta
 from engine.views.compare.matching import case_set_warnings, chosen_variants, matched_variants, spec_warnings
 from engine.views.compare.metrics import Reported, ReportFigures, adjust_across_variants, variant_metrics
 from engine.views.current_report import current_report
+from engine.views.p_text import p_value
 from engine.views.run_history import earlier_figures
 from engine.views.spec_diff import SpecDifference, spec_differences
 
@@ -93,7 +95,7 @@ def compare_states(
     warnings = case_set_warnings(base, cand)
     if warnings and require_same_cases:
         raise InputError(cand_id, "cases", "expected the same case set as the baseline run; " + warnings[0])
-    warnings += spec_warnings(base, cand)
+    warnings += spec_warnings(base, cand) + compared_days_warnings(base, cand)
     differences = spec_differences(base.spec, cand.spec) if base.spec_hash != cand.spec_hash else []
     shared = len({c.id for c in base.spec.cases} & {c.id for c in cand.spec.cases})
     if not shared:
@@ -125,7 +127,8 @@ def compare_states(
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
     failing, passing = case_changes(base, cand, pairs, gate.alpha, columns)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
-                    f"(Fisher, Holm-adjusted p {c.p_value_adjusted:.2g})" for c in failing]  # fmt: skip
+                    f"(Fisher's exact test, p (Holm) {p_value(c.p_value_adjusted)})"
+                    for c in failing]  # fmt: skip
     return RunComparison(
         baseline_run=base_id,
         candidate_run=cand_id,

@@ -39,6 +39,17 @@ def latency_ratio(
     return p95_ratio_interval(b.latency_us, c.latency_us, cand.spec.seed, level)
 
 
+def ttft_ratio(
+    base: RunState, cand: RunState, b_name: str, c_name: str, level: float
+) -> tuple[float, float] | None:
+    """The time-to-first-token gate's interval: as latency's, over the streamed trials' times."""
+    b, c = base.totals.get(b_name), cand.totals.get(c_name)
+    if b is None or c is None or b.pace is None or c.pace is None:
+        return None
+    assert cand.spec is not None
+    return p95_ratio_interval(b.pace.ttft_us.ranks, c.pace.ttft_us.ranks, cand.spec.seed, level)
+
+
 def cost_ratio(
     columns: ComparedColumns, b_name: str, c_name: str, level: float
 ) -> tuple[float, float] | None:

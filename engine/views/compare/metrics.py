@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import msgspec
 
-from engine.events.report import Latency, RunReport, VariantReport
+from engine.events.report import Latency, Pace, RunReport, VariantReport
 from engine.events.spec import GateSpec
 from engine.stats import inference as stats
 from engine.stats.run_spread import margin
@@ -21,6 +21,7 @@ from engine.views.compare.gates import (
     informational,
     latency_ratio,
     relative,
+    ttft_ratio,
 )
 
 
@@ -33,6 +34,8 @@ class VariantFigures(msgspec.Struct):
     cost_usd: float
     mean_tool_calls: float | None = None
     tool_success_rate: float | None = None
+    ttft_ms: Pace | None = None
+    tokens_per_s: Pace | None = None
 
 
 class ReportFigures(msgspec.Struct):
@@ -88,11 +91,39 @@ def variant_metrics(
             _per_trial_ratio(b_report, c_report),
         ),
     ]  # fmt: skip
+    out.extend(_pace_rows(columns, reports, gate, level, earlier, label))
     for metric, higher_is_better in (("tool_success_rate", True), ("mean_tool_calls", False)):
         b_value, c_value = getattr(b_report, metric), getattr(c_report, metric)
         if b_value is not None or c_value is not None:  # agents that report their tool calls
             out.append(informational(label, metric, b_value, c_value, higher_is_better))
     return out
+
+
+def _pace_rows(
+    columns: ComparedColumns, reports: tuple[Figures, Figures], gate: GateSpec,
+    level: float, earlier: list[tuple[float, float]], label: str,
+) -> list[MetricDelta]:  # fmt: skip
+    """Streamed answers' rows, when either run streamed: p95 time to first token gated as latency is
+    (its run-to-run margin is latency's: the earlier runs' p95 latency spread), tokens per second
+    for information."""
+    b_ttft, c_ttft = (_pace(r.ttft_ms) for r in reports)
+    b_rate, c_rate = (_pace(r.tokens_per_s) for r in reports)
+    if b_ttft is None and c_ttft is None:
+        return []
+    base, cand = columns.base.state, columns.cand_columns.state
+    names = reports[0].name, reports[1].name
+    b_p95, c_p95 = (None if p is None else p.p95 for p in (b_ttft, c_ttft))
+    return [
+        relative(
+            label, "p95_ttft_ms", b_p95, c_p95, gate.max_p95_ttft_increase, gate.min_latency_increase_ms,
+            ttft_ratio(base, cand, *names, level), margin("latency", [p for p, _ in earlier], level),
+        ),
+        informational(label, "tokens_per_s", b_rate and b_rate.mean, c_rate and c_rate.mean, True),
+    ]  # fmt: skip
+
+
+def _pace(figure: object) -> Pace | None:
+    return figure if isinstance(figure, Pace) else None  # a report's UNSET (no streamed trial) is None
 
 
 def _per_trial_delta(base: Figures, cand: Figures) -> float | None:

@@ -33,7 +33,18 @@ def trial_fields(rec: TrialRecord) -> dict[str, object]:
         "error_kind": rec.error_kind or None,
         "error_class": rec.error_class or None,
         "skip_reason": rec.message if rec.status == "skipped" else None,
+        "fingerprint": rec.fingerprint or None, "reused_from": reused_from(rec),
+        # a streamed answer's pace (target stream = true); absent otherwise
+        **({"ttft_ms": rec.ttft_ms, "tokens_per_s": rec.tokens_per_s} if rec.ttft_ms is not None else {}),
     }  # fmt: skip
+
+
+def reused_from(rec: TrialRecord) -> dict[str, object] | None:
+    """A reused trial's source: the run, and its trial (the same repeat, numbered from 1)."""
+    if rec.reused_from is None:
+        return None
+    run, variant, case = rec.reused_from
+    return {"run": run, "variant": variant, "case": case, "repeat": rec.repeat + 1}
 
 
 def reproducer_of(run: RunTrials, rec: TrialRecord) -> str | None:

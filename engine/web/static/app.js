@@ -14,6 +14,7 @@ function showProgress(section, p) {
   setField(section, "rate_per_s", p.rate_per_s);
   setField(section, "eta", p.eta_s === null ? "-" : `${Math.round(p.eta_s)} s`);
   setField(section, "passed", p.passed);
+  setField(section, "failed", p.failed);
   setField(section, "errors", p.errors);
   const bar = section.querySelector("progress");
   bar.max = p.total || 1;
@@ -26,9 +27,9 @@ function showProgress(section, p) {
   }));
   if (!list.children.length) list.append(Object.assign(document.createElement("li"), {textContent: "none"}));
   const badge = document.querySelector('[data-field="status"]');
-  if (badge && badge.textContent !== p.status) {
-    badge.textContent = p.status;
-    badge.className = `badge ${p.status}`;
+  if (badge && badge.textContent !== p.outcome) {
+    badge.textContent = p.outcome;
+    badge.className = `badge ${p.status_class}`;
   }
 }
 
@@ -38,10 +39,7 @@ function showProgress(section, p) {
 // one open page keeps the server at most a third busy.
 const REDRAW_MS = 500;
 
-function figureRefresher(run) {
-  const root = document.body.dataset.root;
-  const grading = new URLSearchParams(window.location.search).get("grading");
-  const url = `${root}/runs/${run}/live` + (grading === null ? "" : `?grading=${encodeURIComponent(grading)}`);
+function figureRefresher(url, id = "report") {
   let wanted = 0, busy = false, next = 0, timer = null;
   async function redraw() {
     timer = null;
@@ -51,7 +49,7 @@ function figureRefresher(run) {
       const response = await fetch(url);
       if (response.ok) {
         const doc = new DOMParser().parseFromString(await response.text(), "text/html");
-        const fresh = doc.getElementById("report"), shown = document.getElementById("report");
+        const fresh = doc.getElementById(id), shown = document.getElementById(id);
         if (fresh && shown && Number(fresh.dataset.seq) > Number(shown.dataset.seq)) {
           shown.replaceWith(document.adoptNode(fresh));
           document.body.dataset.reportSeq = fresh.dataset.seq;  // for tests and scripts watching the page
@@ -66,7 +64,7 @@ function figureRefresher(run) {
   }
   function schedule(seq) {
     wanted = Math.max(wanted, seq);
-    const shown = Number(document.getElementById("report")?.dataset.seq ?? wanted);
+    const shown = Number(document.getElementById(id)?.dataset.seq ?? wanted);
     if (busy || timer !== null || wanted <= shown) return;
     timer = setTimeout(redraw, Math.max(0, next - Date.now()));
   }
@@ -76,7 +74,9 @@ function figureRefresher(run) {
 function followRun(section) {
   const root = document.body.dataset.root;
   const run = encodeURIComponent(section.dataset.run);
-  const redraw = figureRefresher(run);
+  const grading = new URLSearchParams(window.location.search).get("grading");
+  const url = `${root}/runs/${run}/live` + (grading === null ? "" : `?grading=${encodeURIComponent(grading)}`);
+  const redraw = figureRefresher(url);
   // the browser resumes with Last-Event-ID by itself after a dropped connection
   const source = new EventSource(`${root}/api/runs/${run}/events?after=${section.dataset.after}`);
   let wasRunning = null;
@@ -93,6 +93,22 @@ function followRun(section) {
   });
 }
 
+// The matrix of a live run follows it as the run page does: each progress summary that says the run
+// moved re-fetches this very view (its filters, search and page kept) and swaps its table in; the
+// run's end fetches it once more and stops.
+function followMatrix(holder) {
+  const root = document.body.dataset.root;
+  const run = encodeURIComponent(holder.dataset.run);
+  const redraw = figureRefresher(window.location.href, "matrix-live");
+  const source = new EventSource(`${root}/api/runs/${run}/events?after=${holder.dataset.seq}`);
+  source.addEventListener("progress", (message) => {
+    const p = JSON.parse(message.data);
+    document.body.dataset.progressDone = String(p.done);  // for tests and scripts watching the page
+    redraw(p.seq);
+    if (p.status !== "running") source.close();
+  });
+}
+
 // The runs list asks for the runs every RUNS_POLL_MS, live or not (an answer from a quiet store is
 // memoised on the server): a run started elsewhere appears without a reload by hand.
 const RUNS_POLL_MS = 2000;
@@ -106,8 +122,8 @@ async function refreshRuns(holder) {
     const run = byId.get(row.cells[0].textContent);
     if (!run) continue;
     const badge = row.cells[2].querySelector(".badge");
-    badge.textContent = run.status;
-    badge.className = `badge ${run.status}`;
+    badge.textContent = run.outcome;
+    badge.className = `badge ${run.status_class}`;
     row.cells[4].textContent = run.pass_rate === null ? "-" : `${(run.pass_rate * 100).toFixed(1)}%`;
   }
   // a run started after the page loaded: the page reloads to list it (the server renders the rows)
@@ -170,6 +186,8 @@ document.addEventListener("keydown", onKey);
 document.addEventListener("DOMContentLoaded", () => {
   const section = document.getElementById("progress");
   if (section) followRun(section);
+  const matrix = document.getElementById("matrix-live");
+  if (matrix && matrix.dataset.live === "1") followMatrix(matrix);
   const runs = document.getElementById("runs");
   if (runs) setTimeout(() => refreshRuns(runs), RUNS_POLL_MS);
   document.body.dataset.keys = "1";  // the keys are bound

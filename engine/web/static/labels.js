@@ -77,6 +77,7 @@
       j: () => { focus = Math.min(rows.length - 1, focus + 1); showFocus(); },
       k: () => { focus = Math.max(0, focus - 1); showFocus(); },
       "/": () => note?.focus(),
+      l: () => panel.scrollIntoView({block: "start"}),  // the panel, however long the outputs above it
     };
     const action = keys[event.key];
     if (action) {

@@ -1,9 +1,11 @@
-"""The LMDB side of projection snapshots: their database, read and written inside a transaction."""
+"""The LMDB side of the kept records (projection snapshots, the trial index, report digests): their
+databases, read and written inside the log's write transaction by the keepers it was handed
+(store.log.keepers), and the log's own list of runs kept beside them (`note_runs`)."""
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import lmdb
 
@@ -73,6 +75,20 @@ class TxnSnapshots:
             if tag.decode() in tags:
                 seq = _U64.unpack(key[len(prefix) :])[0]
                 yield seq, unseal(seq, self.txn.get(_U64.pack(seq), db=self.events_db), self.checked_from)
+
+
+def note_runs(io: TxnSnapshots, batch: Sequence[tuple[str, str, bytes]], first: int) -> None:
+    """List the batch's runs (a new one under its first event) and their last events: the log's
+    `run_ids` and `last_of` read these, whichever keepers it has. Before the batch's rows are in."""
+    ends: dict[str, list[int]] = {}
+    for i, row in enumerate(batch):
+        span = ends.get(row[0])
+        if span is None:
+            ends[row[0]] = [first + i, first + i]
+        else:
+            span[1] = first + i
+    for run_id, (start, last) in ends.items():
+        io.note_run(run_id, 0 if io.last_before(run_id, first) else start, last)
 
 
 def clear(txn: lmdb.Transaction, snaps_db: object) -> None:

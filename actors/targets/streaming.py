@@ -1,0 +1,82 @@
+"""A streamed answer as it arrives (stream = true on an HTTP target): its server-sent events handed to
+the kind's reader, the text they carry gathered, and its pace measured on trio's clock.
+
+Time to first token runs from the moment the request has been written to the first event carrying
+answer text; tokens per second is the tokens after the first over the time from the first to the last.
+The tokens are the server's usage count when it sends one (the OpenAI kind asks for it with
+stream_options.include_usage), else the events that carried text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import trio
+
+from engine.actors.targets.http.common import malformed
+from engine.actors.targets.http.sse import EventReader
+from engine.actors.targets.target_protocol import TargetError
+
+_decode = msgspec.json.Decoder().decode
+
+
+class StreamedAnswer:
+    """The sink a streamed request's body goes to: `on_event(name, data)` returns the text an event
+    carried ("" for none)."""
+
+    def __init__(self, on_event: Callable[[str, str], str]) -> None:
+        self._events = EventReader()
+        self._on_event = on_event
+        self.parts: list[str] = []
+        self.sent_at = self.first_at = self.last_at = 0.0
+
+    def sent(self) -> None:
+        self.sent_at = trio.current_time()
+
+    def piece(self, data: bytes) -> None:
+        before = len(self.parts)
+        for name, payload in self._events.feed(data):
+            if text := self._on_event(name, payload):
+                self.parts.append(text)
+        if len(self.parts) > before:  # the events of one piece arrived together: one reading of the clock
+            self.last_at = trio.current_time()
+            if not before:
+                self.first_at = self.last_at
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def pace(self, tokens_out: int) -> tuple[float | None, float | None]:
+        """(ttft_ms, tokens_per_s); None where the answer had no text (or one token: no rate)."""
+        if not self.parts:
+            return None, None
+        tokens, span = tokens_out or len(self.parts), self.last_at - self.first_at
+        rate = round((tokens - 1) / span, 3) if tokens > 1 and span > 0 else None
+        return round((self.first_at - self.sent_at) * 1000, 3), rate
+
+
+def event_json(data: str) -> dict[str, Any]:
+    """An event's data as a JSON object, or a malformed response."""
+    try:
+        value = _decode(data)
+    except msgspec.DecodeError:
+        raise malformed(f"invalid JSON in a streamed event: {data[:120]!r}") from None
+    if not isinstance(value, dict):
+        raise malformed(f"a streamed event is {type(value).__name__}, expected an object")
+    return value
+
+
+def cut_short(marker: str) -> TargetError:
+    """A stream whose body ended cleanly before its end marker: cut mid-answer, retried as a network error."""
+    return TargetError(
+        "infra", f"network: the stream ended before {marker}", retryable=True, error_class="network"
+    )
+
+
+def error_in_stream(detail: Any) -> TargetError:
+    """An error the server sent as an event after its 200 head (overloaded, internal): a server error."""
+    message = f"server error in the stream: {str(detail)[:200]}"
+    return TargetError("infra", message, retryable=True, error_class="http_5xx")
