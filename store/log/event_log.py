@@ -25,11 +25,11 @@ from pathlib import Path
 import lmdb
 
 from engine.store.errors import StoreError
-from engine.store.kept.snapshot_io import fresh
 from engine.store.log.files import check_data_file
 from engine.store.log.guard import damage_as_error
 from engine.store.log.handles import ALL_TREES, LAYOUT_VERSION, SMALL_TREES
 from engine.store.log.keepers import Keepers, no_keepers
+from engine.store.log.kept_io import fresh
 from engine.store.log.opening import open_databases, open_env, read_only_wanted, size_limit
 from engine.store.log.reads import LogReads
 from engine.store.log.upkeep import LogUpkeep

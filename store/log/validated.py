@@ -13,7 +13,7 @@ write, and the mark records the state that was last walked or last committed by 
   mark no longer matches and the next open walks again.
 
 A writer records the mark after its open-time walk, and when it closes if the last commit was an
-engine writer's (`kept.snapshot_io.fresh`); readers only read it. The mark lives beside the data
+engine writer's (`store.log.kept_io.fresh`); readers only read it. The mark lives beside the data
 file (`validated`): it travels with a copy of the folder, which then has another inode and walks.
 """
 
