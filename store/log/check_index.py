@@ -45,11 +45,12 @@ class RowsBySeq:
 
     def remaining(self) -> Iterator[tuple[int, str, str]]:
         """The rows not popped, by sequence number."""
+        strays = sorted(self._stray.items())
+        yield from ((seq, run, tag) for seq, (run, tag) in strays if seq < 0)
         for seq, run in enumerate(self._run):
             if run:
                 yield seq, self.names[run], self.tags[self._tag[seq]]
-        for seq, (run, tag) in sorted(self._stray.items()):
-            yield seq, run, tag
+        yield from ((seq, run, tag) for seq, (run, tag) in strays if seq >= 0)
 
 
 def _id_of(name: str, names: list[str], ids: dict[str, int]) -> int:
