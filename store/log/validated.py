@@ -10,7 +10,9 @@ write, and the mark records the state that was last walked or last committed by 
   pages, which every commit rewrites);
 - what the file system says of it: device, inode, size, mtime and ctime (nanoseconds). Any write
   that is not LMDB's own changes ctime (a copy is a new inode; `touch -d` sets ctime to now), so the
-  mark no longer matches and the next open walks again.
+  mark no longer matches and the next open walks again. (Linux 6.13+ gives a write after a stat a
+  ctime of its own on ext4, xfs, btrfs and tmpfs; older kernels keep one clock tick, a few ms, in
+  which a write right after engine's close could keep the ctime it recorded.)
 
 A writer records the mark after its open-time walk, and when it closes if the last commit was an
 engine writer's (`store.log.kept_io.fresh`); readers only read it. The mark lives beside the data
