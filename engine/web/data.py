@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from engine.events import kinds as k
 from engine.events.codec import decode
@@ -60,17 +60,7 @@ class RunView:
         return output_of(log, rec)
 
     def with_transcript(self) -> list[tuple[int, TrialRecord]]:
-        """(row, record) of each trial with a transcript: the index keeps no transcript column, so
-        the records are read once per state of the run (a finished run's: once), then kept."""
-        key = (self.index.run_id, self.index.seq)
-        kept = self.transcripts_kept if self.transcripts_kept is not None else {}
-        if key not in kept:
-            size = self.index.size
-            if len(kept) >= KEPT_RUNS:
-                kept.pop(next(iter(kept)))
-            kept[key] = [(c * size + i, rec) for c in range(len(self.index.columns))
-                         for i, rec in enumerate(self.index.records(c)) if rec.transcript_hash]  # fmt: skip
-        return kept[key]
+        return rows_with_transcript(self.index, self.transcripts_kept)
 
     def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
                  reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip
@@ -123,17 +113,7 @@ class IndexedView:
         return self.texts[c][i]
 
     def with_transcript(self) -> list[tuple[int, TrialRecord]]:
-        """(row, record) of each trial with a transcript: the index keeps no transcript column, so
-        the records are read once per state of the run (a finished run's: once), then kept."""
-        key = (self.index.run_id, self.index.seq)
-        kept = self.transcripts_kept if self.transcripts_kept is not None else {}
-        if key not in kept:
-            size = self.index.size
-            if len(kept) >= KEPT_RUNS:
-                kept.pop(next(iter(kept)))
-            kept[key] = [(c * size + i, rec) for c in range(len(self.index.columns))
-                         for i, rec in enumerate(self.index.records(c)) if rec.transcript_hash]  # fmt: skip
-        return kept[key]
+        return rows_with_transcript(self.index, self.transcripts_kept)
 
     def searched(self, needle: str = "", pattern: re.Pattern[str] | None = None,
                  reasons: bool = False) -> Callable[[TrialRecord], bool] | None:  # fmt: skip
@@ -199,3 +179,16 @@ def round_view(log: EventStore, run_id: str, grading: int) -> RunView:
             view.evolve(event)
         view.seen_seq = seq
     return view
+
+
+def rows_with_transcript(index: Any, kept: dict[Any, Any] | None) -> list[tuple[int, TrialRecord]]:
+    """(row, record) of each trial with a transcript: the index keeps no transcript column, so
+    the records are read once per state of the run (a finished run's: once), then kept."""
+    key = (index.run_id, index.seq)
+    kept = kept if kept is not None else {}
+    if key not in kept:
+        if len(kept) >= KEPT_RUNS:
+            kept.pop(next(iter(kept)))
+        kept[key] = [(c * index.size + i, rec) for c in range(len(index.columns))
+                     for i, rec in enumerate(index.records(c)) if rec.transcript_hash]  # fmt: skip
+    return kept[key]
