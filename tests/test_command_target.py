@@ -100,7 +100,10 @@ async def test_a_hostile_value_in_any_template_placeholder_is_inert_text(
     assert not marker.exists()
 
 
-async def test_env_carries_trial_identity_flags_and_params():
+async def test_env_carries_trial_identity_flags_and_params(monkeypatch: pytest.MonkeyPatch):
+    # an unsandboxed agent inherits the caller's environment: CI's own ENGINE_* settings are not the trial's
+    for name in [name for name in os.environ if name.startswith("ENGINE_")]:
+        monkeypatch.delenv(name)
     dump = "import json, os\n"
     dump += "print(json.dumps({k: v for k, v in os.environ.items() if k[:7] in ('ENGINE_', 'FOO')}))"
     request = make_request(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from engine.actors.targets.fingerprint import fingerprint_of, request_fields
 from engine.api import open_engine, spec_from_dict
@@ -378,10 +379,17 @@ AGENT = (
 )
 
 
-async def test_a_command_agents_fingerprint_is_made_of_what_it_is_given(tmp_path: Path) -> None:
+async def test_a_command_agents_fingerprint_is_made_of_what_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """docs/reuse.md's command fields: the argv as filled, stdin, and the environment the agent gets
     (the file's env and the ENGINE_* variables), as the agent itself reports them."""
+    import os
     import sys
+
+    # the agent inherits the caller's environment, which is not in the fingerprint: CI's own ENGINE_* settings
+    for name in [name for name in os.environ if name.startswith("ENGINE_")]:
+        monkeypatch.delenv(name)
 
     from engine.actors.targets.target_protocol import resolve_target
     from engine.runtime.plan import build_plan
