@@ -5,6 +5,9 @@ contract checks awaited from inside trio (pytest-trio)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -139,6 +142,21 @@ def test_formats_come_through_the_same_loader(installed: Path) -> None:
     assert formats.choices("report") == "markdown | html | json | upper"
     assert formats.choices("export") == "jsonl | junit | rundir | bundle"
     assert formats.get("upper", "report").__module__ == "loaded_kinds"
+
+
+def test_format_help_lists_the_installed_formats(installed: Path) -> None:
+    """`engine report --help` names a format another package installed, as `--format` accepts it."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed), os.environ.get("PYTHONPATH", "")])}
+    env["COLUMNS"] = "200"  # one help line per option
+    shown = subprocess.run(
+        [sys.executable, "-m", "engine.cli.main", "report", "--help"], env=env, capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "markdown | html | json | upper (to stdout" in shown.stdout
+    exported = subprocess.run(
+        [sys.executable, "-m", "engine.cli.main", "export", "--help"], env=env, capture_output=True, text=True
+    )
+    assert "jsonl | junit | rundir | bundle" in exported.stdout
 
 
 async def test_the_contract_checks_can_be_awaited_inside_trio() -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from engine.cli.options import JsonOpt, StoreOpt, store_path
+from engine.cli.options import JsonOpt, StoreOpt, format_choices, store_path
 
 if TYPE_CHECKING:
     from engine.input.experiment_plan import ExperimentPlan
@@ -127,7 +127,10 @@ def report(
         Path | None, typer.Option("--html", help="Write a self-contained HTML report to FILE.")
     ] = None,
     fmt: Annotated[
-        str | None, typer.Option("--format", help="markdown | html | json (to stdout, or --out FILE).")
+        str | None, typer.Option(
+            "--format",
+            help=f"{format_choices('report', 'markdown | html | json')} (to stdout, or --out FILE).",
+        )
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the --format output to FILE.")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from engine.cli.options import StoreOpt, open_log, store_path
+from engine.cli.options import StoreOpt, format_choices, open_log, store_path
 
 
 def import_cmd(
@@ -27,7 +27,9 @@ def import_cmd(
 def export(
     run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     store: StoreOpt = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | junit | rundir | bundle.")] = "jsonl",
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help=format_choices("export", "jsonl | junit | rundir | bundle"))
+    ] = "jsonl",
     out: Annotated[
         str | None,
         typer.Option(
