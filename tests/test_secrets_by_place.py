@@ -21,13 +21,54 @@ CASE = '[[cases]]\nid = "c"\nprompt = "q"\nexpected = "42"\n'
 def test_names_and_shapes() -> None:
     for header in ("Ocp-Apim-Subscription-Key", "x-functions-key", "X-Goog-Api-Key", "x-auth-token"):
         assert is_credential_header(header), header
+    for header in ("Idempotency-Key", "X-Idempotency-Key", "X-Cache-Key", "api-version", "X-Request-Id"):
+        assert not is_credential_header(header), header
     for name in ("api_key", "apikey", "OPENAI_API_KEY", "access_token", "client-secret", "DB_PASSWORD",
-                 "sig", "subscription-key", "GITHUB_TOKEN"):  # fmt: skip
-        assert is_credential_name(name), name
-    for name in ("api-version", "temperature", "MONKEY", "keyboard", "model", "PATH"):
-        assert not is_credential_name(name), name
+                 "sig", "subscription-key", "AWS_SECRET_ACCESS_KEY", "refresh.token"):  # fmt: skip
+        assert is_credential_name(name) and is_credential_name(name, "x"), name
+    for name in ("api-version", "temperature", "MONKEY", "keyboard", "model", "PATH", "max_tokens"):
+        assert not is_credential_name(name, "Zx81-long-value-0123456789"), name
     assert looks_like_key("sk-proj-abcdefgh12345") and looks_like_key("ghp_abcdefghijklmnop")
     assert not looks_like_key("skip-this") and not looks_like_key("hello")
+
+
+# names that only may hold a secret: refused for a key-like or random value, never for a plain one
+MAYBE = ("GITHUB_TOKEN", "OPENAI_KEY", "X_AUTH", "DB_PWD", "GITLAB_PAT", "service.key")
+PLAIN_VALUES = ("x", "2", "created_at", "v2", "true", "/home/me/.ssh/id_ed25519.pub")
+KEYS = ("ghp_abcdefghijklmnop1234", "0f3a9c2e11b84d5e9a7c6b5d4e3f2a1b", "Zx81QhT0pLm4vB7nK2sW")
+# well-known names that end like a credential and are not one, with values that would be refused
+NOT_SECRETS = ("SORT_KEY", "CACHE_KEY", "cache-key", "EOS_TOKEN", "pad_token", "bos_token",
+               "idempotency_key", "PARTITION_KEY")  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MAYBE)
+def test_a_name_that_may_hold_a_secret_is_judged_by_its_value(name: str) -> None:
+    assert not is_credential_name(name)  # the name alone (extra_params lists names only)
+    for value in PLAIN_VALUES:
+        assert not is_credential_name(name, value), (name, value)
+    for value in KEYS:
+        assert is_credential_name(name, value), (name, value)
+
+
+@pytest.mark.parametrize("name", NOT_SECRETS)
+def test_well_known_names_are_not_secrets(name: str) -> None:
+    for value in (*PLAIN_VALUES, "0f3a9c2e11b84d5e9a7c6b5d4e3f2a1b", "<|eot_id|>"):
+        assert not is_credential_name(name, value), (name, value)
+
+
+def test_names_that_only_look_like_credentials_pass_validate(tmp_path: Path) -> None:
+    """The false alarms of a name rule: a tokenizer's pad_token sent to a vLLM server, a retry's
+    Idempotency-Key and a cache key header, an agent's SORT_KEY / CACHE_KEY / EOS_TOKEN."""
+    target = ('kind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nextra_params = ["pad_token", "min_p"]\n'
+              '[target.headers]\nIdempotency-Key = "run-42"\n'
+              'X-Cache-Key = "0f3a9c2e11b84d5e9a7c6b5d4e3f2a1b"\n')
+    agent = ('kind = "command"\ncommand = ["cat"]\n'
+             '[target.env]\nSORT_KEY = "created_at"\nCACHE_KEY = "0f3a9c2e11b84d5e9a7c6b5d4e3f2a1b"\n'
+             'EOS_TOKEN = "<|eot_id|>"\nGITHUB_TOKEN = "unused"\n')  # fmt: skip
+    for body in (target, agent):
+        (tmp_path / "exp.toml").write_text(f'name = "x"\n[target]\n{body}{CASE}')
+        done = run_engine("validate", "exp.toml", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr.decode()
 
 
 LITERALS = {
@@ -43,6 +84,8 @@ LITERALS = {
                      "target.extra_params"),
     "command env by name": ('kind = "command"\ncommand = ["cat"]\n'
                             '[target.env]\nOPENAI_API_KEY = "x-1234"\n', "target.env.OPENAI_API_KEY"),
+    "command env, random value": ('kind = "command"\ncommand = ["cat"]\n'
+                                  '[target.env]\nGH_TOKEN = "0f3a9c2e11b84d5e9a7c"\n', "target.env.GH_TOKEN"),
     "command env by shape": ('kind = "command"\ncommand = ["cat"]\n'
                              '[target.env]\nHARMLESS = "sk-abcdefgh123"\n', "target.env.HARMLESS"),
 }  # fmt: skip

@@ -41,11 +41,11 @@ def check_targets(plan: ExperimentPlan, fail: Fail) -> None:
 
 def _check_command(target: CommandTargetSpec, field: str, fail: Fail) -> None:
     for name, value in target.env.items():
-        if isinstance(value, str) and (is_credential_name(name) or looks_like_key(value)):
+        if isinstance(value, str) and (is_credential_name(name, value) or looks_like_key(value)):
             fail(f"{field}.env.{name}", _USE_ENV)
     for i, service in enumerate(target.services):
         for name, value in service.env.items():
-            if is_credential_name(name) or looks_like_key(value):
+            if is_credential_name(name, value) or looks_like_key(value):
                 fail(f"{field}.services[{i}].env.{name}", _USE_PASS_ENV)
     command, via = target.command, target.prompt_via
     if isinstance(command, str):
@@ -75,7 +75,7 @@ def _check_http(target: HttpTarget, field: str, fail: Fail) -> None:
     elif target.base_url is not None:
         _check_url_credentials(target.base_url, f"{field}.base_url", fail)
     for name, value in target.query.items():
-        if isinstance(value, str) and (is_credential_name(name) or looks_like_key(value)):
+        if isinstance(value, str) and (is_credential_name(name, value) or looks_like_key(value)):
             fail(f"{field}.query.{name}", _USE_ENV)
     for name in target.extra_params:
         if is_credential_name(name):
@@ -118,7 +118,7 @@ def _check_url_credentials(url: str, field: str, fail: Fail) -> None:
         fail(field, "expected no user:password@ in the URL: send the credential as a header from "
                     '{ env = "VAR" } (or api_key_env)')  # fmt: skip
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
-        if is_credential_name(name) or looks_like_key(value):
+        if is_credential_name(name, value) or looks_like_key(value):
             fail(field, f"the query parameter {name!r} is a credential: write it as "
                         f'query = {{ {name} = {{ env = "VAR" }} }}')  # fmt: skip
 
