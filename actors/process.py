@@ -35,13 +35,20 @@ class ProcessResult(msgspec.Struct, kw_only=True):
 
 
 async def run_group(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, stdin: bytes | None = None
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    stdin: bytes | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> ProcessResult:
-    """Run argv in a new session; on timeout or cancellation the whole group is killed and reaped."""
+    """Run argv in a new session; on timeout or cancellation the whole group is killed and reaped.
+    `pass_fds`: descriptors the process inherits (a sandbox's boot helper reports through one)."""
     try:
         proc = await trio.lowlevel.open_process(
             argv, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
+            stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True, pass_fds=pass_fds,
         )  # fmt: skip
     except OSError as exc:
         raise TargetError("config", f"cannot start {argv[0]!r}: {exc}") from exc

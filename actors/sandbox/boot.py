@@ -6,10 +6,12 @@
 Starts the plan's services (their output to LOGS/<name>.log), waits until each is ready (a TCP
 port accepts, a file exists, a command exits 0; polled at a bounded interval within its timeout),
 relays 127.0.0.1 ports to the Unix sockets the plan lists (the host's loopback ports engine serves
-outside, or a shared workspace's services), then runs the agent and exits with its code. A service
-not ready in time: the reason goes to LOGS/boot-failed and the agent never starts. Everything left
-running dies with the sandbox's PID namespace. With --serve it starts the services, makes each one's
-TCP port reachable at SOCKETS/PORT.sock, prints "ready" and stays until it is killed.
+outside, or a shared workspace's services), then runs the agent and exits with its code. How the
+boot went goes to the pipe the plan names (status_fd): "booted", or "failed: why" (the agent never
+starts); the pipe is closed before the agent starts, so the agent cannot speak for the sandbox.
+Everything left running dies with the sandbox's PID namespace. With --serve it starts the services,
+makes each one's TCP port reachable at SOCKETS/PORT.sock, prints "ready" and stays until it is
+killed (a service not ready in time: the reason goes to LOGS/boot-failed; no agent runs there).
 """
 
 import json
@@ -101,14 +103,19 @@ def start_relays(relays: list, listen: str) -> None:
         threading.Thread(target=relay, args=(server, connect), daemon=True).start()
 
 
-def start_services(plan: dict, cwd: str) -> bool:
+def start_services(plan: dict, cwd: str) -> str:
+    """ "" once every service is ready; else why not."""
     for service in plan.get("services", []):
         why = wait_ready(service, start(service, plan["logs"], cwd), cwd)
         if why:
-            with open(os.path.join(plan["logs"], "boot-failed"), "w") as f:
-                f.write(why)
-            return False
-    return True
+            return why
+    return ""
+
+
+def tell(status_fd: int, said: str) -> None:
+    """The boot's outcome to engine, then the pipe closed: nothing started after this can write to it."""
+    os.write(status_fd, said.encode("utf-8", "replace")[:4000])
+    os.close(status_fd)
 
 
 def main() -> int:
@@ -116,13 +123,18 @@ def main() -> int:
         plan = json.load(f)
     cwd = os.getcwd()
     if sys.argv[2] == "--serve":
-        if not start_services(plan, cwd):
+        why = start_services(plan, cwd)
+        if why:
+            with open(os.path.join(plan["logs"], "boot-failed"), "w") as f:
+                f.write(why)
             return 125
         start_relays(plan.get("relays", []), "unix")
         print("ready", flush=True)
         threading.Event().wait()  # until the sandbox is torn down
     start_relays(plan.get("relays", []), "tcp")
-    if not start_services(plan, cwd):
+    why = start_services(plan, cwd)
+    tell(plan["status_fd"], f"failed: {why}" if why else "booted")
+    if why:
         return 125
     code = subprocess.run(sys.argv[sys.argv.index("--") + 1 :], check=False).returncode
     return 128 - code if code < 0 else code  # killed by a signal: as a shell reports it

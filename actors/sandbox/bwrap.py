@@ -5,11 +5,17 @@ is covered by an empty tmpfs; the only writable folders are the trial's own (its
 scratch) and a private /tmp. `--unshare-all` gives the sandbox its own user, PID, IPC, UTS, cgroup
 and network namespaces (the network is given back with `--share-net` for `network = "host"`);
 `--die-with-parent` and the PID namespace make every process the agent started die with the trial.
+
+The sandbox's environment is bwrap's own (the process is started with exactly `sandbox_env`), never
+`--setenv NAME VALUE`: a value on a command line is readable in /proc/PID/cmdline by every process
+of the user, and a secret handed to the agent must not be. Files beside the experiment that hold a
+person's secrets (`.env`, `.netrc`...) are covered with an empty file in the folder shown to it.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,6 +24,8 @@ from engine.events.sandbox import SandboxPolicy
 
 BWRAP = "bwrap"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+# a person's secrets kept beside a project: shown as empty files where the experiment's folder is shown
+SECRET_FILES = (".env", ".netrc", ".npmrc", ".pypirc", ".git-credentials")
 _HIDDEN: set[Path] = set()  # stores (and other folders) no sandbox may see, added by the run
 
 
@@ -66,23 +74,35 @@ def bwrap_argv(
     *,
     workdir: Path,
     writable: Iterable[Path],
-    env: Mapping[str, str],
     readable: Iterable[Path] = (),
 ) -> list[str]:
-    """bwrap's arguments around argv (already wrapped in its limits)."""
-    out = [BWRAP, "--die-with-parent", "--unshare-all", "--new-session"]
+    """bwrap's arguments around argv (already wrapped in its limits); started with `sandbox_env` as
+    its environment, which it hands on (no --clearenv: that would drop it)."""
+    out = [shutil.which(BWRAP) or BWRAP, "--die-with-parent", "--unshare-all", "--new-session"]
     if policy.network == "host":
         out.append("--share-net")
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for folder in home_folders():
         out += ["--tmpfs", str(folder)]
+    readable = list(readable)
     for folder in (*runtime_folders(), *readable):  # under a home: shown again, read-only
         out += ["--ro-bind-try", str(folder), str(folder)]
     for folder in hidden_stores():  # after: a store inside the experiment's folder stays hidden
         out += ["--tmpfs", str(folder)]
     for folder in {Path(workdir), *writable}:
         out += ["--bind", str(folder), str(folder)]
-    out += ["--chdir", str(workdir), "--clearenv"]
-    for name, value in env.items():
-        out += ["--setenv", name, value]
+    for secret in secret_files(readable):  # last: a workspace that is the experiment's folder too
+        out += ["--dev-bind", "/dev/null", str(secret)]  # reads as empty (a plain bind is nodev)
+    out += ["--chdir", str(workdir)]
     return [*out, "--", *argv]
+
+
+def secret_files(folders: Iterable[Path]) -> list[Path]:
+    """The secrets files (`.env`, `.env.local`, `.netrc`...) directly in the folders shown to a sandbox."""
+    found = []
+    for folder in folders:
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if path.name in SECRET_FILES or path.name.startswith(".env."):
+                    found.append(path)
+    return sorted(found)

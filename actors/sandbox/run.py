@@ -4,6 +4,11 @@ Without services or host ports the agent runs straight under prlimit inside bwra
 path); with them a small helper (boot.py) runs first inside the same sandbox. The services'
 output comes back as text beside the agent's stderr; a service that was not ready in time is a
 TargetError of class `sandbox`, never the agent's failure.
+
+The helper says how the boot went through a pipe only it holds ("booted", or "failed: why"), closed
+before the agent starts: the agent shares the helper's folders, so a marker file there is something
+it could write, and a sandbox error is then the agent's to fake. Without "booted" the agent never
+started: a timeout then is the services', not the agent's.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from engine.actors.sandbox.bwrap import bwrap_argv, sandbox_env
 from engine.actors.sandbox.limits import PidsCgroup, pids_root, prlimit_prefix
 from engine.actors.sandbox.probe import sandbox_problem
 from engine.actors.sandbox.relay import serve_host_ports
-from engine.actors.sandbox.services import BOOT, SharedServices, boot_failure, service_logs, service_plans
+from engine.actors.sandbox.services import BOOT, SharedServices, service_logs, service_plans
 from engine.actors.targets.target_protocol import TargetError
 from engine.events.sandbox import SandboxPolicy
 
@@ -58,13 +63,14 @@ async def run_sandboxed(
     env = sandbox_env(policy, named_env, cwd)
     booted = policy.services or policy.host_ports or shared is not None
     side = Path(tempfile.mkdtemp(prefix="engine-sandbox-")) if booted else None
+    status_read, status_write = os.pipe() if booted else (-1, -1)
     cgroup = _pids_cgroup(policy)
     try:
         reached = [shared.sockets] if shared is not None else []
         if side is not None:
-            inner = _booted(policy, inner, side, shared)
+            inner = _booted(policy, inner, side, shared, status_write)
         outer = bwrap_argv(
-            policy, inner, workdir=cwd, env=env, writable=[*writable, *([side] if side else []), *reached],
+            policy, inner, workdir=cwd, writable=[*writable, *([side] if side else []), *reached],
             readable=[*readable, BOOT.parent],
         )  # fmt: skip
         if cgroup is not None:
@@ -72,14 +78,19 @@ async def run_sandboxed(
         async with trio.open_nursery() as nursery:
             if side is not None and policy.host_ports:
                 await nursery.start(serve_host_ports, policy.host_ports, side / "sockets")
-            result = await run_group(outer, cwd=cwd, env=_outer_env(), timeout_s=timeout_s, stdin=stdin)
+            result = await run_group(
+                outer, cwd=cwd, env=env, timeout_s=timeout_s, stdin=stdin,
+                pass_fds=(status_write,) if booted else (),
+            )  # fmt: skip
             nursery.cancel_scope.cancel()
         logs = shared.logs() if shared is not None else _service_logs(policy, side)
-        failure = boot_failure(policy, side / "logs") if side is not None else None
-        if failure is not None:
-            raise failure
+        if side is not None:
+            _check_boot(_said(status_read), result, timeout_s, logs)
         return SandboxRun(result, logs)
     finally:
+        for fd in (status_read, status_write):
+            if fd >= 0:
+                os.close(fd)
         with trio.CancelScope(shield=True):
             if cgroup is not None:
                 await cgroup.remove()
@@ -87,7 +98,35 @@ async def run_sandboxed(
                 await trio.to_thread.run_sync(shutil.rmtree, side, True)
 
 
-def _booted(policy: SandboxPolicy, inner: list[str], side: Path, shared: SharedServices | None) -> list[str]:
+def _said(status_read: int) -> str:
+    """What the boot helper wrote to its pipe (it has exited: nothing more comes)."""
+    os.set_blocking(status_read, False)
+    try:
+        return os.read(status_read, 1 << 16).decode("utf-8", "replace").strip()
+    except BlockingIOError:
+        return ""
+
+
+def _check_boot(said: str, result: ProcessResult, timeout_s: float, logs: dict[str, str]) -> None:
+    """A sandbox whose services were not ready is a `sandbox` error, with what they said."""
+    if said == "booted":
+        return
+    if said.startswith("failed:"):
+        why = said.removeprefix("failed:").strip()
+    elif result.timed_out:
+        why = f"its services were not ready within the trial's timeout ({timeout_s:g}s)"
+    else:
+        tail = result.stderr_tail(3)
+        why = f"it exited with {result.exit_code} before its services were ready"
+        why += f": {tail}" if tail else ""
+    said_by = [f"{name}: {' | '.join(text.splitlines()[-3:])}" for name, text in logs.items() if text]
+    raise TargetError("infra", "".join([f"sandbox boot failed: {why}", *(f"\n{s}" for s in said_by)]),
+                      error_class="sandbox")  # fmt: skip
+
+
+def _booted(
+    policy: SandboxPolicy, inner: list[str], side: Path, shared: SharedServices | None, status_fd: int
+) -> list[str]:
     """The boot helper's command line, its plan written beside the trial (never in the workspace)."""
     (side / "logs").mkdir()
     (side / "sockets").mkdir()
@@ -95,6 +134,7 @@ def _booted(policy: SandboxPolicy, inner: list[str], side: Path, shared: SharedS
     if shared is not None:
         relays += [{"port": p, "socket": str(shared.sockets / f"{p}.sock")} for p in shared.ports]
     plan = {"logs": str(side / "logs"), "relays": relays, "services": service_plans(policy)}
+    plan["status_fd"] = status_fd
     (side / "plan.json").write_bytes(msgspec.json.encode(plan))
     return [sys.executable, "-I", "-S", str(BOOT), str(side / "plan.json"), "--", *inner]
 
@@ -107,8 +147,3 @@ def _pids_cgroup(policy: SandboxPolicy) -> PidsCgroup | None:
     most = policy.limits.max_processes
     root = pids_root() if most is not None else None
     return PidsCgroup(root, most) if root is not None and most is not None else None
-
-
-def _outer_env() -> dict[str, str]:
-    """bwrap's own environment: the sandbox's is set with --clearenv/--setenv, this only finds bwrap."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}

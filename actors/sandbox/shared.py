@@ -45,11 +45,10 @@ async def start_shared_services(
     (side / "plan.json").write_bytes(msgspec.json.encode(plan))
     inner = [sys.executable, "-I", "-S", str(BOOT), str(side / "plan.json"), "--serve"]
     bare_env = sandbox_env(unlimited, env, workspace)
-    argv = bwrap_argv(
-        unlimited, inner, workdir=workspace, writable=[side], env=bare_env, readable=[*readable, BOOT.parent]
-    )
+    argv = bwrap_argv(unlimited, inner, workdir=workspace, writable=[side], readable=[*readable, BOOT.parent])
     proc = await trio.lowlevel.open_process(
         argv,
+        env=bare_env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

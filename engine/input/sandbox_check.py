@@ -4,7 +4,7 @@ the sandbox starts on the workers, so each worker checks before its first trial 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from engine.actors.sandbox.limits import nproc_exempt, pids_root
 from engine.actors.sandbox.probe import sandbox_problem
@@ -39,6 +39,19 @@ def check_sandboxes(plan: ExperimentPlan) -> None:
             raise InputError(plan.file, field, f"a {policy.kind} sandbox cannot start here: {problem}")
         if policy.limits.max_processes is not None and nproc_exempt() and pids_root() is None:
             warn_input(plan.file, field.replace(".sandbox", ".limits.max_processes"), NPROC_AS_ROOT)
+
+
+def check_service_timeouts(plan: ExperimentPlan, fail: Callable[[str, str], None]) -> None:
+    """Services start one after another, each within its timeout_s, and the trial's timeout runs from
+    the sandbox's start: services allowed as long as the trial would leave the agent no time at all."""
+    for field, target in plan.run_targets():
+        if not isinstance(target, CommandTargetSpec) or not target.policy.services:
+            continue
+        trial = plan.spec.execution.trial_timeout_s or target.timeout_s
+        services = sum(service.timeout_s for service in target.policy.services)
+        if services >= trial:
+            expected = f"expected the services' timeout_s (together {services:g}s) below the trial's "
+            fail(f"{field}.services", f"{expected}timeout ({trial:g}s): the agent would get no time left")
 
 
 def describe_sandboxes(plan: ExperimentPlan) -> str | None:

@@ -20,6 +20,7 @@ from engine.events.spec import AGE_EXPECTED, ExperimentSpec, SamplingParams, Var
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.parsing import split_validation_error
 from engine.input.run_rules import Fail, check_caps, check_optuna, check_stopping
+from engine.input.sandbox_check import check_service_timeouts
 from engine.input.sent_params import check_sent_params
 from engine.input.target_checks import check_targets
 
@@ -63,6 +64,7 @@ def check_plan(plan: ExperimentPlan) -> None:
     check_sent_params(plan, fail)  # after the targets they are sent to are checked
     _check_judge_targets(spec, fail)
     check_targets(plan, fail)
+    check_service_timeouts(plan, fail)
     _check_case_text(spec, fail)
     if spec.kind == "tune" and (spec.tune is None or not spec.tune.parameters):
         fail("tune.parameters", "expected at least one parameter range for kind = 'tune'")
