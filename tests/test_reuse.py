@@ -440,3 +440,50 @@ async def test_an_anthropic_fingerprint_is_made_of_the_body_the_server_receives(
             fields["headers"] == {"anthropic-beta": "x"} == {"anthropic-beta": sent.headers["anthropic-beta"]}
         )
         assert fingerprint_of(fields) == job.fingerprint == logged[case.id]
+
+
+def test_an_edited_agent_script_is_another_subject(tmp_path: Path) -> None:
+    """The agent's own script is in the fingerprint (docs/reuse.md `scripts`): an edit is sent again,
+    and an unchanged one is reused, in the same long-lived store."""
+    agent = tmp_path / "agent.sh"
+    agent.write_text("#!/bin/sh\necho v1\n")
+    agent.chmod(0o755)
+    (tmp_path / "e.toml").write_text(
+        'name = "scripted"\n[target]\nkind = "command"\ncommand = ["./agent.sh"]\n'
+        '[[cases]]\nid = "c"\nprompt = "p"\nexpected = "v"\n'
+    )
+    run_engine("run", "e.toml", "-q", "--store", "s", "--run-id", "first", cwd=tmp_path)
+    same = run_engine("plan", "e.toml", "--store", "s", "--reuse", cwd=tmp_path)
+    assert same.stdout.decode().splitlines()[0] == "1 trials: 1 reused, 0 to send"
+    agent.write_text("#!/bin/sh\necho v2\n")
+    edited = run_engine("plan", "e.toml", "--store", "s", "--reuse", cwd=tmp_path)
+    assert edited.stdout.decode().splitlines()[0] == "1 trials: 0 reused, 1 to send"
+    done = run_engine("run", "e.toml", "-q", "--store", "s", "--run-id", "second", "--reuse", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    from engine.store.blobs import read_text
+
+    done_events = completed(tmp_path / "s", "second")
+    with open_event_log(tmp_path / "s") as log:
+        outputs = [read_text(log, e.output_hash).strip() for e in done_events]
+    assert outputs == ["v2"]
+
+
+def test_the_sandbox_policy_is_in_the_fingerprint() -> None:
+    from engine.actors.targets.fingerprint import request_fingerprint
+    from engine.actors.targets.target_protocol import resolve_target
+    from engine.runtime.plan import build_plan
+
+    def fingerprint(network: str) -> str:
+        spec = spec_from_dict({
+            "name": "boxed", "target": {"kind": "command", "command": ["cat"], "sandbox": "bubblewrap",
+                                        "network": network},
+            "variants": [{"name": "a"}],
+            "cases": [{"id": "c", "prompt": "p", "expected": "p"}],
+        })  # fmt: skip
+        plan = build_plan(spec, "r", list(spec.variants), lambda key: "")
+        job = plan.make_job(spec.variants[0], spec.cases[0], 0)
+        target = resolve_target(spec.target, spec.variants[0])
+        assert job.fingerprint == request_fingerprint(target, job.request)
+        return job.fingerprint
+
+    assert fingerprint("none") != fingerprint("host")

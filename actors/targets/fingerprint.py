@@ -6,6 +6,11 @@ the same fingerprint sent the same bytes to the same endpoint, for the same repe
 it: credentials (an API key, a credential header's value, a header read from the environment: its
 variable's name only), the run id, the variant's name (beyond the seed it decides), timeouts and
 retries (they decide whether an answer comes, not which). docs/reuse.md lists the fields.
+
+Files are read for what they hold, not their names: a command agent's scripts (every word of its
+command line that names a file, relative ones against the experiment's folder), its fixed workdir,
+a python target's module. Their hashes are kept for one plan (`InputHashes`: one run, one round, one
+tuning step), never for the process: a long-lived `engine serve` or host app sees an edited script.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import shlex
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,21 +43,73 @@ from engine.events.targets import (
     PythonTargetSpec,
 )
 
-VERSION = 1  # raised when the fields change: an older fingerprint then never matches a newer one
+VERSION = 2  # raised when the fields change: an older fingerprint then never matches a newer one
 _ENCODER = msgspec.json.Encoder(order="deterministic")
 
 
-def request_fingerprint(target: TargetSpec, request: TargetRequest) -> str:
+BIG_FILE = 64 << 20  # a file this large (a binary) is known by its size and time, not read
+
+
+class InputHashes:
+    """The hashes of the files a plan's requests are made of, each read once per plan."""
+
+    def __init__(self, base_dir: Path | None = None) -> None:
+        self.base_dir = base_dir
+        self._files: dict[str, str] = {}
+        self._trees: dict[str, str] = {}
+
+    def file(self, path: Path) -> str:
+        key = str(path)
+        if key not in self._files:
+            self._files[key] = _file_hash(path)
+        return self._files[key]
+
+    def tree(self, folder: str) -> str:
+        if folder not in self._trees:
+            self._trees[folder] = _tree_hash(Path(folder))
+        return self._trees[folder]
+
+    def scripts(self, words: list[str], workdir: str | None) -> dict[str, str]:
+        """Each word of a command line that names a file, with the file's hash: an edited agent
+        script is a different subject. A bare first word is looked up on PATH (`python3`, `claude`)."""
+        found: dict[str, str] = {}
+        for index, word in enumerate(words):
+            path = self._path_of(word, workdir, on_path=index == 0)
+            if path is not None:
+                found[word] = self.file(path)
+        return found
+
+    def _path_of(self, word: str, workdir: str | None, on_path: bool) -> Path | None:
+        if not word or len(word) > 1024 or "\n" in word or "\0" in word or word.startswith("-"):
+            return None
+        if on_path and "/" not in word:
+            where = shutil.which(word)
+            return Path(where) if where else None
+        path = Path(word).expanduser()
+        bases = [] if path.is_absolute() else [b for b in (self.base_dir, workdir and Path(workdir)) if b]
+        for candidate in [path] if path.is_absolute() else [Path(b) / path for b in bases]:
+            try:
+                if candidate.is_file():
+                    return candidate
+            except OSError:
+                continue
+        return None
+
+
+def request_fingerprint(target: TargetSpec, request: TargetRequest, hashes: InputHashes | None = None) -> str:
     """The fingerprint of one trial's request (32 hex digits)."""
-    return fingerprint_of(request_fields(target, request))
+    return fingerprint_of(request_fields(target, request, hashes))
 
 
 def fingerprint_of(fields: dict[str, Any]) -> str:
     return hashlib.blake2b(_ENCODER.encode(fields), digest_size=16).hexdigest()
 
 
-def request_fields(target: TargetSpec, request: TargetRequest) -> dict[str, Any]:
+def request_fields(
+    target: TargetSpec, request: TargetRequest, hashes: InputHashes | None = None
+) -> dict[str, Any]:
     """What the fingerprint is computed from: the target's identity, what it sends, the repeat index."""
+    hashes = hashes or InputHashes()
     fields: dict[str, Any] = {"v": VERSION, "kind": target.kind, "repeat": request.repeat}
     if isinstance(target, OpenAITargetSpec):
         fields["url"] = endpoint(target.base_url, OpenAITarget.PATH)
@@ -59,10 +118,10 @@ def request_fields(target: TargetSpec, request: TargetRequest) -> dict[str, Any]
         fields["url"] = endpoint(target.base_url or DEFAULT_BASE_URL, AnthropicTarget.PATH)
         fields["body"] = messages_body(target, request)
     elif isinstance(target, CommandTargetSpec):
-        fields.update(_command_fields(target, request))
+        fields.update(_command_fields(target, request, hashes))
     elif isinstance(target, PythonTargetSpec):
         fields["callable"] = target.callable
-        fields["module"] = module_hash(target.callable)
+        fields["module"] = module_hash(target.callable, hashes)
         fields["request"] = _request_fields(request)
     else:  # the embedded model, and installed kinds: their whole spec and the request
         fields["target"] = msgspec.to_builtins(_identity(target))
@@ -109,7 +168,7 @@ def _identity(target: TargetSpec) -> TargetSpec:
     return msgspec.structs.replace(target, timeout_s=0.0, max_retries=0, concurrency=None, retry_on=[])
 
 
-def _command_fields(target: CommandTargetSpec, request: TargetRequest) -> dict[str, Any]:
+def _command_fields(target: CommandTargetSpec, request: TargetRequest, hashes: InputHashes) -> dict[str, Any]:
     try:
         argv, stdin = build_argv(target, request)
     except TargetError:  # a command that cannot be built fails its trial: nothing to reuse either way
@@ -118,12 +177,24 @@ def _command_fields(target: CommandTargetSpec, request: TargetRequest) -> dict[s
     return {
         "argv": argv, "stdin": None if stdin is None else stdin.decode(), "env": env,
         "workdir": target.workdir, "workspace": target.workspace, "setup": request.variant.setup,
-        "inputs": tree_hash(target.workdir) if target.workdir else "",
+        "inputs": hashes.tree(target.workdir) if target.workdir else "",
+        "scripts": hashes.scripts(_words(target.command, argv), target.workdir),
+        # what the agent may reach and use decides its answer too (a network closed, a service's data)
+        "sandbox": msgspec.to_builtins(target.policy),
     }  # fmt: skip
 
 
-@functools.cache
-def module_hash(path: str) -> str:
+def _words(command: list[str] | str, argv: list[str]) -> list[str]:
+    """The command's words: the argv as built, or a shell string's words as the shell splits them."""
+    if isinstance(command, list):
+        return argv
+    try:
+        return shlex.split(command)
+    except ValueError:  # unbalanced quotes: the shell will say so, in the trial
+        return []
+
+
+def module_hash(path: str, hashes: InputHashes | None = None) -> str:
     """A hash of the file of a 'module:function' callable's module ("" for one registered by name, or a
     module not found on the path): an edited target module is a different subject."""
     module_name = path.partition(":")[0]
@@ -136,17 +207,25 @@ def module_hash(path: str) -> str:
     origin = spec.origin if spec is not None else None
     if not origin or not Path(origin).is_file():
         return ""
-    return hashlib.blake2b(Path(origin).read_bytes(), digest_size=16).hexdigest()
+    return (hashes or InputHashes()).file(Path(origin))
 
 
-@functools.cache
-def tree_hash(folder: str) -> str:
+def _file_hash(path: Path) -> str:
+    try:
+        stat = path.stat()
+        if stat.st_size > BIG_FILE:
+            return f"size:{stat.st_size}:mtime:{stat.st_mtime_ns}"
+        return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+    except OSError:  # unreadable: the trial will say so
+        return ""
+
+
+def _tree_hash(root: Path) -> str:
     """A hash of a command agent's fixed workdir: every file's path and bytes (the fixtures it reads)."""
-    root = Path(folder)
     digest = hashlib.blake2b(digest_size=16)
     if not root.is_dir():
         return ""
     for path in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts):
         digest.update(str(path.relative_to(root)).encode() + b"\x00")
-        digest.update(hashlib.blake2b(path.read_bytes(), digest_size=16).digest())
+        digest.update(_file_hash(path).encode())
     return digest.hexdigest()

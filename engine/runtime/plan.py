@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from pathlib import Path
 
 import msgspec
 
 from engine.actors.messages import GradeJob, TrialJob
 from engine.actors.scheduler import Plan
-from engine.actors.targets.fingerprint import request_fingerprint
+from engine.actors.targets.fingerprint import InputHashes, request_fingerprint
 from engine.actors.targets.target_protocol import TargetRequest, resolve_target
 from engine.events import kinds as k
 from engine.events.graders import GRADERS
@@ -48,8 +49,12 @@ def build_plan(
     variants: list[VariantSpec],
     load_output: Callable[[str], str],
     repeats: int | None = None,
+    base_dir: Path | None = None,
 ) -> Plan:
+    """The plan's jobs; `base_dir`, the experiment's folder, is where an agent's relative scripts are
+    found for the request fingerprint (read once per plan: see InputHashes)."""
     targets = {v.name: priced(spec, resolve_target(spec.target, v)) for v in variants}
+    hashes = InputHashes(base_dir)
     grades_exit = grades_exit_codes(spec)
     cases = {c.id: c for c in spec.cases}
     by_name = {v.name: v for v in variants}
@@ -72,7 +77,7 @@ def build_plan(
             accept_nonzero_exit=grades_exit,
         )
         return TrialJob(
-            variant, case, repeat, target, request, fingerprint=request_fingerprint(target, request)
+            variant, case, repeat, target, request, fingerprint=request_fingerprint(target, request, hashes)
         )
 
     def load_regrade(completed: k.TrialCompleted) -> GradeJob:

@@ -13,6 +13,7 @@ import math
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from engine.events import kinds as k
 from engine.events.spec import CaseSpec, ExperimentSpec, VariantSpec
@@ -41,6 +42,7 @@ async def run_race(
     workers: Workers,
     pipe: Pipeline,
     load_output: Callable[[str], str],
+    base_dir: Path | None = None,
 ) -> str:
     assert spec.stopping is not None
     rounds = spec.stopping.rounds
@@ -49,7 +51,7 @@ async def run_race(
     for round_no in range(1, rounds + 1):
         count = round_cases(len(order), round_no, rounds)
         racing = [v for v in variants if v.name in survivors]
-        plan = build_plan(spec, run_id, racing, load_output)
+        plan = build_plan(spec, run_id, racing, load_output, base_dir=base_dir)
         plan.cases = order[:count]
         reason = await workers.run(plan)
         if reason != "completed":

@@ -75,7 +75,7 @@ class ReusePlan:
 def plan_reuse(log: EventStore, plan: ExperimentPlan) -> ReusePlan:
     spec = plan.spec
     variants: list[VariantSpec] = list(plan.contestants) or list(plan.variants[:1])
-    planned = build_plan(spec, PLAN_RUN, variants, lambda key: "")
+    planned = build_plan(spec, PLAN_RUN, variants, lambda key: "", base_dir=plan.base_dir)
     reuse = reuse_for(log, spec, PLAN_RUN, plan.file)
     sources: Counter[str] = Counter()
     rows = []

@@ -195,11 +195,15 @@ async def _run_body(
                     TuneRun(spec, run_id, request.origin, pipe, workers, load_output, request.source, log)
                 )
             elif spec.stopping is not None and spec.stopping.rule == "sequential":
-                reason = await run_sequential(spec, run_id, variants, workers, pipe, load_output)
+                reason = await run_sequential(
+                    spec, run_id, variants, workers, pipe, load_output, request.base_dir
+                )
             elif spec.stopping is not None and spec.stopping.rule == "race":
-                reason = await run_race(spec, run_id, variants, workers, pipe, load_output)
+                reason = await run_race(spec, run_id, variants, workers, pipe, load_output, request.base_dir)
             else:
-                reason = await workers.run(build_plan(spec, run_id, variants, load_output))
+                reason = await workers.run(
+                    build_plan(spec, run_id, variants, load_output, base_dir=request.base_dir)
+                )
     if wall.cancelled_caught:
         reason = "wall_time"
         exhausted = k.BudgetExhausted(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
@@ -27,12 +28,14 @@ async def run_sequential(
     workers: Workers,
     pipe: Pipeline,
     load_output: Callable[[str], str],
+    base_dir: Path | None = None,
 ) -> str:
     assert spec.stopping is not None
     looks = spec.stopping.looks
     for look in range(1, looks + 1):
         repeats = math.ceil(spec.repeat.count * look / looks)
-        reason = await workers.run(build_plan(spec, run_id, variants, load_output, repeats=repeats))
+        plan = build_plan(spec, run_id, variants, load_output, repeats=repeats, base_dir=base_dir)
+        reason = await workers.run(plan)
         if reason != "completed":
             return reason  # a budget, a cancel or an unreachable target ended it first
         decided = _decided(pipe, look) or await _decide(spec, run_id, pipe, look, repeats)

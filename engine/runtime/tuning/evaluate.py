@@ -31,7 +31,9 @@ async def evaluate(run: TuneRun, baseline: VariantSpec, candidate: VariantSpec) 
         repeats = spec.repeat.count * (rounds + 1)
         if rounds + 1 < looks and results_beyond(pipe.state, candidate.name, repeats):
             continue  # a resumed session: this round's decision, "more repeats", is in the log already
-        plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, repeats=repeats)
+        plan = build_plan(
+            spec, run.run_id, [baseline, candidate], run.load_output, repeats=repeats, base_dir=run.base_dir
+        )
         reason = await run.workers.run(plan)
         if reason != "completed":
             return reason

@@ -46,7 +46,7 @@ async def race_candidate(
     threshold = race_threshold(spec.stopping.alpha, rounds, 2)
     for round_no in range(1, rounds + 1):
         cases = order[: round_cases(len(order), round_no, rounds)]
-        plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output)
+        plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, base_dir=run.base_dir)
         plan.cases = cases
         reason = await run.workers.run(plan)
         if reason != "completed":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.events.spec import ExperimentSpec
 from engine.runtime.pipeline import Pipeline
@@ -23,3 +24,8 @@ class TuneRun:
     load_output: Callable[[str], str]
     source: str = ""
     log: EventStore | None = None  # to read earlier sessions of the experiment (scheduled ones)
+
+    @property
+    def base_dir(self) -> Path:
+        """The experiment file's folder (an agent's relative scripts are there), as the runner has it."""
+        return Path(self.source).resolve().parent if self.source else Path.cwd()
