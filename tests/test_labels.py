@@ -118,7 +118,6 @@ def test_kappa_and_its_interval_match_an_independent_computation() -> None:
 
     for tp, fp, fn, tn in ((20, 5, 10, 15), (40, 3, 7, 50), (9, 1, 0, 2), (30, 10, 10, 30)):
         got = cohen_kappa(tp, fp, fn, tn)
-        n = tp + fp + fn + tn
         # another path: the 2x2 identity kappa = 2 (ad - bc) / ((a+b)(b+d) + (a+c)(c+d)) over the table
         a, b, c, d = tp, fp, fn, tn
         kappa = 2 * (a * d - b * c) / ((a + b) * (b + d) + (a + c) * (c + d))
