@@ -1,7 +1,11 @@
 """Simulated experiments: does the report's paired test hold its error rate, how much power does it have
 against a reference paired t-test on the same data, and do its intervals cover what they claim?
 
-    python benchmarks/sim_stats.py [--runs 1000]
+    python benchmarks/sim_stats.py [--runs 1000] [--small-only]
+
+`--small-only` prints the small-suite lines alone (10, 20, 50 cases x 3 repeats: the paired test and
+the error-rate row against the paired t-test); seeds are fixed per line (1-7), so a rerun prints the
+same figures.
 
 Each simulated experiment has CASES cases with REPEATS repeats per variant. A case's true pass chance is
 the same for every case (homogeneous) or drawn per case from Beta(2, 2) (heterogeneous); a variant's
@@ -98,10 +102,45 @@ def sequential(runs: int, shift: float, seed: int, cases: int = 40, repeats: int
     return wins / runs, saved / runs, fixed_wins / runs
 
 
+def small_suite(runs: int, cases: int, metric: str, shift: float, seed: int) -> tuple[float, float]:
+    """(engine's rejection rate, the paired t's) on `cases` x REPEATS per-case shares: pass rates of
+    Beta(2, 2) cases, or error rates with errors clustered on some cases (chance Beta(0.5, 4), mean 11%)
+    as the error-rate row compares them."""
+    rng = np.random.default_rng(seed)
+    ours = reference = 0
+    for i in range(runs):
+        chances = rng.beta(2, 2, cases) if metric == "pass rate" else rng.beta(0.5, 4, cases)
+        base, cand = pass_rates(rng, chances), pass_rates(rng, chances + shift)
+        result = stats.paired_comparison(base, cand, seed=i, resamples=1)
+        ours += result.p_value is not None and result.p_value < ALPHA
+        diffs = np.array([float(c - b) for b, c in zip(base, cand, strict=True)])
+        if diffs.any():
+            reference += scipy.stats.ttest_1samp(diffs, 0.0).pvalue < ALPHA
+    return ours / runs, reference / runs
+
+
+SMALL_SHIFTS = {10: 0.2, 20: 0.15, 50: 0.1}  # about 40-50% power for the paired t at each size
+
+
+def print_small_suites(runs: int) -> None:
+    print(f"small suites, x {REPEATS} repeats: engine's paired test vs the paired t-test (A/A, then power)")
+    for metric in ("pass rate", "error rate"):
+        for cases, shift in SMALL_SHIFTS.items():
+            aa, aa_t = small_suite(runs, cases, metric, 0.0, seed=6)
+            power, power_t = small_suite(runs, cases, metric, shift, seed=7)
+            print(f"  {metric:10} {cases:3} cases  A/A engine {aa:6.1%}  paired t {aa_t:6.1%}   "
+                  f"+{shift:<4} engine {power:6.1%}  paired t {power_t:6.1%}  gap {power - power_t:+.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
-    runs = parser.parse_args().runs
+    parser.add_argument("--small-only", action="store_true")
+    args = parser.parse_args()
+    runs = args.runs
+    print_small_suites(runs)
+    if args.small_only:
+        return
     print(f"{runs} simulated experiments per line; {CASES} cases x {REPEATS} repeats; alpha {ALPHA}")
     print("A/A (no difference): the share of runs with p < alpha, engine vs paired t, and false winners")
     for data in ("binary", "continuous"):

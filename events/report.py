@@ -383,7 +383,7 @@ class PairwiseReport(Report):
     win_rate_as_a: float | None
     win_rate_as_b: float | None
     judge_tokens: int = 0
-    test: str = ""  # "sign_flip_exact" | "sign_flip_t" | "none" (no win or loss to test)
+    test: str = ""  # "sign_flip_mid_p" (older: "sign_flip_exact") | "sign_flip_t" | "none"
     cases: int = 0  # cases with at least one usable verdict
     cases_preferring: int = 0
     cases_against: int = 0

@@ -3,10 +3,11 @@ allow, against the level each decision needs.
 
 Acceptance (the report's winner, a tuning session's accepted variation, `compare --gate` on pass rate
 and mean score) is the paired sign-flip test over cases: its smallest two-sided p comes when every
-case moves the same way, 2 / 2^N for N cases, whatever the repeats (they refine each case's value,
-not the number of cases). The per-case gate of `compare --gate` is Fisher's exact test over one
-case's repeats, Holm-corrected across cases x variants: its smallest p is all-pass against all-fail,
-and Holm's first step needs it below alpha / tests. A plan whose smallest p cannot go below the
+case moves the same way, 1 / 2^N for N cases (the mid-p of the two extreme sign patterns), whatever
+the repeats (they refine each case's value, not the number of cases). The per-case gate of
+`compare --gate` is Fisher's exact test over one case's repeats, Holm-corrected across cases x
+variants: its smallest p is all-pass against all-fail, and Holm's first step needs it below
+alpha / tests. A plan whose smallest p cannot go below the
 level can never accept a change or flag a case, however large the change: the user hears it first.
 """
 
@@ -94,8 +95,8 @@ def decide(plan: Plan) -> Decision:
     return Decision(
         min_p_accept=p_accept,
         can_accept=level is None or p_accept < level,
-        # 2 / 2^n is min_p_accept(n) in closed form (a test holds them equal): quick for any level
-        cases_needed=None if level is None else _first(lambda n: 2.0 ** (1 - n) < level, 1),
+        # 1 / 2^n is min_p_accept(n) in closed form (a test holds them equal): quick for any level
+        cases_needed=None if level is None else _first(lambda n: 2.0**-n < level, 1),
         min_p_case_gate=p_case,
         case_gate_tests=tests,
         case_gate_level=case_level,

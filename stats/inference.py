@@ -131,7 +131,7 @@ class PairedResult(NamedTuple):
     delta: float | None  # mean(candidate - baseline) over pairs
     ci95: tuple[float, float] | None  # paired bootstrap percentile interval of delta
     p_value: float | None  # two-sided; None only when there are no pairs
-    test: str  # "sign_flip_exact" | "sign_flip_t" | "none" (see stats/signflip.py)
+    test: str  # "sign_flip_mid_p" | "sign_flip_t" | "none" (see stats/signflip.py)
     n_pairs: int
 
 

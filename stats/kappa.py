@@ -1,8 +1,13 @@
 """Cohen's kappa of a judge against people, from the 2x2 confusion table, with a 95% interval.
 
-The interval is kappa +- 1.96 SE with the large-sample standard error
-SE = sqrt(po (1 - po) / (n (1 - pe)^2)) (Cohen 1960), clipped to [-1, 1]. It needs no resampling, so
-it is deterministic and costs nothing for any number of labels.
+The interval is kappa +- 1.96 SE, clipped to [-1, 1], with the Fleiss-Cohen-Everitt (1969)
+large-sample standard error (the delta method's, for a kappa that is not 0), taken on the table with
+one label added to each cell. Why the added labels: a judge that agrees with people almost always
+(kappa 0.9) often shows 0 or 1 disagreements in 30-100 labels, where any plug-in SE is near 0 and the
+interval shrinks to a point; Cohen's own SE, sqrt(po (1 - po) / (n (1 - pe)^2)), covered the true
+kappa 72-88% of the time there. With the added labels the interval covers 92-99.6% at kappa 0.2-0.9,
+n = 30-100 and pass rates 30-50% (benchmarks/sim_kappa.py). Kappa itself is the observed table's. It
+needs no resampling, so it is deterministic and costs nothing for any number of labels.
 """
 
 from __future__ import annotations
@@ -11,7 +16,11 @@ import math
 from typing import NamedTuple
 
 Z95 = 1.959963984540054
-METHOD = "Cohen's kappa, 95% interval kappa +- 1.96 SE, SE = sqrt(po(1-po) / (n (1-pe)^2)) (Cohen 1960)"
+METHOD = (
+    "Cohen's kappa, 95% interval kappa +- 1.96 SE, SE of Fleiss, Cohen & Everitt (1969) on the table with"
+    " one label added to each cell"
+)
+SMOOTHING = 1  # labels added to each cell for the standard error only
 TARGET_WIDTH = 0.3
 MIN_LABELS = 10  # fewer labels than this: the interval is too rough to trust whatever its width
 
@@ -40,8 +49,23 @@ def cohen_kappa(tp: int, fp: int, fn: int, tn: int, width: float = TARGET_WIDTH)
     if pe >= 1.0:  # both gave one verdict only: kappa is undefined
         return Kappa(po, None, None, None, more)
     kappa = (po - pe) / (1 - pe)
-    half = Z95 * math.sqrt(po * (1 - po) / n) / (1 - pe)
+    half = Z95 * fleiss_cohen_everitt_se(*(cell + SMOOTHING for cell in (tp, fp, fn, tn)))
     return Kappa(po, kappa, max(-1.0, kappa - half), min(1.0, kappa + half), more)
+
+
+def fleiss_cohen_everitt_se(tp: float, fp: float, fn: float, tn: float) -> float:
+    """The large-sample standard error of kappa (Fleiss, Cohen & Everitt 1969) for this table: rows
+    are the judge's verdict (pass, fail), columns people's."""
+    n = tp + fp + fn + tn
+    cells = ((tp / n, fp / n), (fn / n, tn / n))
+    rows = (cells[0][0] + cells[0][1], cells[1][0] + cells[1][1])
+    cols = (cells[0][0] + cells[1][0], cells[0][1] + cells[1][1])
+    pe = rows[0] * cols[0] + rows[1] * cols[1]
+    kappa = (cells[0][0] + cells[1][1] - pe) / (1 - pe)
+    on_diagonal = sum(cells[i][i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in (0, 1))
+    off = (1 - kappa) ** 2 * sum(cells[i][1 - i] * (cols[i] + rows[1 - i]) ** 2 for i in (0, 1))
+    variance = on_diagonal + off - (kappa - pe * (1 - kappa)) ** 2
+    return math.sqrt(max(0.0, variance) / n) / (1 - pe)
 
 
 def labels_needed(n: int, po: float, pe: float, width: float) -> int:

@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import trio
 
 from tests.conftest import run_engine
@@ -95,21 +96,32 @@ def test_a_spreadsheet_csv_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
     )  # fmt: skip
 
 
+def kappa_of(cells: np.ndarray) -> float:
+    p = cells / cells.sum()
+    rows, cols = p.reshape(2, 2).sum(axis=1), p.reshape(2, 2).sum(axis=0)
+    pe = rows @ cols
+    return float((p[0] + p[3] - pe) / (1 - pe))
+
+
+def delta_method_se(table: list[int]) -> float:
+    """Kappa's large-sample SE another way: its numeric gradient in the cell proportions against the
+    multinomial covariance (diag(p) - p p^T) / n; Fleiss, Cohen & Everitt's closed form is this."""
+    n, p = sum(table), np.array(table, dtype=float) / sum(table)
+    step = 1e-7
+    gradient = np.array([(kappa_of(p + step * e) - kappa_of(p - step * e)) / (2 * step) for e in np.eye(4)])
+    covariance = (np.diag(p) - np.outer(p, p)) / n
+    return math.sqrt(gradient @ covariance @ gradient)
+
+
 def test_kappa_and_its_interval_match_an_independent_computation() -> None:
     from engine.stats.kappa import cohen_kappa
 
     for tp, fp, fn, tn in ((20, 5, 10, 15), (40, 3, 7, 50), (9, 1, 0, 2), (30, 10, 10, 30)):
         got = cohen_kappa(tp, fp, fn, tn)
-        n = tp + fp + fn + tn
         # another path: the 2x2 identity kappa = 2 (ad - bc) / ((a+b)(b+d) + (a+c)(c+d)) over the table
         a, b, c, d = tp, fp, fn, tn
         kappa = 2 * (a * d - b * c) / ((a + b) * (b + d) + (a + c) * (c + d))
-        # SE from the table's cells as proportions: sqrt(po (1-po) / n) / (1 - pe)
-        cells = [[a / n, b / n], [c / n, d / n]]
-        po = cells[0][0] + cells[1][1]
-        rows, cols = [sum(r) for r in cells], [cells[0][j] + cells[1][j] for j in range(2)]
-        pe = rows[0] * cols[0] + rows[1] * cols[1]
-        se = math.sqrt(po * (1 - po) / n) / (1 - pe)
+        se = delta_method_se([a + 1, b + 1, c + 1, d + 1])  # one label added to each cell, for the SE
         assert got.kappa is not None and got.low is not None and got.high is not None
         assert math.isclose(got.kappa, kappa, abs_tol=1e-12)
         assert math.isclose(got.low, max(-1.0, kappa - 1.959964 * se), abs_tol=1e-6)

@@ -69,8 +69,8 @@ async def test_a_fair_judge_finds_the_better_variant_and_no_position_lean(tmp_pa
     better, same = report.pairwise
     assert (better.variant, better.baseline, better.grader) == ("better", "base", "side_by_side")
     assert (better.wins, better.ties, better.losses, better.undecided) == (24, 0, 0, 0)
-    # the case is the unit: 12 cases all preferring the candidate, the exact sign-flip p 2 / 2^12
-    assert better.p_value == pytest.approx(2 / 2**12, rel=1e-5) and better.test == "sign_flip_exact"
+    # the case is the unit: 12 cases all preferring the candidate, the sign-flip mid-p 1 / 2^12
+    assert better.p_value == pytest.approx(1 / 2**12, rel=1e-5) and better.test == "sign_flip_mid_p"
     assert (better.cases, better.cases_preferring, better.cases_against, better.cases_even) == (12, 12, 0, 0)
     assert better.significant and better.win_rate == 1.0
     assert (same.wins, same.ties, same.losses) == (0, 24, 0) and same.p_value is None
@@ -191,9 +191,10 @@ def test_sign_test_is_exact() -> None:
 def test_the_preference_test_takes_the_case_as_its_unit() -> None:
     # case -> [wins, ties, losses]: repeats of a case are one case's evidence, however many
     found = case_preference({"a": [5, 0, 0], "b": [2, 0, 0], "c": [0, 1, 1], "d": [1, 1, 1]})
-    # mean preferences 1, 1, -1/2, 0: of the 8 sign patterns of (1, 1, 1/2), 4 reach |sum| >= 3/2
+    # mean preferences 1, 1, -1/2, 0: of the 8 sign patterns of (1, 1, 1/2), 2 go beyond |sum| 3/2
+    # (5/2) and 2 reach it: mid-p (2 + 2 / 2) / 8
     assert (found.preferring, found.against, found.even) == (2, 1, 1)
-    assert found.p_value == pytest.approx(0.5) and found.test == "sign_flip_exact"
+    assert found.p_value == pytest.approx(0.375) and found.test == "sign_flip_mid_p"
     assert case_preference({"a": [0, 2, 0]}).p_value is None  # no win or loss: nothing to test
 
 

@@ -25,7 +25,7 @@ from engine.web.run_page import run_html
 # section key: (title, a value only that section shows, where the JSON report holds it)
 SECTIONS = {
     "variants": ("Variants", "hot-variant", "variants"),
-    "comparisons": ("Candidates vs the baseline", "sign_flip_exact", "comparisons"),
+    "comparisons": ("Candidates vs the baseline", "sign_flip_mid_p", "comparisons"),
     "errors": ("Errors by class", "connect refused to 127.0.0.1:9", "errors"),
     "grading_errors": ("Grading errors", "judge_unparseable", "errors"),
     "pairwise": ("Pairwise judge", "side-judge", "pairwise"),
@@ -64,7 +64,7 @@ def full_report() -> RunReport:
                      {**variant("hot-variant", 0.7), "tool_calls_by_tool": {"search_docs": 3, "edit": 1}}],
         "comparisons": [{
             "candidate": "hot-variant", "baseline": "baseline", "metric": "score", "delta": 0.2,
-            "ci95": [0.1, 0.3], "p_value": 0.01, "p_value_adjusted": 0.01, "test": "sign_flip_exact",
+            "ci95": [0.1, 0.3], "p_value": 0.01, "p_value_adjusted": 0.01, "test": "sign_flip_mid_p",
             "n_pairs": 10, "significant": True,
         }],
         "errors": [

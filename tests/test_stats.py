@@ -158,21 +158,27 @@ def test_paired_with_no_pairs() -> None:
     assert stats.paired_comparison([], [], seed=0) == empty
 
 
-def test_on_pass_fail_it_is_the_exact_mcnemar_test() -> None:
-    # 7 cases fixed by the candidate, 1 broken, 12 concordant: binomial test of 7 of 8 at 1/2.
+def mid_p_binomial(k: int, m: int) -> float:
+    """SciPy's exact two-sided binomial test of k of m at 1/2 less half the observed outcomes' mass."""
+    at = scipy.stats.binom.pmf(k, m, 0.5) * (1 if 2 * k == m else 2)
+    return scipy.stats.binomtest(k, m, 0.5).pvalue - at / 2
+
+
+def test_on_pass_fail_it_is_the_mid_p_mcnemar_test() -> None:
+    # 7 cases fixed by the candidate, 1 broken, 12 concordant: binomial test of 7 of 8 at 1/2, mid-p.
     base = [0.0] * 7 + [1.0] + [1.0] * 6 + [0.0] * 6
     cand = [1.0] * 7 + [0.0] + [1.0] * 6 + [0.0] * 6
     r = stats.paired_comparison(base, cand, seed=3)
-    assert r.test == "sign_flip_exact" and r.n_pairs == 20
-    assert r.p_value == pytest.approx(0.0703125)  # 2 * (1 + 8) / 256
-    assert r.p_value == pytest.approx(scipy.stats.binomtest(7, 8, 0.5).pvalue, rel=1e-11)
+    assert r.test == "sign_flip_mid_p" and r.n_pairs == 20
+    assert r.p_value == pytest.approx(0.0390625)  # 2 * (1 + 8 / 2) / 256 (the exact test's 0.0703 before)
+    assert r.p_value == pytest.approx(mid_p_binomial(7, 8), rel=1e-11)
     assert r.delta == pytest.approx(np.mean(cand) - np.mean(base))
     assert r.ci95[0] <= r.delta <= r.ci95[1]
 
 
 def test_without_any_change_p_is_1() -> None:
     r = stats.paired_comparison([1.0, 0.0, 1.0], [1.0, 0.0, 1.0], seed=0)
-    assert (r.delta, r.ci95, r.p_value, r.test) == (0.0, (0.0, 0.0), 1.0, "sign_flip_exact")
+    assert (r.delta, r.ci95, r.p_value, r.test) == (0.0, (0.0, 0.0), 1.0, "sign_flip_mid_p")
 
 
 def test_equal_differences_are_equal_and_the_test_is_scale_invariant() -> None:
@@ -185,28 +191,33 @@ def test_equal_differences_are_equal_and_the_test_is_scale_invariant() -> None:
     ones = stats.paired_comparison([0.0] * 12, [1.0] * 8 + [-1.0] * 4, seed=1)
     twentieths = stats.paired_comparison([0.5] * 12, [0.55] * 8 + [0.45] * 4, seed=1)
     assert thirds.p_value == ones.p_value == twentieths.p_value == pytest.approx(
-        scipy.stats.binomtest(8, 12, 0.5).pvalue, rel=1e-11
+        mid_p_binomial(8, 12), rel=1e-11
     )
 
 
-def test_five_cases_moving_alike_are_not_significant() -> None:
-    # exact: 2 of the 32 sign patterns are as extreme, p = 0.0625; a normal approximation said < 0.05
-    for unchanged in (0, 3, 7):
-        r = stats.paired_comparison([0.0] * (5 + unchanged), [0.4] * 5 + [0.0] * unchanged, seed=0)
-        assert r.p_value == 0.0625 and r.test == "sign_flip_exact"
+def test_four_cases_moving_alike_are_not_significant_whatever_the_unchanged_ones() -> None:
+    # mid-p: none of the 16 sign patterns is beyond, 2 are at the observed sum: p = 1/16; the paired
+    # t-test says 0.037 once 6 unchanged cases join them (their zeros shrink its standard deviation)
+    for unchanged in (0, 3, 6):
+        r = stats.paired_comparison([0.0] * (4 + unchanged), [0.4] * 4 + [0.0] * unchanged, seed=0)
+        assert r.p_value == 0.0625 and r.test == "sign_flip_mid_p"
+    five = stats.paired_comparison([0.0] * 5, [0.4] * 5, seed=0)
+    assert five.p_value == 0.03125  # 2 of 32 patterns at the observed sum, halved
 
 
 def brute_force_sign_flip(diffs: list[float]) -> float:
     observed = abs(sum(diffs))
     patterns = range(1 << len(diffs))
     sums = [abs(sum(d if (pattern >> i) & 1 else -d for i, d in enumerate(diffs))) for pattern in patterns]
-    return sum(1 for s in sums if s >= observed - 1e-12) / len(sums)
+    beyond = sum(1 for s in sums if s > observed + 1e-12)
+    at = sum(1 for s in sums if abs(s - observed) <= 1e-12)
+    return (beyond + at / 2) / len(sums)
 
 
 def test_continuous_scores_on_few_cases_list_every_sign_pattern() -> None:
     cand = [0.11, 0.32, -0.05, 0.24, 0.07, 0.41, -0.13, 0.18, 0.29, 0.02]
     r = stats.paired_comparison([0.0] * 10, cand, seed=0)
-    assert r.test == "sign_flip_exact" and r.p_value == pytest.approx(brute_force_sign_flip(cand), rel=1e-12)
+    assert r.test == "sign_flip_mid_p" and r.p_value == pytest.approx(brute_force_sign_flip(cand), rel=1e-12)
     graded = [0.25, 0.5, -0.25, 0.75, 0.25, 0.0, -0.5, 0.25, 0.5]  # on a lattice: the distribution is built
     r = stats.paired_comparison([0.0] * 9, graded, seed=0)
     assert r.p_value == pytest.approx(brute_force_sign_flip(graded), rel=1e-12)
@@ -272,7 +283,7 @@ def test_paired_is_deterministic() -> None:
 def test_paired_properties(pairs: list[tuple[float, float]], seed: int) -> None:
     base, cand = [b for b, _ in pairs], [c for _, c in pairs]
     r = stats.paired_comparison(base, cand, seed=seed, resamples=300)
-    assert r.n_pairs == len(pairs) and r.test in ("sign_flip_exact", "sign_flip_t")
+    assert r.n_pairs == len(pairs) and r.test in ("sign_flip_mid_p", "sign_flip_t")
     assert r.ci95[0] <= r.delta <= r.ci95[1]
     assert 0.0 <= r.p_value <= 1.0
     assert r == stats.paired_comparison(base, cand, seed=seed, resamples=300)
@@ -290,8 +301,8 @@ def test_binary_properties(pairs: list[tuple[float, float]]) -> None:
     r = stats.paired_comparison(base, cand, seed=1, resamples=300)
     gained = sum(1 for b, c in pairs if c > b)
     lost = sum(1 for b, c in pairs if c < b)
-    if gained + lost < EXACT_BELOW:  # exact: the sign test is the binomial one
-        expected = scipy.stats.binomtest(gained, gained + lost).pvalue if gained + lost else 1.0
+    if gained + lost < EXACT_BELOW:  # exact: the sign test is the binomial one, mid-p
+        expected = mid_p_binomial(gained, gained + lost) if gained + lost else 1.0
         assert r.p_value == pytest.approx(expected, rel=1e-11)
     else:  # from 20 changed cases on, Student's t on the differences (stats/signflip.py says why)
         assert r.test == "sign_flip_t" and 0.0 < r.p_value <= 1.0
