@@ -19,6 +19,7 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
 # Error classes name what went wrong more precisely than the kind, for reports ("connect: 40 trials").
 # Trial stage: connect, network, http_429, http_5xx, http_4xx, timeout, malformed_response, agent_exit,
+# agent_start (the agent did not start: exit 126/127, under any grader),
 # subject_error, bad_metrics, bad_transcript, worker_lost (a Ray worker died beyond its retries),
 # worker_error (a Ray task raised on its worker), config.
 # Grading stage: judge_unparseable, judge_failed, judge_budget.

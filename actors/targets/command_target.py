@@ -20,6 +20,7 @@ import trio
 
 from engine.actors.process import run_group, run_setup
 from engine.actors.targets.argv import build_argv, env_name, env_value
+from engine.actors.targets.interpreter_script import relative_script, script_element
 from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
 from engine.actors.targets.transcript import read_transcript
 from engine.actors.targets.workspace import SHARED, Key
@@ -56,10 +57,11 @@ class CommandTarget:
                 await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
         if done.timed_out:
             raise TargetError("timeout", f"{self.spec.command!r:.200} timed out after {request.timeout_s}s")
-        if done.exit_code == 127 and isinstance(self.spec.command, str):
-            # the shell could not find the agent executable
-            missing = f"command not found (exit 127):\n{done.stderr_tail()}"
-            raise TargetError("config", missing, agent_exit_code=done.exit_code)
+        if done.exit_code in AGENT_NOT_STARTED:
+            # 126 (not executable) and 127 (not found), from a shell or an exec wrapper: the agent never
+            # ran, so no grader (not even a verifier or an exit_code gate) may grade it as a fail
+            missing = f"agent did not start (exit {done.exit_code}):\n{done.stderr_tail()}"
+            raise TargetError("config", missing, error_class="agent_start", agent_exit_code=done.exit_code)
         if done.exit_code and not request.accept_nonzero_exit:
             tail = done.stderr_tail(5)
             raise TargetError(
@@ -110,6 +112,8 @@ def anchor_paths(spec: CommandTargetSpec, base_dir: Path | None) -> CommandTarge
     if base_dir is None:
         return spec
     command = anchor_command(spec.command, base_dir)
+    if spec.workdir is None:  # in a fixed workdir the agent's cwd is that folder: its scripts are there
+        command = anchor_script(command, base_dir)
     workdir = spec.workdir
     if workdir is not None and not Path(workdir).is_absolute():
         workdir = str(base_dir / workdir)
@@ -127,11 +131,22 @@ def anchor_command(command: list[str] | str, base_dir: Path) -> list[str] | str:
     return command
 
 
+def anchor_script(command: list[str] | str, base_dir: Path) -> list[str] | str:
+    """`python3 fleet_agent.py` with the script beside the experiment file: the script made absolute,
+    as a relative binary is. One that is not there is left alone (a setup step may create it in the
+    trial's workspace; preflight refuses it otherwise)."""
+    index = script_element(command) if isinstance(command, list) else None
+    if index is None or not relative_script(command[index]) or not (base_dir / command[index]).is_file():
+        return command
+    return [*command[:index], str(base_dir / command[index]), *command[index + 1 :]]
+
+
 def _relative_path(word: str) -> bool:
     """`./x`, `../x`, `bin/x`: a path, not a name for PATH; and no shell syntax or placeholder."""
     return "/" in word and not word.startswith(("/", "~", "$", "{")) and not any(c in word for c in "'\"`;|&")
 
 
+AGENT_NOT_STARTED = (126, 127)  # the POSIX shell's "found but not executable" and "not found"
 STDERR_KEEP = 64 << 10  # the tail of an agent's stderr kept per trial
 
 

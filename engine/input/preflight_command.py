@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from pathlib import Path
 
 from engine.actors.targets.command_target import anchor_paths, build_argv
+from engine.actors.targets.interpreter_script import script_element
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.errors import InputError
 from engine.events.spec import CommandTargetSpec
@@ -35,12 +37,15 @@ def check_commands(plan: ExperimentPlan) -> None:
             system=variant.system, model=target.model, params={**spec.params, **variant.params},
             flags=dict(variant.flags),
         )  # fmt: skip
+        anchored = anchor_paths(target, base_dir)
         try:
-            argv, _ = build_argv(anchor_paths(target, base_dir), request)
+            argv, _ = build_argv(anchored, request)
         except TargetError as exc:
             raise InputError(file, field, f"expected every placeholder filled: {exc.message}") from None
         if spec.execution.backend != "ray":
             _check_binary(target, argv, file, field)
+            if not variant.setup:  # a setup step may create the script in the trial's workspace
+                _check_script(argv, anchored.workdir, file, field)
     if not variants and isinstance(spec.target, CommandTargetSpec) and spec.execution.backend != "ray":
         command = anchor_paths(spec.target, base_dir).command
         _check_binary(spec.target, command if isinstance(command, list) else ["/bin/sh", "-c", command],
@@ -59,6 +64,21 @@ def _check_binary(target: CommandTargetSpec, argv: list[str], file: str, field: 
     path = target.env.get("PATH", os.environ.get("PATH", ""))
     if shutil.which(program, path=path) is None:
         raise InputError(file, field, f"expected the agent {program!r} on PATH (not found)")
+
+
+def _check_script(argv: list[str], workdir: str | None, file: str, field: str) -> None:
+    """The script an interpreter runs must exist: relative ones were resolved against the experiment
+    file's folder (or run in the fixed workdir), so one still relative here was not found there."""
+    index = script_element(argv)
+    if index is None:
+        return
+    script = Path(argv[index])
+    where = script if script.is_absolute() or workdir is None else Path(workdir) / script
+    if not where.is_file():
+        interpreter = Path(argv[index - 1]).name if index else "the interpreter"
+        folder = "its workdir" if workdir is not None and not script.is_absolute() else "the experiment's folder"
+        raise InputError(file, field, f"expected the script {argv[index]!r} that {interpreter} runs "
+                                      f"in {folder} (not found)")  # fmt: skip
 
 
 def _program(argv: list[str]) -> str | None:
