@@ -75,10 +75,9 @@ def _check_script(argv: list[str], workdir: str | None, file: str, field: str) -
     script = Path(argv[index])
     where = script if script.is_absolute() or workdir is None else Path(workdir) / script
     if not where.is_file():
-        interpreter = Path(argv[index - 1]).name if index else "the interpreter"
-        folder = "its workdir" if workdir is not None and not script.is_absolute() else "the experiment's folder"
-        raise InputError(file, field, f"expected the script {argv[index]!r} that {interpreter} runs "
-                                      f"in {folder} (not found)")  # fmt: skip
+        in_workdir = workdir is not None and not script.is_absolute()
+        folder = "its workdir" if in_workdir else "the experiment's folder"
+        raise InputError(file, field, f"expected the agent's script {argv[index]!r} in {folder} (not found)")
 
 
 def _program(argv: list[str]) -> str | None:

@@ -67,12 +67,15 @@ async def test_a_keystone_agent_that_cannot_exec_is_an_error_its_other_exits_are
 ) -> None:
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "runner.sh").write_text("echo never\n")  # not executable: exec exits 126
-    write_script(tmp_path / "bin" / "my-agent", f"""read prompt
+    write_script(
+        tmp_path / "bin" / "my-agent",
+        f"""read prompt
 case "$prompt" in
   *001*) exec {tmp_path}/bin/runner.sh;;
   *) echo "1 test failed"; exit 1;;
 esac
-""")
+""",
+    )
     (tmp_path / "spec.yaml").write_text(KEYSTONE)
     report = await run_file(tmp_path / "spec.yaml")
     verdicts = {s.case: s.verdict for s in report.scenarios}
