@@ -24,7 +24,7 @@ def create_command(file: Path, store: Path, run_id: str | None, as_json: bool, a
     spec = plan.spec
     rid = run_id or new_run_id()
     with EventLog(store) as log:  # created if new, like `engine run` does
-        create_run(log, spec, rid, plan.source)
+        create_run(log, spec, rid, plan.source, plan.warnings)
     if as_json:
         typer.echo(json.dumps({"run_id": rid, "experiment": spec.name, "status": "pending"}))
         return

@@ -39,6 +39,9 @@ class ExperimentDefined(Event, tag="experiment.defined"):
     spec: ExperimentSpec
     spec_hash: str
     source: str = ""
+    # what loading the file warned of (a missing prompt override the source prompt stands in for):
+    # kept so the report says it too, not only the terminal that ran it
+    warnings: list[str] = []
 
     VERSION: ClassVar[int] = 2
     UPCASTERS: ClassVar[dict[int, Upcaster]] = {1: upcasts.tagged_specs}

@@ -161,7 +161,8 @@ async def _run_body(log: EventStore, request: RunRequest, plan: ExperimentPlan, 
     variants = list(plan.contestants)
     if state.spec is None:
         defined = k.ExperimentDefined(
-            run_id=run_id, ts=now, spec=spec, spec_hash=fingerprint(spec), source=request.source
+            run_id=run_id, ts=now, spec=spec, spec_hash=fingerprint(spec), source=request.source,
+            warnings=list(plan.warnings),
         )
         await pipe.emit.send(WriteBatch([defined]))
     await propose_variants(run_id=run_id, variants=variants, known=set(state.variants), emit=pipe.emit)

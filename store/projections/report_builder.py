@@ -119,7 +119,7 @@ def build_report(state: RunState) -> RunReport:
         duplicate_results=state.duplicates,
         data_errors=[DataError(seq=seq, message=message) for seq, message in state.unusable],
         data_error_count=state.unusable_count,
-        warnings=integrity_warnings(state) + race_warnings(state),
+        warnings=state.load_warnings + integrity_warnings(state) + race_warnings(state),
         identical_repeats=identical_repeats(state),
         scenarios=scenario_verdicts(state, names, case_ids),
         reproducers=reproducers(state, names, case_ids),

@@ -150,6 +150,7 @@ class RunState:
     origin: str = "manual"
     report_hash: str = ""
     spec_hash: str = ""
+    load_warnings: list[str] = field(default_factory=list)  # what loading its file warned of
     tokens_used: int = 0
     cost_used: int = 0
     errors: dict[tuple[str, str], ErrorTally] = field(default_factory=dict)  # (stage, class) -> tally
@@ -245,6 +246,7 @@ def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> 
 
 def _defined(s: RunState, e: k.ExperimentDefined) -> None:
     s.spec, s.spec_hash, s.source = e.spec, e.spec_hash, e.source
+    s.load_warnings = list(e.warnings)
 
 
 def _started(s: RunState, e: k.RunStarted) -> None:
