@@ -90,7 +90,9 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
     margins = margin_line(result.metrics)
     if margins:
         console.print(Text(margins))
-    for label, changes in (("newly failing", result.newly_failing), ("newly passing", result.newly_passing)):
+    shown = (("newly failing", result.newly_failing), ("newly passing", result.newly_passing),
+             ("newly erroring", result.newly_erroring))  # fmt: skip
+    for label, changes in shown:
         if changes:
             case_rows = [
                 [c.variant, c.case, c.baseline, c.candidate, p_value(c.p_value_adjusted)] for c in changes

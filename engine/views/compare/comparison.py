@@ -7,8 +7,8 @@ the error rate (errors per trial, paired by case: an absolute rise, the same tes
 p95 latency and cost per trial (relative increase: the bootstrap interval of the
 ratio must lie above 1 + threshold, at a level Bonferroni-corrected across the
 variants), and each case on its own (Fisher's exact test over its replicas, Holm
-across cases). Variants are matched by name; two single-variant runs are matched
-whatever their names.
+across cases), for failures and, as its own family, for errors. Variants are matched
+by name; two single-variant runs are matched whatever their names.
 
 The metric rows of a variant pair are built in compare_metrics.py, the pairs themselves and the
 warnings about what the runs do not share in compare_matching.py.
@@ -47,6 +47,7 @@ class RunComparison(msgspec.Struct, kw_only=True):
     metrics: list[MetricDelta]
     newly_failing: list[CaseChange] = []  # cases significantly worse on their own replicas
     newly_passing: list[CaseChange] = []
+    newly_erroring: list[CaseChange] = []  # cases whose replicas error significantly more often
     # no case in both runs: no figure is compared, and the gate can neither pass nor fail (exit 2)
     nothing_to_compare: bool = False
     spec_differences: list[SpecDifference] = []  # each spec field that differs, with both values
@@ -126,6 +127,9 @@ def compare_states(
     failing, passing = case_changes(base, cand, pairs, gate.alpha, columns)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
                     f"(Fisher, Holm-adjusted p {c.p_value_adjusted:.2g})" for c in failing]  # fmt: skip
+    erroring, _ = case_changes(base, cand, pairs, gate.alpha, columns, metric="error_rate")
+    regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} erroring "
+                    f"(Fisher, Holm-adjusted p {c.p_value_adjusted:.2g})" for c in erroring]  # fmt: skip
     return RunComparison(
         baseline_run=base_id,
         candidate_run=cand_id,
@@ -136,6 +140,7 @@ def compare_states(
         metrics=metrics,
         newly_failing=failing,
         newly_passing=passing,
+        newly_erroring=erroring,
         spec_differences=differences,
     )
 
