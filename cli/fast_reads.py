@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 COMMON = {"--store": "store", "--json": "as_json"}  # the options all three take
-FLAGS = frozenset({"--json"})  # options without a value
+FLAGS = frozenset({"--json", "--all"})  # options without a value
 
 
 class ReadCommand(NamedTuple):  # not a dataclass: `dataclasses` imports `inspect`, ~10 ms
@@ -37,7 +37,8 @@ FAST: dict[str, ReadCommand] = {
     "list": ReadCommand("list_runs", (), 0, COMMON),
     "status": ReadCommand("run_status", ("run_id",), 0, COMMON),
     "history": ReadCommand(
-        "history", ("experiment",), 1, {"--metric": "metric", "--variant": "variant", **COMMON}
+        "history", ("experiment",), 1,
+        {"--metric": "metric", "--variant": "variant", "--all": "every", **COMMON},
     ),
 }
 

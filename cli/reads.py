@@ -35,8 +35,9 @@ def history(
     variant: str | None = None,
     store: Path | None = None,
     as_json: bool = False,
+    every: bool = False,
 ) -> None:
     from engine.cli.history_cmd import print_history
 
     with open_log(store) as log:
-        print_history(log, experiment, metric, variant, as_json)
+        print_history(log, experiment, metric, variant, as_json, every)

@@ -54,6 +54,13 @@ class RunStarted(Event, tag="run.started"):
     pid: int = 0
     host: str = ""
     resumed: bool = False
+    # the machine it ran on: latency is compared across runs of one machine only (a slower CI runner
+    # is not a regression); "" / 0 for runs logged before these were recorded
+    cpu_model: str = ""
+    cpu_cores: int = 0
+    # the command-line narrowing it ran under ("--case", "--variant"): such a rerun is never green by
+    # itself, and history leaves it out unless asked for every run
+    narrowed_by: list[str] = []
 
 
 class VariantProposed(Event, tag="variant.proposed"):

@@ -30,6 +30,7 @@ from engine.store.projections.run_state import RunState
 from engine.views.case_changes import CaseChange, case_changes
 from engine.views.compare.columns import ComparedColumns
 from engine.views.compare.gates import MetricDelta
+from engine.views.compare.machines import machines_apart
 from engine.views.compare.matching import case_set_warnings, chosen_variants, matched_variants, spec_warnings
 from engine.views.compare.metrics import Reported, ReportFigures, adjust_across_variants, variant_metrics
 from engine.views.current_report import current_report
@@ -60,9 +61,11 @@ def compare_runs(
     gate: GateSpec | None = None,
     require_same_cases: bool = False,
     variants: tuple[str, str] | None = None,
+    latency_across_machines: bool = False,
 ) -> RunComparison:
     """`variants` = (baseline's, candidate's) compares those two only: any two experiments of one run
-    (the same run id twice) or of two runs."""
+    (the same run id twice) or of two runs. Latency of runs from different machines is compared only
+    with `latency_across_machines`."""
     with unpacked_once():  # each state is read whole, then its head (is the stored report current?)
         base = run_state(log, base_id)
         cand = base if cand_id == base_id else run_state(log, cand_id)
@@ -70,7 +73,8 @@ def compare_runs(
         # the runs' current reports: stored ones while current (no statistics built again for them)
         b_report = msgspec.json.decode(current_report(log, base_id), type=ReportFigures)
         c_report = msgspec.json.decode(current_report(log, cand_id), type=ReportFigures)
-    return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report))
+    return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report),
+                          latency_across_machines=latency_across_machines)  # fmt: skip
 
 
 def compare_states(
@@ -82,6 +86,7 @@ def compare_states(
     history: Mapping[str, list[tuple[float, float]]] | None = None,
     reports: tuple[Reported, Reported] | None = None,
     columns: ComparedColumns | None = None,
+    latency_across_machines: bool = False,
 ) -> RunComparison:
     """compare_runs on run states already folded (the web view keeps them folded). `history`: per
     candidate variant, (p95 ms, cost per trial) of the experiment's earlier runs (run_history.py);
@@ -123,6 +128,8 @@ def compare_states(
                                  (history or {}).get(c, []))
     ]  # fmt: skip
     adjust_across_variants(metrics, gate)
+    if not latency_across_machines:
+        warnings += machines_apart(base, cand, metrics)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
     failing, passing = case_changes(base, cand, pairs, gate.alpha, columns)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
