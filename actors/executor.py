@@ -203,7 +203,9 @@ async def call_trial(
             tools=response.tools,
         ) if stderr_key or transcript_key or response.metrics else None,
     )  # fmt: skip
-    return WriteBatch([completed], blobs), GradeJob(job.variant, job.case, repeat, response.text, completed)
+    grade_job = GradeJob(job.variant, job.case, repeat, response.text, completed,
+                         workspace=response.workspace, workspace_owned=response.workspace_owned)  # fmt: skip
+    return WriteBatch([completed], blobs), grade_job
 
 
 def _extra_blob(blobs: list[tuple[str, bytes]], text: str) -> str:

@@ -55,6 +55,7 @@ class _Trial(msgspec.Struct, array_like=True):
     seed: int
     timeout_s: float
     accept_nonzero_exit: bool
+    keep_workspace: bool = False
 
 
 class Batch(msgspec.Struct, array_like=True):
@@ -104,7 +105,7 @@ def encode_batch(
         r = job.request
         batch.trials.append(_Trial(
             variant, case, job.repeat, r.prompt, r.system, r.context, r.model, r.params, r.flags, r.seed,
-            r.timeout_s, r.accept_nonzero_exit,
+            r.timeout_s, r.accept_nonzero_exit, r.keep_workspace,
         ))  # fmt: skip
     return _encoder.encode(batch)
 
@@ -120,6 +121,9 @@ def decode_batch(data: bytes) -> tuple[Batch, list[TrialJob]]:
             run_id=batch.run_id, variant=variant, case=case, repeat=t.repeat, prompt=t.prompt,
             system=t.system, context=t.context, model=t.model, params=t.params, flags=t.flags,
             seed=t.seed, timeout_s=t.timeout_s, accept_nonzero_exit=t.accept_nonzero_exit,
+            # a worker's workspace never reaches the coordinator's grader: not kept (that grader
+            # says the workspace is gone, rather than the worker leaking a folder per trial)
+            keep_workspace=False,
         )  # fmt: skip
         jobs.append(TrialJob(variant, case, t.repeat, batch.targets[t.variant], request))
     return batch, jobs

@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 import trio
 
-from engine.actors.process import run_group, run_setup
+from engine.actors.process import ProcessResult, run_group, run_setup
 from engine.actors.targets.argv import build_argv, env_name, env_value
 from engine.actors.targets.interpreter_script import relative_script, script_element
 from engine.actors.targets.target_protocol import TargetContext, TargetError, TargetRequest, TargetResponse
@@ -43,18 +43,34 @@ class CommandTarget:
         env = trial_env(self.spec, request)
         fresh = self.spec.workdir is None and self.spec.workspace == "per_trial"
         scratch = Path(tempfile.mkdtemp(prefix="engine-trial-"))
-        env["ENGINE_METRICS_FILE"] = str(scratch / "engine-metrics.json")
-        env["ENGINE_TRANSCRIPT"] = str(scratch / "engine-transcript.jsonl")
+        # the agent's own reports live beside its workspace, not in it: a grader that runs in the
+        # workspace sees the agent's files only
+        own = Path(tempfile.mkdtemp(prefix="engine-reports-"))
+        env["ENGINE_METRICS_FILE"] = str(own / "engine-metrics.json")
+        env["ENGINE_TRANSCRIPT"] = str(own / "engine-transcript.jsonl")
+        handed = False  # the per-trial workspace went to the grader with the response
         try:
             workdir = await self._workdir(request, env, scratch)
             if fresh:  # a fixed workdir would see every trial's setup at once
                 await run_setup(request.variant.setup, workdir, env, request.timeout_s)
             done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
-            reported = read_metrics(scratch / "engine-metrics.json")
-            transcript, tools = read_transcript(scratch / "engine-transcript.jsonl")
+            reported = read_metrics(own / "engine-metrics.json")
+            transcript, tools = read_transcript(own / "engine-transcript.jsonl")
+            response = self._response(request, done, reported, transcript, tools)
+            if request.keep_workspace:
+                handed = workdir == scratch
+                response.workspace, response.workspace_owned = str(workdir), handed
+            return response
         finally:
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
+                await trio.to_thread.run_sync(shutil.rmtree, own, True)
+                if not handed:
+                    await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
+
+    def _response(
+        self, request: TargetRequest, done: ProcessResult, reported: dict[str, float], transcript: str,
+        tools: dict[str, int],
+    ) -> TargetResponse:  # fmt: skip
         if done.timed_out:
             raise TargetError("timeout", f"{self.spec.command!r:.200} timed out after {request.timeout_s}s")
         if done.exit_code in AGENT_NOT_STARTED:

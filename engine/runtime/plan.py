@@ -11,7 +11,7 @@ from engine.actors.messages import GradeJob, TrialJob
 from engine.actors.scheduler import Plan
 from engine.actors.targets.target_protocol import TargetRequest, resolve_target
 from engine.events import kinds as k
-from engine.events.graders import GRADERS
+from engine.events.graders import GRADERS, CommandGraderSpec
 from engine.events.spec import CaseSpec, ExperimentSpec, TargetSpec, VariantSpec
 
 
@@ -50,6 +50,7 @@ def build_plan(
 ) -> Plan:
     targets = {v.name: priced(spec, resolve_target(spec.target, v)) for v in variants}
     grades_exit = grades_exit_codes(spec)
+    keeps_workspace = any(isinstance(g, CommandGraderSpec) and g.workspace for g in spec.graders)
     cases = {c.id: c for c in spec.cases}
     by_name = {v.name: v for v in variants}
 
@@ -69,6 +70,7 @@ def build_plan(
             seed=trial_seed(spec.seed, variant.name, case.id, repeat),
             timeout_s=spec.execution.trial_timeout_s or target.timeout_s,
             accept_nonzero_exit=grades_exit,
+            keep_workspace=keeps_workspace,
         )
         return TrialJob(variant, case, repeat, target, request)
 
