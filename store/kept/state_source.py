@@ -20,7 +20,7 @@ class StateSource(NamedTuple):
 
 RUN_STATE_SOURCE = StateSource(
     "state",
-    "2.bc8277bd",
+    "2.c69896e5",
     frozenset({
         "budget.exhausted", "cancel.requested", "experiment.defined", "look.decided", "pairwise.judged",
         "race.round_decided", "regrade.started", "report.written", "run.cancelled", "run.completed",
