@@ -47,9 +47,12 @@ def check_commands(plan: ExperimentPlan) -> None:
             if not variant.setup:  # a setup step may create the script in the trial's workspace
                 _check_script(argv, anchored.workdir, file, field)
     if not variants and isinstance(spec.target, CommandTargetSpec) and spec.execution.backend != "ray":
-        command = anchor_paths(spec.target, base_dir).command
+        anchored = anchor_paths(spec.target, base_dir)
+        command = anchored.command
         _check_binary(spec.target, command if isinstance(command, list) else ["/bin/sh", "-c", command],
                       file, "target.command")  # fmt: skip
+        if isinstance(command, list) and not any(v.setup for v in plan.variants):
+            _check_script(command, anchored.workdir, file, "target.command")
 
 
 def _check_binary(target: CommandTargetSpec, argv: list[str], file: str, field: str) -> None:
