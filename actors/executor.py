@@ -207,7 +207,9 @@ async def call_trial(
             ttft_ms=response.ttft_ms, tokens_per_s=response.tokens_per_s,
         ) if agent_record else None,
     )  # fmt: skip
-    return WriteBatch([completed], blobs), GradeJob(job.variant, job.case, repeat, response.text, completed)
+    grade_job = GradeJob(job.variant, job.case, repeat, response.text, completed,
+                         workspace=response.workspace, workspace_owned=response.workspace_owned)  # fmt: skip
+    return WriteBatch([completed], blobs), grade_job
 
 
 def _extra_blob(blobs: list[tuple[str, bytes]], text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 import time
 from collections.abc import Callable
 
@@ -68,6 +69,7 @@ def submission_of(job: GradeJob) -> Submission:
     return Submission(
         case=job.case, output=job.output, variant=job.variant, repeat=job.repeat,
         exit_code=job.completed.exit_code, metrics=dict(agent.metrics) if agent else {},
+        workspace=job.workspace, workspace_owned=job.workspace_owned,
     )  # fmt: skip
 
 
@@ -96,7 +98,12 @@ async def grade_all(job: GradeJob, graders: list[Grader]) -> list[GraderResult]:
 
 
 async def grade_one(job: GradeJob, graders: list[Grader], pass_threshold: float) -> k.TrialGraded:
-    return graded_event(job, await grade_all(job, graders), pass_threshold)
+    try:
+        return graded_event(job, await grade_all(job, graders), pass_threshold)
+    finally:
+        if job.workspace_owned:  # the trial's workspace served its graders
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(shutil.rmtree, job.workspace, True)
 
 
 async def grade_cheap(job: GradeJob, graders: list[Grader], pass_threshold: float) -> k.TrialGraded:

@@ -57,6 +57,9 @@ class GradeJob:
     # results of the cheap graders, already run where the output was made (a Ray worker), in the
     # graders' order; None where a grader (an LLM judge) still has to run in the coordinator
     precomputed: list[GraderResult | None] | None = None
+    # the trial's workspace, kept for a grader that runs in it; removed after grading when owned
+    workspace: str = ""
+    workspace_owned: bool = False
 
 
 @dataclass(slots=True)

@@ -47,6 +47,10 @@ class VariationGenerator:
     retried: set[Config] = field(default_factory=set)  # neighbourhood: proposed a second time
     values: set[Variation] = field(default_factory=set)  # each parameter's values tried, in any context
     observed: list[Observation] = field(default_factory=list)  # (configuration, mean score), for optuna
+    # the direction (+1/-1) of each parameter's last accepted step, and the parameter of the last one:
+    # an improvement is followed onward first, as a person tuning by hand would
+    heading: dict[str, int] = field(default_factory=dict)
+    leading: str | None = None
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -62,6 +66,13 @@ class VariationGenerator:
     def observe(self, best: Best, variation: Variation, best_score: float, score: float) -> None:
         """A decision's measurements: the best's configuration and score, the candidate's."""
         self.observed += [(dict(best), best_score), ({**best, variation.parameter: variation.value}, score)]
+
+    def accepted(self, before: Best, variation: Variation) -> None:
+        """An accepted step from the best `before`: its parameter and direction are tried first next."""
+        step = variation.value - before[variation.parameter]
+        if step:
+            self.heading[variation.parameter] = 1 if step > 0 else -1
+        self.leading = variation.parameter
 
     def next(self, best: Best) -> Variation | None:
         for fresh, second_chance in self._passes():
@@ -114,12 +125,25 @@ class VariationGenerator:
 
     def _next_grid(self, best: Best, fresh: Fresh) -> Variation | None:
         # one parameter at a time, each swept outward from its best value: a session that starts
-        # from an earlier best explores around it first, and the sweep still covers every point
-        for p in self.spec.parameters:
-            for value in nearest_first(self._grid[p.name], best[p.name]):
+        # from an earlier best explores around it first, and the sweep still covers every point.
+        # After an accepted step its parameter comes first, onward before back: the budget goes
+        # toward the optimum the step points at, not to the other side of the sweep
+        for p in self._leading_first():
+            for value in self._onward_first(p.name, nearest_first(self._grid[p.name], best[p.name]), best):
                 if value != best[p.name] and fresh(best, Variation(p.name, value)):
                     return Variation(p.name, value)
         return None
+
+    def _leading_first(self) -> list[ParameterRange]:
+        parameters = self.spec.parameters
+        return sorted(parameters, key=lambda p: p.name != self.leading)  # stable: the rest in order
+
+    def _onward_first(self, name: str, values: list[float], best: Best) -> list[float]:
+        """`values` with those in the direction of the parameter's last accepted step first."""
+        heading = self.heading.get(name)
+        if heading is None:
+            return values
+        return sorted(values, key=lambda x: (x - best[name]) * heading <= 0)  # stable: nearest first
 
     def _next_neighbour(self, best: Best, fresh: Fresh) -> Variation | None:
         # every neighbour of the best (both ways, each parameter) is listed, so none is missed
@@ -129,6 +153,12 @@ class VariationGenerator:
             for value in neighbours(p, best[p.name], self.spec.radius)
             if value != best[p.name] and fresh(best, Variation(p.name, value))
         ]
+        # the last improvement's parameter onward first (the nearest such step); then any, at random
+        heading = self.heading.get(self.leading or "")
+        onward = [v for v in untried if v.parameter == self.leading and heading is not None
+                  and (v.value - best[v.parameter]) * heading > 0]  # fmt: skip
+        if onward:
+            return min(onward, key=lambda v: abs(v.value - best[v.parameter]))
         return self.rng.choice(untried) if untried else None
 
     def _next_random(self, best: Best, fresh: Fresh) -> Variation | None:

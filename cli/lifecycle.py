@@ -104,7 +104,7 @@ def _create(file: Path, store: Path, run_id: str | None, as_json: bool, allow_la
     spec = plan.spec
     rid = run_id or new_run_id()
     with open_event_log(made_store(store)) as log:  # created if new, like `engine run` does
-        create_run(log, spec, rid, plan.source)
+        create_run(log, spec, rid, plan.source, plan.warnings)
     if as_json:
         typer.echo(json.dumps({"run_id": rid, "experiment": spec.name, "status": "pending"}))
         return

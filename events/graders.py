@@ -86,7 +86,9 @@ class JsonGraderSpec(BaseGrader, tag="json"):
 
 
 class CommandGraderSpec(BaseGrader, tag="command"):
-    """A verifier: shell commands run in a temp dir holding output.txt; exit 0 means the check passed."""
+    """A verifier: shell commands run in a temp dir holding output.txt; exit 0 means the check passed.
+    With `workspace`, they run in the trial's workspace instead, beside the files the agent wrote
+    (a command agent's; the output is then at $ENGINE_OUTPUT_FILE only)."""
 
     commands: list[str] = []
     timeout_s: Seconds = 60.0
@@ -104,6 +106,7 @@ class CommandGraderSpec(BaseGrader, tag="command"):
     def policy(self) -> SandboxPolicy:
         network = network_of(self.sandbox, self.network)
         return SandboxPolicy(kind=self.sandbox, network=network, limits=self.limits, pass_env=self.pass_env)
+    workspace: bool = False
 
 
 # how a judge is asked to shape its answer (OpenAI-compatible servers): "text" asks in words only;

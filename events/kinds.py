@@ -19,6 +19,7 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 ErrorKind = Literal["infra", "model", "timeout", "budget", "cancelled", "config"]
 # Error classes name what went wrong more precisely than the kind, for reports ("connect: 40 trials").
 # Trial stage: connect, network, http_429, http_5xx, http_4xx, timeout, malformed_response, agent_exit,
+# agent_start (the agent did not start: exit 126/127, under any grader),
 # subject_error, bad_metrics, bad_transcript, sandbox (a sandbox or its services could not start:
 # "sandbox boot failed", kind infra), worker_lost (a Ray worker died beyond its retries),
 # worker_error (a Ray task raised on its worker), config.
@@ -39,6 +40,9 @@ class ExperimentDefined(Event, tag="experiment.defined"):
     spec: ExperimentSpec
     spec_hash: str
     source: str = ""
+    # what loading the file warned of (a missing prompt override the source prompt stands in for):
+    # kept so the report says it too, not only the terminal that ran it
+    warnings: list[str] = []
 
     VERSION: ClassVar[int] = 2
     UPCASTERS: ClassVar[dict[int, Upcaster]] = {1: upcasts.tagged_specs}
@@ -51,6 +55,13 @@ class RunStarted(Event, tag="run.started"):
     pid: int = 0
     host: str = ""
     resumed: bool = False
+    # the machine it ran on: latency is compared across runs of one machine only (a slower CI runner
+    # is not a regression); "" / 0 for runs logged before these were recorded
+    cpu_model: str = ""
+    cpu_cores: int = 0
+    # the command-line narrowing it ran under ("--case", "--variant"): such a rerun is never green by
+    # itself, and history leaves it out unless asked for every run
+    narrowed_by: list[str] = []
 
 
 class VariantProposed(Event, tag="variant.proposed"):

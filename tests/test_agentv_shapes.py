@@ -139,6 +139,6 @@ def test_an_agentv_experiment_runs_from_the_cli(tmp_path: Path) -> None:
         str(tmp_path / "s"),
     ]
     subprocess.run([*CLI, *export], check=True, capture_output=True, timeout=SAFETY_S)
-    attempt = out / "baseline" / "invoice" / "run-1"
+    attempt = out / "baseline" / "billing" / "invoice" / "run-1"  # a .jsonl suite is a suite level
     assert (attempt / "outputs" / "stderr.txt").read_text() == "trace\n"
     assert json.loads((attempt / "metrics.json").read_text())["tool_calls"] == 3.0

@@ -3,6 +3,9 @@
 The output is written to output.txt in a fresh temp dir that is also the
 commands' working directory, so a verifier can be as small as
 `grep -q Paris output.txt` or as large as a test suite run against it.
+With `workspace` (AgentV's scripts) the commands run in the trial's workspace
+instead, where the agent's files are: a script checks what the agent built.
+That workspace exists only right after the trial: a regrade cannot run them.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ class CommandGrader(SpecGrader):
         commands = [*self.spec.commands, *case_commands(case)]
         if not commands:
             return result(self.spec, None, False, "no commands")
+        in_workspace = self.spec.workspace and submission.exit_code is not None  # a command agent has one
+        if in_workspace and not (submission.workspace and os.path.isdir(submission.workspace)):
+            gone = "the trial's workspace is gone (its scripts run right after the trial, not on a regrade)"
+            return result(self.spec, None, False, gone)
         workdir = Path(tempfile.mkdtemp(prefix="engine-grade-"))
         try:
             output_file = workdir / "output.txt"
@@ -40,7 +47,10 @@ class CommandGrader(SpecGrader):
             env = {**base, **verifier_env(self.spec, case, output_file)}
             if submission.exit_code is not None:  # a command agent's: a verifier may judge it too
                 env["ENGINE_AGENT_EXIT_CODE"] = str(submission.exit_code)
-            failures = [await self._check(command, workdir, env) for command in commands]
+            where = Path(submission.workspace) if in_workspace else workdir
+            if in_workspace and submission.workspace_owned and not (where / "output.txt").exists():
+                (where / "output.txt").write_text(output, encoding="utf-8")  # as in the grading folder
+            failures = [await self._check(command, where, env) for command in commands]
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(shutil.rmtree, workdir, True)

@@ -21,6 +21,8 @@ class Submission(msgspec.Struct, kw_only=True, frozen=True):
     repeat: int = 0
     exit_code: int | None = None  # an agent's exit code (command targets)
     metrics: dict[str, float] = {}  # what an agent reported of itself
+    workspace: str = ""  # the trial's workspace with the agent's files, when kept for a grader
+    workspace_owned: bool = False  # the trial's own (per-trial), not one trials share
 
 
 class Grader(Protocol):

@@ -56,6 +56,7 @@ class _Trial(msgspec.Struct, array_like=True):
     timeout_s: float
     accept_nonzero_exit: bool
     fingerprint: str = ""  # the job's request fingerprint, logged with its completion by the worker
+    keep_workspace: bool = False
 
 
 class Batch(msgspec.Struct, array_like=True):
@@ -105,7 +106,7 @@ def encode_batch(
         r = job.request
         batch.trials.append(_Trial(
             variant, case, job.repeat, r.prompt, r.system, r.context, r.model, r.params, r.flags, r.seed,
-            r.timeout_s, r.accept_nonzero_exit, job.fingerprint,
+            r.timeout_s, r.accept_nonzero_exit, job.fingerprint, r.keep_workspace,
         ))  # fmt: skip
     return _encoder.encode(batch)
 
@@ -121,6 +122,9 @@ def decode_batch(data: bytes) -> tuple[Batch, list[TrialJob]]:
             run_id=batch.run_id, variant=variant, case=case, repeat=t.repeat, prompt=t.prompt,
             system=t.system, context=t.context, model=t.model, params=t.params, flags=t.flags,
             seed=t.seed, timeout_s=t.timeout_s, accept_nonzero_exit=t.accept_nonzero_exit,
+            # a worker's workspace never reaches the coordinator's grader: not kept (that grader
+            # says the workspace is gone, rather than the worker leaking a folder per trial)
+            keep_workspace=False,
         )  # fmt: skip
         target = batch.targets[t.variant]
         jobs.append(TrialJob(variant, case, t.repeat, target, request, fingerprint=t.fingerprint))

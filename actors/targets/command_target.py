@@ -20,10 +20,11 @@ import msgspec
 import trio
 from msgspec.structs import replace
 
-from engine.actors.process import check_setup, run_group, run_setup
+from engine.actors.process import ProcessResult, check_setup, run_group, run_setup
 from engine.actors.sandbox.run import run_sandboxed
 from engine.actors.sandbox.shared import SharedServices, start_shared_services
 from engine.actors.targets.argv import build_argv, env_name, env_value
+from engine.actors.targets.interpreter_script import relative_script, script_element
 from engine.actors.targets.target_protocol import (
     TargetContext,
     TargetError,
@@ -55,34 +56,51 @@ class CommandTarget:
         env = trial_env(self.spec, request, {} if policy.sandboxed else os.environ)
         fresh = self.spec.workdir is None and self.spec.workspace == "per_trial"
         scratch = Path(tempfile.mkdtemp(prefix="engine-trial-"))
-        env["ENGINE_METRICS_FILE"] = str(scratch / "engine-metrics.json")
-        env["ENGINE_TRANSCRIPT"] = str(scratch / "engine-transcript.jsonl")
-        service_logs: dict[str, str] = {}
+        # the agent's own reports live beside its workspace, not in it: a grader that runs in the
+        # workspace sees the agent's files only
+        own = Path(tempfile.mkdtemp(prefix="engine-reports-"))
+        env["ENGINE_METRICS_FILE"] = str(own / "engine-metrics.json")
+        env["ENGINE_TRANSCRIPT"] = str(own / "engine-transcript.jsonl")
+        handed = False  # the per-trial workspace went to the grader with the response
         try:
             workdir = await self._workdir(request, env, scratch)
             if fresh:  # a fixed workdir would see every trial's setup at once
                 await self._setup(request.variant.setup, workdir, env, scratch, request.timeout_s)
+            service_logs: dict[str, str] = {}
             if policy.sandboxed:
                 shared = self._shared_services(request)
-                own = replace(policy, services=[]) if shared is not None else policy  # started once, there
+                bare = replace(policy, services=[]) if shared is not None else policy  # started once, there
                 ran = await run_sandboxed(
-                    own, argv, cwd=workdir, named_env=env, timeout_s=request.timeout_s, stdin=stdin,
-                    writable=[scratch], readable=self._readable(), shared=shared,
+                    bare, argv, cwd=workdir, named_env=env, timeout_s=request.timeout_s, stdin=stdin,
+                    writable=[scratch, own], readable=self._readable(), shared=shared,
                 )  # fmt: skip
                 done, service_logs = ran.result, ran.service_logs
             else:
                 done = await run_group(argv, cwd=workdir, env=env, timeout_s=request.timeout_s, stdin=stdin)
-            reported = read_metrics(scratch / "engine-metrics.json")
-            transcript, tools = read_transcript(scratch / "engine-transcript.jsonl")
+            reported = read_metrics(own / "engine-metrics.json")
+            transcript, tools = read_transcript(own / "engine-transcript.jsonl")
+            response = self._response(request, done, reported, transcript, tools, service_logs)
+            if request.keep_workspace:
+                handed = workdir == scratch
+                response.workspace, response.workspace_owned = str(workdir), handed
+            return response
         finally:
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
+                await trio.to_thread.run_sync(shutil.rmtree, own, True)
+                if not handed:
+                    await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
+
+    def _response(
+        self, request: TargetRequest, done: ProcessResult, reported: dict[str, float], transcript: str,
+        tools: dict[str, int], service_logs: dict[str, str],
+    ) -> TargetResponse:  # fmt: skip
         if done.timed_out:
             raise TargetError("timeout", f"{self.spec.command!r:.200} timed out after {request.timeout_s}s")
-        if done.exit_code == 127 and isinstance(self.spec.command, str):
-            # the shell could not find the agent executable
-            missing = f"command not found (exit 127):\n{done.stderr_tail()}"
-            raise TargetError("config", missing, agent_exit_code=done.exit_code)
+        if done.exit_code in AGENT_NOT_STARTED:
+            # 126 (not executable) and 127 (not found), from a shell or an exec wrapper: the agent never
+            # ran, so no grader (not even a verifier or an exit_code gate) may grade it as a fail
+            missing = f"agent did not start (exit {done.exit_code}):\n{done.stderr_tail()}"
+            raise TargetError("config", missing, error_class="agent_start", agent_exit_code=done.exit_code)
         if done.exit_code and not request.accept_nonzero_exit:
             tail = done.stderr_tail(5)
             raise TargetError(
@@ -164,6 +182,8 @@ def anchor_paths(spec: CommandTargetSpec, base_dir: Path | None) -> CommandTarge
     if base_dir is None:
         return spec
     command = anchor_command(spec.command, base_dir)
+    if spec.workdir is None:  # in a fixed workdir the agent's cwd is that folder: its scripts are there
+        command = anchor_script(command, base_dir)
     workdir = spec.workdir
     if workdir is not None and not Path(workdir).is_absolute():
         workdir = str(base_dir / workdir)
@@ -183,11 +203,22 @@ def anchor_command(command: list[str] | str, base_dir: Path) -> list[str] | str:
     return command
 
 
+def anchor_script(command: list[str] | str, base_dir: Path) -> list[str] | str:
+    """`python3 fleet_agent.py` with the script beside the experiment file: the script made absolute,
+    as a relative binary is. One that is not there is left alone (a setup step may create it in the
+    trial's workspace; preflight refuses it otherwise)."""
+    index = script_element(command) if isinstance(command, list) else None
+    if index is None or not relative_script(command[index]) or not (base_dir / command[index]).is_file():
+        return command
+    return [*command[:index], str(base_dir / command[index]), *command[index + 1 :]]
+
+
 def _relative_path(word: str) -> bool:
     """`./x`, `../x`, `bin/x`: a path, not a name for PATH; and no shell syntax or placeholder."""
     return "/" in word and not word.startswith(("/", "~", "$", "{")) and not any(c in word for c in "'\"`;|&")
 
 
+AGENT_NOT_STARTED = (126, 127)  # the POSIX shell's "found but not executable" and "not found"
 STDERR_KEEP = 64 << 10  # the tail of an agent's stderr kept per trial
 
 

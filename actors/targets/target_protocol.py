@@ -40,6 +40,8 @@ class TargetRequest(msgspec.Struct, kw_only=True, frozen=True):
     timeout_s: float = 60.0
     # an exit_code grader or a verifier judges the result: a non-zero exit is then graded, not an error
     accept_nonzero_exit: bool = False
+    # a grader runs in the trial's workspace: a command agent keeps it for the grader (who removes it)
+    keep_workspace: bool = False
 
 
 class TargetResponse(msgspec.Struct, kw_only=True):
@@ -57,6 +59,8 @@ class TargetResponse(msgspec.Struct, kw_only=True):
     # a streamed answer's: request sent to first content token, and tokens per second after it
     ttft_ms: float | None = None
     tokens_per_s: float | None = None
+    workspace: str = ""  # the trial's workspace, kept for a grader (keep_workspace)
+    workspace_owned: bool = False  # a per-trial one: whoever grades it removes it
 
 
 _DEFAULT_CLASS = {"infra": "network", "timeout": "timeout", "model": "subject_error", "config": "config"}

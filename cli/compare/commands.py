@@ -54,6 +54,12 @@ def compare(
             "--no-baseline-ok", help="With last-green: no green run yet is not an error (a first run)."
         ),
     ] = False,
+    latency_across_machines: Annotated[
+        bool,
+        typer.Option(
+            "--latency-across-machines", help="Compare p95 latency of runs from different machines too."
+        ),
+    ] = False,
 ) -> None:
     """Compare two runs metric by metric; with --gate, exit 1 on a regression, 2 when they share no case.
 
@@ -80,12 +86,13 @@ def compare(
         "max_p95_ttft_increase": max_p95_ttft_increase,
     }
     pair = variant_pair(base_variant, variant)  # a mistake on the command line before the store
+    skipped: list[str] = []  # damaged bundles of --from, said with the comparison
     with open_log(store) as log:
         cand_id = resolve_run(log, candidate)
         spec = run_state(log, cand_id).spec
         assert spec is not None
         if base == "last-green":
-            found = last_green(log, spec.name, cand_id, from_dir, required=not no_baseline_ok)
+            found = last_green(log, spec.name, cand_id, from_dir, not no_baseline_ok, skipped)
             if found is None:
                 typer.echo(f"no green run of {spec.name!r} yet: nothing to gate {cand_id} against")
                 if own_verdict_not_green(log, cand_id):
@@ -101,8 +108,10 @@ def compare(
             spec.gate, **{k: v for k, v in overrides.items() if v is not None}
         )
         result = compare_runs(
-            source, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair
+            source, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair,
+            latency_across_machines=latency_across_machines,
         )
+        result.warnings[:0] = skipped
     print_comparison(result, as_json)
     if gate and result.nothing_to_compare:  # not a pass: a gate that compared nothing must not go green
         raise typer.Exit(2)
@@ -118,12 +127,15 @@ def history(
     variant: Annotated[str | None, typer.Option(help="Whose figures (default: each run's baseline).")] = None,
     store: StoreOpt = None,
     as_json: JsonListOpt = False,
+    every: Annotated[
+        bool, typer.Option("--all", help="Also the partial reruns (engine run --case/--variant).")
+    ] = False,
 ) -> None:
     """A metric over every run of one experiment, oldest first, with a sparkline and the green runs."""
     from engine.cli.compare.history import print_history
 
     with open_log(store) as log:
-        print_history(log, experiment, metric, variant, as_json)
+        print_history(log, experiment, metric, variant, as_json, every)
 
 
 def mark(

@@ -36,19 +36,23 @@ def own_verdict_not_green(log: Any, run_id: str) -> bool:
     from engine.views.history import history
 
     summary = summarize(log, run_id)
-    point = next((p for p in history(log, summary.experiment) if p.run_id == run_id), None)
+    point = next((p for p in history(log, summary.experiment, narrowed=True) if p.run_id == run_id), None)
     return point is not None and point.status.startswith("completed") and not point.green
 
 
 def last_green(
-    log: Any, experiment: str, cand_id: str, from_dir: str | None, required: bool
+    log: Any, experiment: str, cand_id: str, from_dir: str | None, required: bool, skipped: list[str]
 ) -> tuple[Any, str] | None:
     """(a store holding the base and the candidate, the base's id); None when there is none and
-    none is required."""
+    none is required. Damaged bundles of `from_dir` are skipped, each named in `skipped` (and on
+    stderr when no baseline is found: the comparison that would carry them does not happen)."""
     from engine.errors import InputError
     from engine.views.bundle_sources import last_green_anywhere
 
-    found = last_green_anywhere(log, experiment, cand_id, from_dir)
+    found = last_green_anywhere(log, experiment, cand_id, from_dir, skipped.append)
+    if found is None:
+        for warning in skipped:
+            print(f"warning: {warning}", file=sys.stderr)
     if found is None and required:
         where = f" (nor among the bundles in {from_dir})" if from_dir else ""
         raise InputError("engine compare", "BASE", f"no green run of {experiment!r} before {cand_id}{where}: "
@@ -82,7 +86,9 @@ def print_comparison(result: RunComparison, as_json: bool) -> None:
     margins = margin_line(result.metrics)
     if margins:
         console.print(Text(margins))
-    for label, changes in (("newly failing", result.newly_failing), ("newly passing", result.newly_passing)):
+    shown = (("newly failing", result.newly_failing), ("newly passing", result.newly_passing),
+             ("newly erroring", result.newly_erroring))  # fmt: skip
+    for label, changes in shown:
         if changes:
             print_table_to(console, f"cases {label} ({CASE_TEST})", CASE_HEADER, case_rows(changes), left=2)
     if result.regressed:

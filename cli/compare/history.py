@@ -11,14 +11,16 @@ import msgspec
 from engine.errors import InputError
 
 
-def print_history(log: Any, experiment: str, metric: str, variant: str | None, as_json: bool) -> None:
+def print_history(
+    log: Any, experiment: str, metric: str, variant: str | None, as_json: bool, every: bool = False
+) -> None:
     from engine.views.history import METRICS, history, sparkline
 
     if metric not in METRICS:
         raise InputError(
             "engine history", "--metric", f"expected one of {', '.join(METRICS)}, got {metric!r}"
         )
-    points = history(log, experiment, variant)
+    points = history(log, experiment, variant, narrowed=every)
     if not points:
         raise InputError("engine history", "EXPERIMENT", f"no runs of an experiment named {experiment!r}")
     if as_json:

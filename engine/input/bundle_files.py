@@ -4,7 +4,7 @@ optional `bundles` extra is installed. Every failure is a UserError naming the l
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -80,17 +80,24 @@ def load_bundle(location: str | os.PathLike[str], option: str = "FILE") -> Bundl
             raise UserError(str(exc)) from None
 
 
-def bundle_headers(directory: str | os.PathLike[str], option: str) -> list[tuple[str, BundleHeader]]:
+def bundle_headers(
+    directory: str | os.PathLike[str], option: str, warn: Callable[[str], None] | None = None
+) -> list[tuple[str, BundleHeader]]:
     """(location, header) of every `*.bundle` in a directory (local or URL); damaged ones are skipped
-    here and refused only if chosen (a CI cache may hold an old, cut-off upload)."""
+    (a CI cache may hold an old, cut-off upload), each named to `warn`."""
     found: list[tuple[str, BundleHeader]] = []
     for location in _list(str(directory), option):
         with open_location(location, "rb", option) as handle:
             try:
                 found.append((location, read_header(handle, location)))
-            except BundleError:
-                continue
+            except BundleError as exc:
+                if warn is not None:
+                    warn(skipped_bundle(location, str(exc)))
     return found
+
+
+def skipped_bundle(location: str, why: str) -> str:
+    return f"skipped damaged bundle {location}: {why.removeprefix(location).lstrip(': ')}"
 
 
 @contextmanager

@@ -44,15 +44,31 @@ def apply_params(path: Path, values: dict[str, Any], table: str = "params") -> N
 
 
 def write_body(path: Path, body: str) -> None:
-    """A Markdown file's body replaced by `body`; its front matter (between `---` lines) is kept."""
+    """A Markdown file's body replaced by `body`; its front matter (between `---` lines) is kept. Front
+    matter that does not parse as a YAML table is refused: replacing what cannot be read as front
+    matter would drop the skill's name and tags."""
     text = _read(path)
     front = ""
-    if text.startswith("---\n") and not body.startswith("---\n"):  # a body with its own keeps that
-        end = text.find("\n---\n", 3)
-        if end < 0:
+    lines = text.splitlines(keepends=True)
+    if lines and lines[0].strip() == "---" and not body.startswith("---\n"):  # a body with its own keeps that
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if end is None:
             raise InputError(str(path), "", "expected front matter closed by a `---` line")
-        front = text[: end + 5]
+        _check_front_matter(path, "".join(lines[1:end]))
+        front = "".join(lines[: end + 1])
+        front += "" if front.endswith("\n") else "\n"
     _write(path, front + (body if body.endswith("\n") else body + "\n"))
+
+
+def _check_front_matter(path: Path, text: str) -> None:
+    from engine.input.parsing import parse_yaml
+
+    try:
+        data = parse_yaml(text, str(path))
+    except InputError as exc:
+        raise InputError(str(path), "", f"expected front matter that parses: {exc.expected}") from None
+    if data is not None and not isinstance(data, dict):
+        raise InputError(str(path), "", "expected front matter that is a YAML table of keys")
 
 
 def _json_with(path: Path, text: str, values: dict[str, Any], table: str) -> str:

@@ -30,6 +30,8 @@ class ExperimentPlan(msgspec.Struct, frozen=True, dict=True):
     source: str = ""  # the experiment file's absolute path, recorded with the definition ("" for a dict)
     variants: tuple[VariantSpec, ...] = ()  # declared, then matrix; the first is the baseline
     origins: tuple[str, ...] = ()  # per variant: the field it comes from, "variants[0]" or "matrix (name)"
+    warnings: tuple[str, ...] = ()  # what loading warned of, recorded with the definition
+    narrowed_by: tuple[str, ...] = ()  # "--case", "--variant": the command line ran part of the file
 
     @property
     def tuning(self) -> bool:

@@ -6,12 +6,13 @@ was expected, so the CLI can print one line and exit 2.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
-from engine.errors import InputError
+from engine.errors import InputError, InputWarning
 from engine.events.graders import GRADERS
 from engine.events.kind_convert import convert_kinded
 from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec, grader_spec
@@ -49,15 +50,19 @@ def plan_from_raw(raw: dict[str, Any], name: str, base_dir: Path, source: str = 
     """Parsed data -> a checked plan: other tools' shapes rewritten, suite files and prompt overrides
     (paths relative to base_dir) resolved. Files and embedding callers share this one path. `source`
     is the file's absolute path; the plan's folder is that file's (base_dir itself for a dict)."""
-    check_shape(raw, name)
-    spec = convert_spec(default_target_kind(normalize(raw, name, base_dir)), name)
-    spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
-    spec = with_case_graders(spec)
-
-    check_declared(spec, name)
-    plan = resolve(spec, name, Path(source).parent if source else base_dir, source)
-    check_plan(plan)
-    return plan
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        check_shape(raw, name)
+        spec = convert_spec(default_target_kind(normalize(raw, name, base_dir)), name)
+        spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
+        spec = with_case_graders(spec)
+        check_declared(spec, name)
+        plan = resolve(spec, name, Path(source).parent if source else base_dir, source)
+        check_plan(plan)
+    for warning in caught:  # still said where the caller hears warnings (the CLI's stderr)
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    said = tuple(str(w.message) for w in caught if issubclass(w.category, InputWarning))
+    return msgspec.structs.replace(plan, warnings=said) if said else plan
 
 
 def default_target_kind(raw: dict[str, Any]) -> dict[str, Any]:

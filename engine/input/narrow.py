@@ -30,7 +30,17 @@ class Narrowing(msgspec.Struct, kw_only=True, frozen=True):
 
 
 def narrow(plan: ExperimentPlan, by: Narrowing) -> ExperimentPlan:
-    """The plan of the narrowed spec (the same plan when nothing narrows it)."""
+    """The plan of the narrowed spec (the same plan when nothing narrows it), which says what narrowed
+    it: a run of some cases or variants is a partial rerun, never green by itself."""
+    narrowed = _narrowed(plan, by)
+    marks = tuple(flag for flag, given in (("--case", by.cases), ("--variant", by.variants)) if given)
+    if narrowed is plan:
+        return plan
+    marks = marks or narrowed.narrowed_by
+    return msgspec.structs.replace(narrowed, narrowed_by=marks, warnings=plan.warnings)
+
+
+def _narrowed(plan: ExperimentPlan, by: Narrowing) -> ExperimentPlan:
     spec, file = plan.spec, plan.file
     changes: dict[str, object] = {}
     if by.cases:
@@ -41,7 +51,7 @@ def narrow(plan: ExperimentPlan, by: Narrowing) -> ExperimentPlan:
     if by.variants:
         if plan.tuning:  # one configuration the session tried (a failing trial's rerun)
             experiment = as_experiment(spec, by.variants, file)
-            return narrow(resolve(experiment, file, plan.base_dir, plan.source), _without_variants(by))
+            return _narrowed(resolve(experiment, file, plan.base_dir, plan.source), _without_variants(by))
         known = {v.name: v for v in plan.variants}
         missing = [name for name in by.variants if name not in known]
         if missing:

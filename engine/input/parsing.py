@@ -38,7 +38,7 @@ def parse_file(file: Path, what: str = EXPERIMENT_FILE) -> dict[str, Any]:
     text = read_text(file)
     try:
         if file.suffix.lower() in (".yaml", ".yml"):
-            data = _parse_yaml(text, name)
+            data = parse_yaml(text, name)
         elif file.suffix.lower() == ".md":
             data = _parse_markdown(text, name)
         elif file.suffix.lower() == ".json":  # the same fields as a TOML file, in JSON
@@ -90,7 +90,7 @@ def _parse_markdown(text: str, name: str) -> Any:
     end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
     if end is None:
         raise InputError(name, "", "expected a closing '---' line after the front matter")
-    data = _parse_yaml("\n".join(lines[1:end]), name)
+    data = parse_yaml("\n".join(lines[1:end]), name)
     body = "\n".join(lines[end + 1 :]).strip()
     if isinstance(data, dict) and body:
         data.setdefault("description", body)
@@ -104,7 +104,7 @@ def _parse_toml(text: str, name: str) -> Any:
         raise InputError(name, "", f"invalid TOML: {exc}") from None
 
 
-def _parse_yaml(text: str, name: str) -> Any:
+def parse_yaml(text: str, name: str) -> Any:
     import yaml  # paid by YAML files only (benchmarks/README.md#in-code-start-up)
 
     try:

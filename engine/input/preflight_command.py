@@ -17,6 +17,7 @@ from typing import cast
 
 from engine.actors.sandbox.bwrap import SANDBOX_PATH, visible_in_sandbox
 from engine.actors.targets.command_target import anchor_paths, build_argv
+from engine.actors.targets.interpreter_script import script_element
 from engine.actors.targets.target_protocol import TargetError, TargetRequest
 from engine.errors import InputError
 from engine.events.spec import CommandTargetSpec
@@ -39,17 +40,23 @@ def check_commands(plan: ExperimentPlan) -> None:
             system=variant.system, model=target.model, params={**spec.params, **variant.params},
             flags=dict(variant.flags),
         )  # fmt: skip
+        anchored = anchor_paths(target, base_dir)
         try:
-            argv, _ = build_argv(anchor_paths(target, base_dir), request)
+            argv, _ = build_argv(anchored, request)
         except TargetError as exc:
             raise InputError(file, field, f"expected every placeholder filled: {exc.message}") from None
         if spec.execution.backend != "ray":
             _check_binary(target, argv, file, field, base_dir)
+            if not variant.setup:  # a setup step may create the script in the trial's workspace
+                _check_script(argv, anchored.workdir, file, field)
     if not variants and TARGETS.of(spec.target).runs_command and spec.execution.backend != "ray":
         target = cast(CommandTargetSpec, spec.target)
-        command = anchor_paths(target, base_dir).command
+        anchored = anchor_paths(target, base_dir)
+        command = anchored.command
         _check_binary(target, command if isinstance(command, list) else ["/bin/sh", "-c", command],
                       file, "target.command", base_dir)  # fmt: skip
+        if isinstance(command, list) and not any(v.setup for v in plan.variants):
+            _check_script(command, anchored.workdir, file, "target.command")
 
 
 def _check_binary(
@@ -74,6 +81,20 @@ def _check_binary(
         expected = f"expected the agent outside the home folders a sandbox hides: {found} is not there "
         expected += "inside it (install it under /usr/local or /opt, or in the experiment's folder)"
         raise InputError(file, field, expected)
+
+
+def _check_script(argv: list[str], workdir: str | None, file: str, field: str) -> None:
+    """The script an interpreter runs must exist: relative ones were resolved against the experiment
+    file's folder (or run in the fixed workdir), so one still relative here was not found there."""
+    index = script_element(argv)
+    if index is None:
+        return
+    script = Path(argv[index])
+    where = script if script.is_absolute() or workdir is None else Path(workdir) / script
+    if not where.is_file():
+        in_workdir = workdir is not None and not script.is_absolute()
+        folder = "its workdir" if in_workdir else "the experiment's folder"
+        raise InputError(file, field, f"expected the agent's script {argv[index]!r} in {folder} (not found)")
 
 
 def _program(argv: list[str]) -> str | None:

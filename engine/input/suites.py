@@ -29,6 +29,9 @@ def load_suite(
     """The selected cases of the suite file(s) `suite.path` names (a glob: every match, sorted)."""
     paths = _suite_files(base_dir, suite.path, experiment_file, field)
     records = [(path, where, record) for path in paths for where, record in _read_records(path)]
+    if field.startswith("suites["):  # AgentV's suite list: a .jsonl dataset is a suite as an eval file is
+        records = [(p, w, _in_suite(r, p.name.split(".")[0]) if p.suffix.lower() == ".jsonl" else r)
+                   for p, w, r in records]  # fmt: skip
     named = with_stable_ids([case_record(record) for _, _, record in records])
     for path in paths:
         warn_unrun([record for p, _, record in records if p == path], str(path))

@@ -29,7 +29,7 @@ def metric_rows(metrics: list[Any]) -> list[list[str]]:
     return [
         [
             m.variant, m.metric, *[figure(m.metric, v) for v in (m.baseline, m.candidate, m.delta)],
-            _raw(m), "-" if m.ratio_ci is not None else p_value(m.p_value_adjusted), m.direction,
+            _raw(m), "-" if m.ratio_ci is not None else p_value(m.p_value_adjusted), m.note or m.direction,
             "yes" if m.regressed else "no",
         ]
         for m in _typed(metrics, MetricDelta)

@@ -20,14 +20,17 @@ from engine.store.lease import release_lease, take_lease
 from engine.store.writes import append_events
 
 
-def create_run(log: EventStore, spec: ExperimentSpec, run_id: str, source: str) -> None:
+def create_run(
+    log: EventStore, spec: ExperimentSpec, run_id: str, source: str, warnings: tuple[str, ...] = ()
+) -> None:
     """Log `spec` as run `run_id`'s definition; an id already in the store is refused."""
     held, holder = take_lease(log, run_id, me_now(uuid.uuid4().hex), holder_alive)
     try:
         if holder is not None or run_id in log.run_ids():
             raise InputError("engine create", "--run-id", f"a new run id: {run_id!r} is already in the store")
         defined = k.ExperimentDefined(
-            run_id=run_id, ts=time.time(), spec=spec, spec_hash=fingerprint(spec), source=source
+            run_id=run_id, ts=time.time(), spec=spec, spec_hash=fingerprint(spec), source=source,
+            warnings=list(warnings),
         )
         append_events(log, [defined])
     finally:

@@ -13,7 +13,7 @@ from engine.actors.scheduler import Plan
 from engine.actors.targets.fingerprint import InputHashes, request_fingerprint
 from engine.actors.targets.target_protocol import TargetRequest, resolve_target
 from engine.events import kinds as k
-from engine.events.graders import GRADERS
+from engine.events.graders import GRADERS, CommandGraderSpec
 from engine.events.spec import CaseSpec, ExperimentSpec, TargetSpec, VariantSpec
 
 
@@ -56,6 +56,7 @@ def build_plan(
     targets = {v.name: priced(spec, resolve_target(spec.target, v)) for v in variants}
     hashes = InputHashes(base_dir)
     grades_exit = grades_exit_codes(spec)
+    keeps_workspace = any(isinstance(g, CommandGraderSpec) and g.workspace for g in spec.graders)
     cases = {c.id: c for c in spec.cases}
     by_name = {v.name: v for v in variants}
 
@@ -75,6 +76,7 @@ def build_plan(
             seed=trial_seed(spec.seed, variant.name, case.id, repeat),
             timeout_s=spec.execution.trial_timeout_s or target.timeout_s,
             accept_nonzero_exit=grades_exit,
+            keep_workspace=keeps_workspace,
         )
         return TrialJob(
             variant, case, repeat, target, request, fingerprint=request_fingerprint(target, request, hashes)

@@ -34,6 +34,7 @@ from engine.events.spec import ExperimentSpec, fingerprint
 from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.flags import check_definition, check_run_id
 from engine.input.preflight import check_environment
+from engine.runtime.machine import this_machine
 from engine.runtime.pairwise_round import pairwise_unless_stopped
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
@@ -170,14 +171,17 @@ async def _run_body(
     variants = list(plan.contestants)
     if state.spec is None:
         defined = k.ExperimentDefined(
-            run_id=run_id, ts=now, spec=spec, spec_hash=fingerprint(spec), source=request.source
+            run_id=run_id, ts=now, spec=spec, spec_hash=fingerprint(spec), source=request.source,
+            warnings=list(plan.warnings),
         )
         await pipe.emit.send(WriteBatch([defined]))
     await propose_variants(run_id=run_id, variants=variants, known=set(state.variants), emit=pipe.emit)
     total = len(variants) * len(spec.cases) * spec.repeat.count
+    machine = this_machine()
     started = k.RunStarted(
         run_id=run_id, ts=now, experiment=spec.name, trials_total=total, origin=request.origin,  # type: ignore[arg-type]
-        pid=os.getpid(), host=socket.gethostname(), resumed=request.resume,
+        pid=os.getpid(), host=socket.gethostname(), resumed=request.resume, cpu_model=machine[0],
+        cpu_cores=machine[1], narrowed_by=list(plan.narrowed_by),
     )  # fmt: skip
     await pipe.write_and_wait([started])
     if request.control.stop_reason is not None:

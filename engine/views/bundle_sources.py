@@ -8,9 +8,10 @@ history) reads it through the same storage contract as the LMDB log. `engine com
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from engine.input.bundle_files import bundle_headers, load_bundle
+from engine.errors import UserError
+from engine.input.bundle_files import bundle_headers, load_bundle, skipped_bundle
 from engine.runtime.bundle_import import import_bundle
 from engine.runtime.run_status import summarize
 from engine.store.blobs import pack_blob
@@ -43,18 +44,25 @@ def copy_run(source: EventStore, run_id: str, dest: EventStore) -> None:
 
 
 def last_green_anywhere(
-    log: EventStore, experiment: str, cand_id: str, directory: str | os.PathLike[str] | None
+    log: EventStore, experiment: str, cand_id: str, directory: str | os.PathLike[str] | None,
+    warn: Callable[[str], None] = lambda _: None,
 ) -> tuple[EventStore, str] | None:
     """The newest green run of the experiment before the candidate, in the store or among the
-    bundles of `directory`: (a store holding both it and the candidate, its id), or None."""
+    bundles of `directory`: (a store holding both it and the candidate, its id), or None. A damaged
+    bundle is skipped and named to `warn`: one cut-off upload must not fail every later gate."""
     local = last_green(log, experiment, cand_id)
     found = (log, local) if local else None
     if directory is None:
         return found
-    chosen = [loc for loc, h in bundle_headers(directory, "--from") if h.experiment == experiment]
+    chosen = [loc for loc, h in bundle_headers(directory, "--from", warn) if h.experiment == experiment]
     if not chosen:
         return found
-    memory = store_of_bundles((loc, load_bundle(loc, "--from")) for loc in chosen)
+    memory = MemoryStore()
+    for location in chosen:
+        try:
+            import_bundle(memory, load_bundle(location, "--from"), location)
+        except UserError as exc:  # cut off after its header, or refused by the import's checks
+            warn(skipped_bundle(location, str(exc)))
     if cand_id not in memory.run_ids():
         copy_run(log, cand_id, memory)
     remote = last_green(memory, experiment, cand_id)

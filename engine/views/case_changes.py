@@ -5,6 +5,9 @@ not move; a CI user expects that case to be a regression by itself. Each shared 
 compared with Fisher's exact test, Holm-corrected across every case (and variant) tested, so a
 suite of many cases does not flag noise. The counts come from both runs' case columns
 (compare_columns.py), each distinct table tested once.
+
+Errors get the same rule on their own (a separate Holm family): a scenario that now always errors is
+a regression by itself, though a paired error-rate test over all cases cannot see it.
 """
 
 from __future__ import annotations
@@ -30,17 +33,18 @@ class CaseChange(msgspec.Struct, kw_only=True):
 
 def case_changes(
     base: RunState, cand: RunState, pairs: list[tuple[str, str]], alpha: float,
-    columns: ComparedColumns | None = None,
+    columns: ComparedColumns | None = None, metric: str = "pass_rate",
 ) -> tuple[list[CaseChange], list[CaseChange]]:  # fmt: skip
     """(newly failing, newly passing): cases significantly worse / better in the candidate run.
-    `columns`: both runs' case columns when the caller has them built."""
+    `columns`: both runs' case columns when the caller has them built. With metric "error_rate":
+    (newly erroring, no longer erroring), counting errored trials among finished ones."""
     columns = columns or ComparedColumns(base, cand)
     tables, tested = [], []  # per variant pair: its (passes, runs, passes, runs) rows, their cases
     for b_name, c_name in pairs:
         label = c_name if b_name == c_name else f"{b_name}->{c_name}"
         b_rows, c_rows = columns.rows(b_name, c_name)
-        b_passes, b_runs = _counts(columns.base, b_rows)
-        c_passes, c_runs = _counts(columns.cand_columns, c_rows)
+        b_passes, b_runs = _counts(columns.base, b_rows, metric)
+        c_passes, c_runs = _counts(columns.cand_columns, c_rows, metric)
         both = (b_runs > 0) & (c_runs > 0)
         tables.append(np.stack([b_passes, b_runs, c_passes, c_runs], axis=1)[both])
         tested += [(label, i) for i in np.flatnonzero(both).tolist()]
@@ -54,13 +58,16 @@ def case_changes(
         p_adjusted = round(float(adjusted[at]), 6)
         change = CaseChange(variant=label, case=columns.shared[case], baseline=f"{bp}/{bn}",
                             candidate=f"{cp}/{cn}", p_value_adjusted=p_adjusted)  # fmt: skip
-        (failing if cp * bn < bp * cn else passing).append(change)
+        worse = cp * bn > bp * cn if metric == "error_rate" else cp * bn < bp * cn
+        (failing if worse else passing).append(change)
     return failing, passing
 
 
-def _counts(columns: StateColumns, rows: Any) -> tuple[Any, Any]:
-    """(passes, scored repeats) of each case at `rows`; (0, 0) where there is no cell."""
+def _counts(columns: StateColumns, rows: Any, metric: str) -> tuple[Any, Any]:
+    """(passes, scored repeats) of each case at `rows`, or (errored, finished) for "error_rate";
+    (0, 0) where there is no cell."""
     present = rows >= 0
     at = np.where(present, rows, 0)
     counts = columns.counts
-    return np.where(present, counts.passes[at], 0), np.where(present, counts.scored[at], 0)
+    hits, runs = (counts.bad, counts.finished) if metric == "error_rate" else (counts.passes, counts.scored)
+    return np.where(present, hits[at], 0), np.where(present, runs[at], 0)

@@ -4,7 +4,9 @@ A projection over the log: each run's summary (lifecycle events only) and the fe
 report (kept beside it: store.report_digest; the report itself when they are not), so a history costs
 the runs it lists, not their sizes. A run is green
 when `engine mark RUN green` said so, or, unless marked red, when it completed with its error rate
-within the limit and no candidate significantly worse than its baseline.
+within the limit and no candidate significantly worse than its baseline. A run of some cases or
+variants (`engine run --case/--variant`) is a partial rerun: green only when marked so, and left out
+of the history unless every run is asked for.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from engine.runtime.run_status import summarize
 from engine.store.contract import EventStore
 from engine.store.kept.read import RUN_HEADS, load, run_ids
 from engine.store.kept.report_digest import ReportDigest, report_digest
+from engine.store.projections.summary import RunSummary
 
 METRICS = ("pass_rate", "mean_score", "cost_usd", "p95_latency_ms")
 
@@ -34,18 +37,25 @@ class HistoryPoint(msgspec.Struct, kw_only=True):
     p95_latency_ms: float | None = None
     green: bool = False
     mark: str = ""  # green | red, when a person marked it
+    narrowed_by: list[str] = []  # "--case", "--variant": a partial rerun
 
 
-def history(log: EventStore, experiment: str, variant: str | None = None) -> list[HistoryPoint]:
-    """The experiment's runs, oldest first; figures of `variant` (default: each run's baseline)."""
+def history(
+    log: EventStore, experiment: str, variant: str | None = None, narrowed: bool = False
+) -> list[HistoryPoint]:
+    """The experiment's runs, oldest first; figures of `variant` (default: each run's baseline).
+    `narrowed`: with the partial reruns (--case/--variant) too."""
     summaries = [s for s in (summarize(log, r) for r in run_ids(log)) if s.experiment == experiment]
+    summaries = [s for s in summaries if narrowed or not s.narrowed_by]
     summaries.sort(key=lambda s: (s.started_ts, s.run_id))
-    return [_point(log, s.run_id, s.status, s.started_ts, variant) for s in summaries]
+    return [_point(log, s, variant) for s in summaries]
 
 
-def _point(log: EventStore, run_id: str, status: str, started: float, variant: str | None) -> HistoryPoint:
+def _point(log: EventStore, summary: RunSummary, variant: str | None) -> HistoryPoint:
+    run_id, status = summary.run_id, summary.status
     heads = load(log, RUN_HEADS, run_id)
-    point = HistoryPoint(run_id=run_id, status=status, started=started, mark=heads.mark)
+    point = HistoryPoint(run_id=run_id, status=status, started=summary.started_ts, mark=heads.mark,
+                         narrowed_by=list(summary.narrowed_by))  # fmt: skip
     found = heads.report_hash()
     if found is None:  # live or killed: no figures until it writes its report
         return point
@@ -59,6 +69,7 @@ def _point(log: EventStore, run_id: str, status: str, started: float, variant: s
         point.p95_latency_ms = chosen.latency_ms.p95
     worse = any((c.significant and (c.delta or 0) < 0) or c.more_errors for c in report.comparisons)
     automatic = status == "completed" and not report.error_rate_exceeded and not worse
+    automatic = automatic and not summary.narrowed_by  # a partial rerun proves nothing of the whole
     point.green = heads.mark == "green" or (heads.mark != "red" and automatic)
     return point
 
@@ -76,7 +87,7 @@ def digest_word(report: ReportDigest, status: str) -> str:
 
 def last_green(log: EventStore, experiment: str, before: str) -> str | None:
     """The newest green run of the experiment started before run `before` (itself excluded)."""
-    points = history(log, experiment)
+    points = history(log, experiment, narrowed=True)  # a partial rerun marked green is one
     cutoff = next((p.started for p in points if p.run_id == before), time.time())
     greens = [p for p in points if p.green and p.run_id != before and p.started <= cutoff]
     return greens[-1].run_id if greens else None

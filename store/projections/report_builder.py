@@ -78,7 +78,7 @@ def build_report(state: RunState) -> RunReport:
         variations=[variation_record(v) for v in state.variations], spec_hash=state.spec_hash,
         pairwise=pairwise_reports(state.pairwise, spec.gate.alpha if spec else 0.05),
         decidability=decidability(spec, len(given.names)) if spec else None, mean_score_basis=given.basis,
-        warnings=[*integrity_warnings(state), *race_warnings(state),
+        warnings=[*state.load_warnings, *integrity_warnings(state), *race_warnings(state),
                   *reuse_warnings(state, given.baseline, given.names)],
         **stopping_section(state, done), **errors_section(state), **grading_section(state),
         **cases_section(state, given.names, given.case_ids),

@@ -172,9 +172,11 @@ class RunState:
     finished_ts: float = 0.0
     pid: int = 0
     host: str = ""
+    machine: tuple[str, int] = ("", 0)  # (CPU model, cores) it ran on; ("", 0) when not recorded
     origin: str = "manual"
     report_hash: str = ""
     spec_hash: str = ""
+    load_warnings: list[str] = field(default_factory=list)  # what loading its file warned of
     tokens_used: int = 0
     cost_used: int = 0
     errors: dict[tuple[str, str], ErrorTally] = field(default_factory=dict)  # (stage, class) -> tally
@@ -283,6 +285,19 @@ def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> 
 
 def _defined(s: RunState, e: k.ExperimentDefined) -> None:
     s.spec, s.spec_hash, s.source = e.spec, e.spec_hash, e.source
+    s.load_warnings = list(e.warnings)
+
+
+def _machine(known: tuple[str, int], e: k.RunStarted) -> tuple[str, int]:
+    """The machine the run's trials ran on; a run resumed on another one ran on SEVERAL (its latency
+    is then never compared with another machine's)."""
+    here = (e.cpu_model, e.cpu_cores)
+    if not e.cpu_model or known in (("", 0), here):
+        return here if e.cpu_model else known
+    return (SEVERAL_MACHINES, 0)
+
+
+SEVERAL_MACHINES = "several machines"
 
 
 def _started(s: RunState, e: k.RunStarted) -> None:
@@ -290,6 +305,7 @@ def _started(s: RunState, e: k.RunStarted) -> None:
     s.trials_total = max(s.trials_total, e.trials_total)
     s.started_ts = s.started_ts or e.ts
     s.pid, s.host, s.origin = e.pid, e.host, e.origin
+    s.machine = _machine(s.machine, e)
     s.spend.lose_in_flight(s.in_flight)  # maybe served before the process died: spent
     s.in_flight.clear()  # a restarted run re-runs whatever was in flight
 

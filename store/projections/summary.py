@@ -3,7 +3,7 @@ the runs page, and the live-run check. The tags it reads come from its handlers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.events import kinds as k
 from engine.store.contract import EventStore
@@ -23,12 +23,14 @@ class RunSummary:
     host: str = ""
     message: str = ""  # why it ended early, when it did
     cancel_requested: bool = False
+    narrowed_by: list[str] = field(default_factory=list)  # "--case", "--variant": a partial rerun
 
 
 def _started(s: RunSummary, e: k.RunStarted) -> None:
     s.experiment, s.trials_total, s.origin = e.experiment, e.trials_total, e.origin
     s.status, s.pid, s.host = "running", e.pid, e.host
     s.started_ts = s.started_ts or e.ts
+    s.narrowed_by = s.narrowed_by or list(e.narrowed_by)  # a resumed run keeps what it first ran under
 
 
 def _completed(s: RunSummary, e: k.RunCompleted) -> None:

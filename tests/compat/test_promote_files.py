@@ -43,12 +43,16 @@ def test_files_engine_cannot_write_into_are_refused_in_one_line(tmp_path: Path) 
     (tmp_path / "agent.yaml").write_text("params: {}\n")
     (tmp_path / "open.md").write_text("---\nname: x\nno closing line\n")
     (tmp_path / "scalar.toml").write_text("variant = 3\n")
+    (tmp_path / "bad-yaml.skill.md").write_text("---\nname: coder\ntags: [code\n---\nold text\n")
+    (tmp_path / "crlf.skill.md").write_text("---\r\nname: coder: reviewer\r\n---\r\nold text\r\n")
     cases = {
         "broken.toml": "does not parse as TOML",
         "broken.json": "does not parse as JSON",
         "agent.yaml": "expected a .toml or .json config file",
         "open.md": "expected front matter closed by a `---` line",
         "scalar.toml": "variant: expected a table to write the values into",
+        "bad-yaml.skill.md": "expected front matter that parses: invalid YAML at line 3",
+        "crlf.skill.md": "expected front matter that parses: invalid YAML",
         "skills": "cannot read it",
     }
     for name, expected in cases.items():

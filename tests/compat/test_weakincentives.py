@@ -133,3 +133,17 @@ def test_a_regrade_finds_the_evaluator_beside_the_experiment(tmp_path: Path) -> 
     assert regraded.returncode == 0, regraded.stderr.decode()
     rates = {v["name"]: v["pass_rate"] for v in json.loads(regraded.stdout)["variants"]}
     assert rates == {"baseline": 0.0, "concise-prompts": 1.0, "v3-prompts": 0.0}
+
+
+def test_the_file_names_the_eval_and_the_fallback_warning_stays_in_the_report(tmp_path: Path) -> None:
+    file = project(tmp_path)
+    named = file.with_name("code_review.yaml")
+    named.write_text(EXPERIMENT.replace("name: code-review-prompts\n", ""))
+    ran = run_engine("run", str(named), "--json", "--store", "st", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr.decode()
+    report = json.loads(ran.stdout)
+    assert report["experiment"] == "code_review"
+    (warning,) = report["warnings"]
+    assert "variants[2].overrides_tag: no override file v3" in warning and "source prompt" in warning
+    shown = run_engine("report", report["run_id"], "--json", "--store", "st", cwd=tmp_path)
+    assert json.loads(shown.stdout)["warnings"] == [warning]  # replayed from the log, not the terminal

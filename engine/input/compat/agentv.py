@@ -7,7 +7,8 @@ Accepted, so an AgentV experiment file loads as it is:
 - `timeout_seconds`: the per-trial timeout (`execution.trial_timeout_s`);
 - `setup: [{script: CMD}]`: commands run in each trial's workspace before the agent (the files they
   name are copied in from the experiment's folder first: see agentv_setup);
-- `scripts: [CMD | {script: CMD, timeout_seconds: S}]`: verification scripts run after each trial,
+- `scripts: [CMD | {script: CMD, timeout_seconds: S}]`: verification scripts run after each trial in
+  its workspace, beside the agent's files (a bare name is a package script: agentv_scripts),
   one `command` grader that is a gate (every script must exit 0) added to the expected-output check,
   which stays: without graders of its own, an AgentV file checks each test's `expected_output` (and
   its assertions) with a `case` grader, also a gate, so a wrong answer fails even when scripts pass.
@@ -25,7 +26,8 @@ from typing import Any
 from engine.errors import InputError
 from engine.events.spec import DEFAULT_SEARCH_SPACE
 from engine.input.compat.agentv_project import project_dir
-from engine.input.compat.agentv_setup import per_trial_setup
+from engine.input.compat.agentv_scripts import package_script
+from engine.input.compat.agentv_setup import per_trial_setup, with_package
 from engine.input.compat.common import list_of, table_of
 
 
@@ -36,6 +38,7 @@ def normalize_agentv(
     _default_search_space(out, file)
     _runs_shorthand(out, file)
     _repeat_aliases(out)
+    works = agentv and ("setup" in out or "scripts" in out)  # in each trial's workspace
     if "timeout_seconds" in out:
         execution = dict(table_of(out.get("execution", {}), file, "execution"))
         execution.setdefault("trial_timeout_s", out.pop("timeout_seconds"))
@@ -45,7 +48,10 @@ def normalize_agentv(
     if agentv:
         _expected_check(out, file)
     if "scripts" in out:
-        out["graders"] = [*out.get("graders", []), _scripts_grader(out.pop("scripts"), file)]
+        folders = _folders(base_dir) if agentv else None
+        out["graders"] = [*out.get("graders", []), _scripts_grader(out.pop("scripts"), file, folders)]
+    if works and base_dir is not None:
+        with_package(out, _folders(base_dir))
     if "suite" in out:
         out["suite"] = _suite(out["suite"], file, "suite")
     if "suites" in out:
@@ -137,9 +143,17 @@ def _scripts(items: Any, file: str, field: str) -> tuple[list[Any], float | None
     return commands, timeout
 
 
-def _scripts_grader(items: Any, file: str) -> dict[str, Any]:
+def _scripts_grader(items: Any, file: str, folders: list[Path] | None) -> dict[str, Any]:
+    """AgentV's (`folders`: where its package.json may be): bare names are package scripts, and the
+    scripts run in the trial's workspace, beside the agent's files."""
     commands, timeout = _scripts(items, file, "scripts")
     grader: dict[str, Any] = {"kind": "command", "name": "scripts", "commands": commands, "gate": True}
+    if folders is not None:
+        grader["commands"] = [
+            package_script(c, folders or [Path(".")], file, f"scripts[{i}]") if isinstance(c, str) else c
+            for i, c in enumerate(commands)
+        ]
+        grader["workspace"] = True
     if timeout is not None:
         grader["timeout_s"] = timeout
     return grader

@@ -16,10 +16,25 @@ from typing import Any
 SKIP = set("$*?[]{}`~=<>|&;()")  # shell syntax, globs and variables are not file names
 
 
+PACKAGE_FILES = ["package.json", "bun.lockb", "bun.lock", "package-lock.json"]
+
+
+def with_package(out: dict[str, Any], folders: list[Path]) -> None:
+    """The project's package.json and lock file copied into each trial's workspace first: its
+    package scripts (`build`, `bun test`) and `bun install` run there, beside the agent's files."""
+    target = out.get("target")
+    if isinstance(target, dict) and target.get("workdir") is not None:
+        return  # a fixed workdir is the project itself
+    _add_setup(out, stage_files(PACKAGE_FILES, folders))
+
+
 def per_trial_setup(out: dict[str, Any], commands: list[str], folders: list[Path]) -> None:
     """Every variant (a declared one, each matrix entry, or the one baseline) runs the commands,
     after copying in the files they name, in its trial's workspace."""
-    steps = [*staging(commands, folders), *commands]
+    _add_setup(out, [*staging(commands, folders), *commands])
+
+
+def _add_setup(out: dict[str, Any], steps: list[str]) -> None:
     if not steps:
         return
     if isinstance(out.get("variants"), list) and out["variants"]:
@@ -42,12 +57,17 @@ def _with_setup(item: Any, steps: list[str]) -> Any:
 def staging(commands: list[str], folders: list[Path]) -> list[str]:
     """Shell commands copying, into the current folder, the relative paths `commands` name that exist
     in one of `folders` (the first that has it); a path inside another staged one is not repeated."""
+    return stage_files([word for command in commands for word in _words(command)], folders)
+
+
+def stage_files(names: list[str], folders: list[Path]) -> list[str]:
+    """Shell commands copying each relative path of `names` that exists in one of `folders` (the
+    first that has it) into the current folder."""
     found: dict[str, Path] = {}
-    for command in commands:
-        for word in _words(command):
-            source = next((f / word for f in folders if (f / word).exists()), None)
-            if source is not None:
-                found.setdefault(str(PurePosixPath(word)), source.resolve())
+    for word in names:
+        source = next((f / word for f in folders if (f / word).exists()), None)
+        if source is not None:
+            found.setdefault(str(PurePosixPath(word)), source.resolve())
     kept = sorted(found, key=lambda p: len(PurePosixPath(p).parts))
     kept = [p for p in kept if not any(PurePosixPath(p).is_relative_to(q) and p != q for q in kept)]
     return [_copy(found[path], path) for path in kept]

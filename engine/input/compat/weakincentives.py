@@ -1,7 +1,8 @@
 """weakincentives' eval vocabulary: `experiments` (a list of {name, overrides_tag, flags, owner,
 description}) are engine's variants, `dataset` a JSONL file of `{id, input, expected}` rows, and the
 prompt overrides live in `.weakincentives/prompts/overrides/{namespace}/{key}/{tag}.json` (the default
-`overrides_dir` when that folder exists beside the file). An evaluator's `passed` decides the trial."""
+`overrides_dir` when that folder exists beside the file). An evaluator's `passed` decides the trial.
+Without a top-level `name`, the experiment is named after its file."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ DEFAULT_OVERRIDES = ".weakincentives/prompts/overrides"
 def normalize_weakincentives(out: dict[str, Any], file: str, base_dir: Path | None = None) -> dict[str, Any]:
     if isinstance(out.get("experiments"), list) or isinstance(out.get("dataset"), str):
         _evaluators_decide(out)
+        # weakincentives names an eval by its file: `code_review.yaml` is the code_review experiment
+        out.setdefault("name", Path(file).name.split(".")[0] or "experiment")
     if isinstance(out.get("experiments"), list):
         move(out, ("variants",), out.pop("experiments"), file, "experiments")
     if isinstance(out.get("dataset"), str):

@@ -3,7 +3,8 @@
 Zeph keeps its self-tuning settings in the agent's config.toml; that block maps to `kind = "tune"`:
 `benchmark_file` is the suite (inside the config's folder only), `eval_model` the judge's model,
 `min_improvement` a delta on the judge's 1-10 scale (engine's scores run 0-1: divided by 10),
-`eval_budget_tokens` the judge-token budget, `auto_apply` writes back into the same config file.
+`eval_budget_tokens` the judge-token budget (Zeph's default, 100000, when absent), `auto_apply` writes
+back into the same config file.
 Without graders the judge uses Zeph's four weighted criteria. The agent's `[llm]` provider is the
 model under test (see zeph_llm) unless a `[target]` table names another; the judge is that same
 endpoint, with `eval_model` as its model.
@@ -38,6 +39,7 @@ _SCHEDULE = {
     "max_experiments_per_run": "max_experiments_per_run",
     "max_wall_time_secs": "max_wall_time_s",
 }
+DEFAULT_EVAL_BUDGET_TOKENS = 100_000  # Zeph's eval_budget_tokens default
 JUDGE_SCALE = 10.0  # Zeph's judge scores 1-10; engine's scores run 0-1
 
 
@@ -61,7 +63,9 @@ def normalize_zeph(out: dict[str, Any], file: str, base_dir: Path | None = None)
     if "min_improvement" in block:
         move(out, ("tune", "min_improvement"), _delta(block.pop("min_improvement"), file), file,
              "experiments.min_improvement")  # fmt: skip
-    tune = out.get("tune")
+    tune = out.setdefault("tune", {})
+    if isinstance(tune, dict):  # Zeph's own default judge-token budget, when the block names none
+        tune.setdefault("eval_budget_tokens", DEFAULT_EVAL_BUDGET_TOKENS)
     if isinstance(tune, dict) and tune.get("auto_apply") and "apply_to" not in tune:
         tune["apply_to"] = Path(file).name  # Zeph writes accepted values back into its live config
     if "benchmark_file" in block:

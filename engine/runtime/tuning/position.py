@@ -46,6 +46,7 @@ class Session:
         self.generator.observe(self.best_values, variation, *scores)
 
     def accept(self, variant: VariantSpec, variation: Variation) -> None:
+        self.generator.accepted(self.best_values, variation)  # before the best moves: the step's direction
         self.best, self.best_values[variation.parameter] = remeasured(variant), variation.value
 
 

@@ -7,8 +7,8 @@ the error rate (errors per trial, paired by case: an absolute rise, the same tes
 p95 latency and cost per trial (relative increase: the bootstrap interval of the
 ratio must lie above 1 + threshold, at a level Bonferroni-corrected across the
 variants), and each case on its own (Fisher's exact test over its replicas, Holm
-across cases). Variants are matched by name; two single-variant runs are matched
-whatever their names.
+across cases), for failures and, as its own family, for errors. Variants are matched
+by name; two single-variant runs are matched whatever their names.
 
 The metric rows of a variant pair are built in compare_metrics.py, the pairs themselves and the
 warnings about what the runs do not share in compare_matching.py.
@@ -31,6 +31,7 @@ from engine.store.projections.run_state import RunState
 from engine.views.case_changes import CaseChange, case_changes
 from engine.views.compare.columns import ComparedColumns
 from engine.views.compare.gates import MetricDelta
+from engine.views.compare.machines import machines_apart
 from engine.views.compare.matching import case_set_warnings, chosen_variants, matched_variants, spec_warnings
 from engine.views.compare.metrics import Reported, ReportFigures, adjust_across_variants, variant_metrics
 from engine.views.current_report import current_report
@@ -49,6 +50,7 @@ class RunComparison(msgspec.Struct, kw_only=True):
     metrics: list[MetricDelta]
     newly_failing: list[CaseChange] = []  # cases significantly worse on their own replicas
     newly_passing: list[CaseChange] = []
+    newly_erroring: list[CaseChange] = []  # cases whose replicas error significantly more often
     # no case in both runs: no figure is compared, and the gate can neither pass nor fail (exit 2)
     nothing_to_compare: bool = False
     spec_differences: list[SpecDifference] = []  # each spec field that differs, with both values
@@ -61,9 +63,11 @@ def compare_runs(
     gate: GateSpec | None = None,
     require_same_cases: bool = False,
     variants: tuple[str, str] | None = None,
+    latency_across_machines: bool = False,
 ) -> RunComparison:
     """`variants` = (baseline's, candidate's) compares those two only: any two experiments of one run
-    (the same run id twice) or of two runs."""
+    (the same run id twice) or of two runs. Latency of runs from different machines is compared only
+    with `latency_across_machines`."""
     with unpacked_once():  # each state is read whole, then its head (is the stored report current?)
         base = run_state(log, base_id)
         cand = base if cand_id == base_id else run_state(log, cand_id)
@@ -71,7 +75,8 @@ def compare_runs(
         # the runs' current reports: stored ones while current (no statistics built again for them)
         b_report = msgspec.json.decode(current_report(log, base_id), type=ReportFigures)
         c_report = msgspec.json.decode(current_report(log, cand_id), type=ReportFigures)
-    return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report))
+    return compare_states(base, cand, gate, require_same_cases, variants, history, (b_report, c_report),
+                          latency_across_machines=latency_across_machines)  # fmt: skip
 
 
 def compare_states(
@@ -83,6 +88,7 @@ def compare_states(
     history: Mapping[str, list[tuple[float, float]]] | None = None,
     reports: tuple[Reported, Reported] | None = None,
     columns: ComparedColumns | None = None,
+    latency_across_machines: bool = False,
 ) -> RunComparison:
     """compare_runs on run states already folded (the web view keeps them folded). `history`: per
     candidate variant, (p95 ms, cost per trial) of the experiment's earlier runs (run_history.py);
@@ -124,11 +130,17 @@ def compare_states(
                                  (history or {}).get(c, []))
     ]  # fmt: skip
     adjust_across_variants(metrics, gate)
+    if not latency_across_machines:
+        warnings += machines_apart(base, cand, metrics)
     regressions = [f"{m.variant}: {m.metric} {_describe(m)}" for m in metrics if m.regressed]
     failing, passing = case_changes(base, cand, pairs, gate.alpha, columns)
     regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} passing "
                     f"(Fisher's exact test, p (Holm) {p_value(c.p_value_adjusted)})"
                     for c in failing]  # fmt: skip
+    erroring, _ = case_changes(base, cand, pairs, gate.alpha, columns, metric="error_rate")
+    regressions += [f"{c.variant}: case {c.case} went from {c.baseline} to {c.candidate} erroring "
+                    f"(Fisher's exact test, p (Holm) {p_value(c.p_value_adjusted)})"
+                    for c in erroring]  # fmt: skip
     return RunComparison(
         baseline_run=base_id,
         candidate_run=cand_id,
@@ -139,6 +151,7 @@ def compare_states(
         metrics=metrics,
         newly_failing=failing,
         newly_passing=passing,
+        newly_erroring=erroring,
         spec_differences=differences,
     )
 

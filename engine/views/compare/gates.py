@@ -27,6 +27,7 @@ class MetricDelta(msgspec.Struct, kw_only=True):
     run_margin: float | None = None
     run_margin_runs: int | None = None
     delta_per_trial: float | None = None  # cost: the change in cost per trial, held against the floor
+    note: str = ""  # why a row decides nothing ("not compared: different machines")
 
 
 def latency_ratio(

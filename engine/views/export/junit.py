@@ -58,7 +58,8 @@ def _testcase(log: EventStore, run: RunTrials, rec: TrialRecord) -> str:
     rerun = reproducer_of(run, rec)
     if status == "error":
         text = f">rerun: {xml_text(rerun)}</error>" if rerun else "/>"
-        body = f"<error type={xml_attr(rec.error_kind)} message={xml_attr(rec.message)}{text}"
+        kind = rec.error_class or rec.error_kind  # "agent_exit", "agent_start", "timeout": what CI groups by
+        body = f"<error type={xml_attr(kind)} message={xml_attr(rec.message)}{text}"
     elif status in ("skipped", "ungraded"):
         reason = rec.message if status == "skipped" else "output not graded (interrupted run)"
         body = f"<skipped message={xml_attr(reason)}/>"

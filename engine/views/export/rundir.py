@@ -1,8 +1,9 @@
 """Export as a run directory: index.jsonl, summary.json (the report), <variant>/<case>/run-N/...
 
 The layout other evaluation tools write, so their viewers and scripts read engine's runs. A case
-from an eval suite file (`tests[]`, whose cases carry `metadata.suite`) sits in a folder per suite:
-<variant>/<suite>/<case>/run-N/.
+from an eval suite file (`tests[]`, whose cases carry `metadata.suite`, or a .jsonl dataset of AgentV's
+`suites:`) sits in a folder per suite: <variant>/<suite>/<case>/run-N/. Each case's summary.json
+carries its fingerprint (a hash of the variant's and the case's definitions).
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ def write(log: EventStore, run: RunTrials, out: Path) -> int:
                     result = _write_attempt(log, run, rec, run_dir)
                     result["result_path"] = (run_dir / "result.json").relative_to(out).as_posix()
                 index.write(msgspec.json.encode(result).decode() + "\n")
-            _dump(case_dir / "summary.json", case_summary(variant, case, recs))
+            summary = case_summary(variant, case, recs)
+            summary["fingerprint"] = fingerprint(run, variant, case)
+            _dump(case_dir / "summary.json", summary)
     return len(trials)
 
 
@@ -113,6 +116,13 @@ def transcript(run: RunTrials, rec: TrialRecord, output: str | None) -> list[dic
     elif rec.failed:
         messages.append({"role": "error", "content": rec.message, "error_class": rec.error_class or None})
     return messages
+
+
+def fingerprint(run: RunTrials, variant: str, case: str) -> str:
+    """AgentV's aggregate provenance: what was run (the variant's definition, the case's) as a hash, so
+    one configuration's case reads the same fingerprint in every run that ran it, and another's not."""
+    asked = [run.variants.get(variant), run.cases.get(case)]
+    return "sha256:" + hashlib.sha256(msgspec.json.encode(asked)).hexdigest()[:16]
 
 
 def case_summary(variant: str, case: str, recs: list[TrialRecord]) -> dict[str, object]:
