@@ -141,6 +141,10 @@ SCENARIOS = [
     Scenario("latency +60%, load, 400 trials", 1, Shift(latency=1.6), load=0.15, repeats=50),
     Scenario("latency +60%, load, 5 earlier", 1, Shift(latency=1.6), load=0.15, history=5),
     Scenario("latency +30%, steady, 5 earlier", 1, Shift(latency=1.3, spread=0.1), load=0.15, history=5),
+    Scenario("A/A, load, 3 earlier", 1, Shift(), load=0.15, history=3),
+    Scenario("A/A, load, 3 earlier, 3 variants", 3, Shift(), load=0.15, history=3),
+    Scenario("latency 2x, load, 3 earlier", 1, Shift(latency=2.0), load=0.15, history=3),
+    Scenario("latency 2x, load, 5 earlier", 1, Shift(latency=2.0), load=0.15, history=5),
 ]
 COLUMNS = ["latency old", "latency unwidened", "latency new", "cost old", "cost new", "per-case new"]
 COLUMNS += ["pass/score paired"]
@@ -151,11 +155,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1000, help="simulated pairs per scenario")
     parser.add_argument("--quick", action="store_true", help="200 pairs per scenario")
+    parser.add_argument("--only", default="", help="only the scenarios whose name holds this text")
     args = parser.parse_args()
     pairs = 200 if args.quick else args.pairs
     print(f"{pairs} pairs per scenario; {CASES} cases x {REPEATS} repeats per variant; rate rules fired")
     print(f"{'scenario':34}" + "".join(f"{c:>18}" for c in COLUMNS))
-    for scenario in SCENARIOS:
+    for scenario in [s for s in SCENARIOS if args.only in s.name]:
         start = time.perf_counter()
         totals = simulate(scenario, pairs)
         rates = "".join(f"{totals[c] / pairs:>18.3f}" for c in COLUMNS)

@@ -9,9 +9,11 @@ other variant, Holm-corrected, at alpha).
 
 Reported per number of variants: how often each design picks the true best, how often it declares a
 significant winner, and the race's trials as a share of the full design's. With every variant equal
-(A/A), the rate at which either declares any one significantly best.
+(A/A), the rate at which either declares any one significantly best, and the rate at which the race
+drops any variant at all ("dropped": the family-wise rate `protect = "any"` bounds). `--easy`: the
+best passes each case with probability 0.85, every other variant 0.45 (a clear field).
 
-    python benchmarks/sim_race.py [--runs N] [--quick]
+    python benchmarks/sim_race.py [--runs N] [--quick] [--protect best|any] [--easy] [--cases N]
 """
 
 from __future__ import annotations
@@ -31,8 +33,14 @@ from engine.stats.signflip import sign_flip_test
 ALPHA = 0.05
 
 
-def suite(rng: np.random.Generator, variants: int, cases: int, repeats: int, margin: float) -> np.ndarray:
+def suite(
+    rng: np.random.Generator, variants: int, cases: int, repeats: int, margin: float, easy: bool = False
+) -> np.ndarray:
     """passes[v, c]: passing repeats of variant v on case c; variant 0 is the best (when margin > 0)."""
+    if easy:
+        p = np.full((variants, cases), 0.45 if margin > 0 else 0.85)
+        p[0] = 0.85
+        return rng.binomial(repeats, p)
     difficulty = rng.beta(2, 2, size=cases)
     logit = np.log(difficulty / (1 - difficulty))
     if margin > 0:
@@ -47,11 +55,12 @@ def per_case(passes: np.ndarray, variant: int, cases: range | list[int], repeats
     return {str(c): Fraction(int(passes[variant, c]), repeats) for c in cases}
 
 
-def race(passes: np.ndarray, repeats: int, rounds: int) -> tuple[int, bool, int]:
-    """(picked variant, declared significant, trials run)."""
+def race(passes: np.ndarray, repeats: int, rounds: int, protect: str) -> tuple[int, bool, int, bool]:
+    """(picked variant, declared significant, trials run, dropped any variant)."""
     variants, cases = passes.shape
     survivors = [str(v) for v in range(variants)]
-    threshold = race_threshold(ALPHA, rounds, variants)
+    sizes = [math.ceil(cases * r / rounds) for r in range(1, rounds + 1)]
+    threshold = race_threshold(ALPHA, rounds, variants, protect, sizes)
     trials, done = 0, 0
     leader, stop = survivors[0], ""
     for round_no in range(1, rounds + 1):
@@ -66,7 +75,7 @@ def race(passes: np.ndarray, repeats: int, rounds: int) -> tuple[int, bool, int]
         if len(survivors) == 1:
             stop = "one_left"
             break
-    return int(leader), stop == "one_left", trials
+    return int(leader), stop == "one_left", trials, len(survivors) < variants
 
 
 def full(passes: np.ndarray, repeats: int) -> tuple[int, bool, int]:
@@ -85,13 +94,14 @@ def full(passes: np.ndarray, repeats: int) -> tuple[int, bool, int]:
 
 
 def scenario(
-    runs: int, variants: int, margin: float, cases: int, repeats: int, rounds: int
+    runs: int, variants: int, margin: float, cases: int, repeats: int, rounds: int, protect: str, easy: bool
 ) -> dict[str, float]:
     rng = np.random.default_rng(1000 + variants + int(margin * 100))
-    tally = dict(race_best=0, race_sig=0, full_best=0, full_sig=0, race_trials=0, full_trials=0)
+    tally = dict(race_best=0, race_sig=0, full_best=0, full_sig=0, race_trials=0, full_trials=0, dropped=0)
     for _ in range(runs):
-        passes = suite(rng, variants, cases, repeats, margin)
-        picked, sig, trials = race(passes, repeats, rounds)
+        passes = suite(rng, variants, cases, repeats, margin, easy)
+        picked, sig, trials, dropped = race(passes, repeats, rounds, protect)
+        tally["dropped"] += dropped
         tally["race_best"] += picked == 0
         tally["race_sig"] += sig
         tally["race_trials"] += trials
@@ -110,21 +120,29 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="engine's default repeat.count")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--margin", type=float, default=0.5, help="the best's lead in logits")
+    parser.add_argument("--protect", choices=["best", "any"], default="best", help="what alpha bounds")
+    parser.add_argument("--easy", action="store_true", help="best 0.85, the others 0.45 on every case")
+    parser.add_argument("--sizes", default="", help="numbers of variants, comma-separated")
     args = parser.parse_args()
     runs = 100 if args.quick else args.runs
     sizes = [8, 16] if args.quick else [8, 16, 32]
+    if args.sizes:
+        sizes = [int(n) for n in args.sizes.split(",")]
     print(f"load average {os.getloadavg()[0]:.1f}; {runs} runs each; {args.cases} cases x {args.repeats} "
-          f"repeat(s), {args.rounds} rounds, alpha {ALPHA}, best leads by {args.margin} logits")  # fmt: skip
+          f"repeat(s), {args.rounds} rounds, alpha {ALPHA}, protect {args.protect}, "
+          + ("best 0.85, others 0.45" if args.easy else f"best leads by {args.margin} logits"))  # fmt: skip
     print(f"{'variants':>8} {'scenario':>8} {'race best':>10} {'full best':>10} {'race sig':>9} "
-          f"{'full sig':>9} {'race trials':>12}")  # fmt: skip
+          f"{'full sig':>9} {'race trials':>12} {'dropped':>8}")  # fmt: skip
     started = time.perf_counter()
     for variants in sizes:
         for name, margin in (("best", args.margin), ("A/A", 0.0)):
-            r = scenario(runs, variants, margin, args.cases, args.repeats, args.rounds)
+            design = (args.cases, args.repeats, args.rounds, args.protect, args.easy)
+            r = scenario(runs, variants, margin, *design)
             share = r["race_trials"] / r["full_trials"]
             best = f"{r['race_best']:>10.1%} {r['full_best']:>10.1%}" if margin else f"{'-':>10} {'-':>10}"
             print(
                 f"{variants:>8} {name:>8} {best} {r['race_sig']:>9.1%} {r['full_sig']:>9.1%} {share:>12.1%}"
+                f" {r['dropped']:>8.1%}"
             )
     print(f"({time.perf_counter() - started:.0f} s; 'sig': declared one variant significantly best)")
 

@@ -260,6 +260,9 @@ class StoppingSpec(Spec):
     rounds: Annotated[int, Meta(ge=2, le=100)] = 8
     min_improvement: Annotated[float, Meta(ge=0)] = 0.0
     objective: Literal["score", "pass_rate", "cost_per_pass"] = "score"
+    # what alpha bounds in a race: "best", dropping the true best; "any", dropping any variant as good
+    # as the best (with all variants equal, dropping any one): a stricter threshold, later drops
+    protect: Literal["best", "any"] = "best"
 
 
 AGE_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}

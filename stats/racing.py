@@ -7,7 +7,9 @@ bound is taken over every variant that could have led: the true best is dropped 
 variant beats it at that threshold in some round, which has probability at most
 R x (K - 1) x alpha / (R x (K - 1)) = alpha (Bonferroni over rounds and rivals), however the rounds
 went. With every variant equal, declaring one best needs K - 1 such false drops, so it happens less
-often still (`benchmarks/sim_race.py` measures both).
+often still (`benchmarks/sim_race.py` measures both); but some variant is dropped far more often
+(the leader is the luckiest of K): `protect = "any"` bounds that too, with alpha over rounds and
+every ordered pair, K x (K - 1).
 
 Objectives: `score` (per-case mean score) and `pass_rate` (per-case share of passing repeats), higher
 is better, tested with the sign-flip test (stats.signflip); `cost_per_pass` (total cost over total
@@ -23,7 +25,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from engine.stats.inference import mean_ci95
-from engine.stats.signflip import sign_flip_test
+from engine.stats.signflip import EXACT_BELOW, sign_flip_test
 from engine.stats.student_t import t_ppf, t_sf
 
 
@@ -57,8 +59,33 @@ class RoundOutcome(NamedTuple):
     equivalent: bool  # every other survivor within the margin of the leader
 
 
-def race_threshold(alpha: float, rounds: int, variants: int) -> float:
-    return alpha / (rounds * max(1, variants - 1))
+def race_threshold(
+    alpha: float, rounds: int, variants: int, protect: str = "best", sizes: Sequence[int] = ()
+) -> float:
+    """The one-sided level a drop needs. "best": alpha over rounds x rivals of the true best, so it is
+    dropped with probability at most alpha. "any": alpha over rounds x ordered pairs (the leader is
+    chosen from the data, so any variant may beat any other), so no variant as good as the best is
+    dropped with probability more than alpha: with all variants equal, none is dropped.
+
+    `sizes`, the cases each round has run (score and pass-rate races): a round too small for the
+    sign-flip test ever to reach the threshold (its smallest p, all n cases one way, is 2^-(n+1))
+    can drop nothing, so it is not charged. The rounds charged are the fewest c for which at most c
+    rounds could reach alpha / (c x pairs): fixed by the design, not the data, so Bonferroni holds.
+    A 20-case suite in 8 rounds then spends alpha on the 5 rounds that can act, not on all 8."""
+    pairs = max(1, variants - 1) * (max(1, variants) if protect == "any" else 1)
+    if not sizes:
+        return alpha / (rounds * pairs)
+    for charged in range(1, rounds + 1):
+        threshold = alpha / (charged * pairs)
+        if sum(1 for n in sizes if smallest_p(n) < threshold) <= charged:
+            return threshold
+    return alpha / (rounds * pairs)
+
+
+def smallest_p(cases: int) -> float:
+    """The smallest one-sided p the sign-flip test gives on `cases` cases (every one changed, one
+    way): its mid-p below EXACT_BELOW changed cases; beyond, a studentized statistic, unbounded."""
+    return 2.0 ** -(cases + 1) if cases < EXACT_BELOW else 0.0
 
 
 def decide_round(

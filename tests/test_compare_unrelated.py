@@ -45,7 +45,9 @@ def test_runs_with_no_shared_case_are_nothing_to_compare_never_regressed(store: 
 def test_the_gate_exits_2_when_there_is_nothing_to_compare(store: Path) -> None:
     code, out = compare(store, "ra", "rb", "--gate")
     assert code == 2 and "nothing to compare" in out
-    code, _ = compare(store, "rb", "rc", "--gate")  # the same cases: compared, the gate passes
+    # the same cases: compared, the gate passes (latency allowed to double: on a loaded machine two
+    # runs of the same in-process target differ in time by more than the default threshold)
+    code, _ = compare(store, "rb", "rc", "--gate", "--max-p95-latency-increase", "1.0")
     assert code == 0
 
 

@@ -255,3 +255,35 @@ def test_a_variant_with_no_pass_reads_as_such_in_the_race_lines() -> None:
     }  # fmt: skip
     lines = race_lines(msgspec.convert({"rule": "race", "level": 0.01, **stopping}, StoppingReport))
     assert "by everything (it passed nothing)" in lines[-1] and "e+308" not in "\n".join(lines)
+
+
+def test_protect_any_bounds_dropping_any_equal_variant() -> None:
+    """"best": alpha over rounds x rivals of the best; "any": over rounds x every ordered pair."""
+    assert race_threshold(0.05, 8, 8) == pytest.approx(0.05 / (8 * 7))
+    assert race_threshold(0.05, 8, 8, "any") == pytest.approx(0.05 / (8 * 8 * 7))
+    assert race_threshold(0.05, 4, 2, "any") == pytest.approx(0.05 / (4 * 2))
+    spec = spec_from_dict({
+        "name": "r", "stopping": {"rule": "race", "protect": "any", "rounds": 2},
+        "variants": [{"name": "a"}, {"name": "b"}],
+        "cases": [{"id": f"c{i}", "prompt": "p", "expected": "p"} for i in range(2)],
+    })  # fmt: skip
+    assert spec.stopping is not None and spec.stopping.protect == "any"
+    with pytest.raises(InputError, match="stopping.protect"):
+        spec_from_dict({"name": "r", "stopping": {"rule": "race", "protect": "all"},
+                        "cases": [{"id": "c", "prompt": "p", "expected": "p"}]})  # fmt: skip
+
+
+def test_rounds_too_small_to_drop_are_not_charged() -> None:
+    """20 cases in 8 rounds: rounds of 3, 5 and 8 cases cannot reach the level (the sign-flip test's
+    smallest p on n cases is 2^-(n+1)), so alpha is split over the 5 rounds that can act."""
+    sizes = [3, 5, 8, 10, 13, 15, 18, 20]
+    assert race_threshold(0.05, 8, 8, sizes=sizes) == pytest.approx(0.05 / (5 * 7))
+    # a big suite: every round can act, every round is charged
+    assert race_threshold(0.05, 8, 8, sizes=[25 * r for r in range(1, 9)]) == pytest.approx(0.05 / (8 * 7))
+    # whatever the sizes, no more rounds can reach the level than were charged for it
+    for rounds in range(2, 12):
+        for total in (4, 10, 20, 40):
+            sizes = [-(-total * r // rounds) for r in range(1, rounds + 1)]
+            level = race_threshold(0.05, rounds, 4, sizes=sizes)
+            charged = round(0.05 / (level * 3))
+            assert sum(1 for n in sizes if 2.0 ** -(n + 1) < level) <= charged

@@ -38,12 +38,22 @@ def _metric(metrics: list[MetricDelta], name: str) -> MetricDelta:
 
 
 def test_the_margin_follows_the_spread_of_earlier_runs() -> None:
-    # p95s 100, 110, 121 ms: log spread log(1.1); two runs' log ratio varies sqrt(2) times that
+    # p95s 100, 110, 121 ms: log spread log(1.1), pooled with the prior worth 4 degrees of freedom
+    # (the spread whose own margin is the default 15%); two runs' log ratio varies sqrt(2) times that
     found = margin("latency", [100.0, 110.0, 121.0], level=0.95)
-    expected = math.expm1(float(stdtrit(2, 0.975)) * math.sqrt(2) * math.log(1.1))
+    prior = math.log1p(0.15) / (float(stdtrit(4, 0.975)) * math.sqrt(2))
+    pooled = math.sqrt((4 * prior**2 + 2 * math.log(1.1) ** 2) / 6)
+    expected = math.expm1(float(stdtrit(6, 0.975)) * math.sqrt(2) * pooled)
     assert found.runs == 3 and found.value == pytest.approx(expected, abs=1e-6)
-    # more runs of the same spread: a smaller t quantile, a smaller margin
-    assert margin("latency", [100.0, 110.0, 121.0] * 3, level=0.95).value < found.value
+    # shrunk: far narrower than the three runs alone (t with 2 degrees of freedom) would make it
+    alone = math.expm1(float(stdtrit(2, 0.975)) * math.sqrt(2) * math.log(1.1))
+    assert found.value < alone / 2
+    # runs that agree exactly: the prior alone is left, shrunk by the runs' degrees of freedom
+    assert 0 < margin("latency", [100.0] * 3, 0.95).value < DEFAULT_MARGIN["latency"]
+    # many runs outweigh the prior: the margin nears the runs' own (30 runs, t with 33 df)
+    many = [100.0, 110.0, 121.0] * 10
+    own = math.expm1(float(stdtrit(33, 0.975)) * math.sqrt(2) * float(np.std(np.log(many), ddof=1)))
+    assert margin("latency", many, 0.95).value == pytest.approx(own, rel=0.1)
     # fewer than 3 earlier runs: the documented defaults
     assert margin("latency", [100.0, 120.0], 0.95) == (DEFAULT_MARGIN["latency"], 0)
     assert margin("cost", [], 0.95) == (DEFAULT_MARGIN["cost"], 0)

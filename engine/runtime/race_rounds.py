@@ -35,6 +35,16 @@ def round_cases(total: int, round_no: int, rounds: int) -> int:
     return math.ceil(total * round_no / rounds)
 
 
+def round_sizes(spec: ExperimentSpec, rounds: int) -> list[int]:
+    """The cases each round will have run, for the threshold (stats.racing.race_threshold): a
+    sign-flip race does not charge a round too small to drop; a cost-per-pass race (a t statistic)
+    charges every round."""
+    assert spec.stopping is not None
+    if spec.stopping.objective == "cost_per_pass":
+        return []
+    return [round_cases(len(spec.cases), r, rounds) for r in range(1, rounds + 1)]
+
+
 async def run_race(
     spec: ExperimentSpec,
     run_id: str,
@@ -81,7 +91,8 @@ async def _decide(
     assert spec.stopping is not None
     stopping = spec.stopping
     round_no, started_with = position
-    threshold = race_threshold(stopping.alpha, stopping.rounds, started_with)
+    sizes = round_sizes(spec, stopping.rounds)
+    threshold = race_threshold(stopping.alpha, stopping.rounds, started_with, stopping.protect, sizes)
     values = race_values(pipe.state, survivors, [c.id for c in cases], stopping.objective)
     outcome = decide_round(values, survivors, threshold, stopping.min_improvement)
     dropped = {d.variant for d in outcome.drops}

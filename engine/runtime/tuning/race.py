@@ -20,7 +20,7 @@ from fractions import Fraction
 from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.runtime.plan import build_plan
-from engine.runtime.race_rounds import race_order, round_cases
+from engine.runtime.race_rounds import race_order, round_cases, round_sizes
 from engine.runtime.tuning.tuning_run import TuneRun
 from engine.stats.racing import decide_round, race_threshold
 from engine.store.projections.cases import case_values
@@ -43,7 +43,8 @@ async def race_candidate(
     if results_beyond(state, candidate.name, spec.repeat.count):
         return None  # a resumed session already survived the race and went on to extra repeats
     rounds, order = spec.stopping.rounds, race_order(spec)
-    threshold = race_threshold(spec.stopping.alpha, rounds, 2)
+    sizes = round_sizes(spec, rounds)
+    threshold = race_threshold(spec.stopping.alpha, rounds, 2, spec.stopping.protect, sizes)
     for round_no in range(1, rounds + 1):
         cases = order[: round_cases(len(order), round_no, rounds)]
         plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, base_dir=run.base_dir)
