@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import trio
+from scipy.special import stdtrit
 
 from tests.conftest import run_engine
 from tests.label_runs import judged_run
@@ -121,11 +122,15 @@ def test_kappa_and_its_interval_match_an_independent_computation() -> None:
         # another path: the 2x2 identity kappa = 2 (ad - bc) / ((a+b)(b+d) + (a+c)(c+d)) over the table
         a, b, c, d = tp, fp, fn, tn
         kappa = 2 * (a * d - b * c) / ((a + b) * (b + d) + (a + c) * (c + d))
-        se = delta_method_se([a + 1, b + 1, c + 1, d + 1])  # one label added to each cell, for the SE
+        smoothed = delta_method_se([a + 1, b + 1, c + 1, d + 1])  # one label added to each cell
+        n = a + b + c + d
+        po, pe = (a + d) / n, ((a + b) * (a + c) + (c + d) * (b + d)) / n**2
+        se = max(smoothed, math.sqrt(po * (1 - po) / n) / (1 - pe))  # or Cohen's (1960), if larger
+        t = float(stdtrit(n - 1, 0.975))
         assert got.kappa is not None and got.low is not None and got.high is not None
         assert math.isclose(got.kappa, kappa, abs_tol=1e-12)
-        assert math.isclose(got.low, max(-1.0, kappa - 1.959964 * se), abs_tol=1e-6)
-        assert math.isclose(got.high, min(1.0, kappa + 1.959964 * se), abs_tol=1e-6)
+        assert math.isclose(got.low, max(-1.0, kappa - t * se), abs_tol=1e-6)
+        assert math.isclose(got.high, min(1.0, kappa + t * se), abs_tol=1e-6)
     # a hand-worked table: po = 0.7, pe = 0.5 (both pass half the time): kappa 0.4
     assert math.isclose(cohen_kappa(35, 15, 15, 35).kappa or 0, 0.4)
     assert cohen_kappa(5, 0, 0, 0).kappa is None  # one verdict only: kappa is undefined
