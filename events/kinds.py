@@ -282,6 +282,10 @@ class PairwiseJudged(Event, tag="pairwise.judged"):
     raw: str = ""
     tokens: int = 0
     error: str = ""
+    # the judge call's fingerprint (judge target, grader, the prompt with both outputs in their order):
+    # a later run with [reuse] takes this verdict for the same call; `reused_from` names the run asked
+    fingerprint: str = ""
+    reused_from: str = ""
 
 
 class RunMarked(Event, tag="run.marked"):

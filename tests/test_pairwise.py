@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -219,3 +220,27 @@ def test_clustered_preferences_without_an_overall_one_are_significant_at_about_a
         per_verdict += (binomial_two_sided(total_wins, 100) or 1.0) < 0.05
     assert case_level / runs <= 0.08  # 5% expected; 0.08 leaves room for 300 runs' noise
     assert per_verdict / runs > 0.2  # what the per-verdict test did on the same data
+
+
+async def test_a_rerun_with_reuse_takes_the_same_verdicts_without_asking_the_judge(tmp_path: Path) -> None:
+    """[reuse]: a pairwise call an earlier run made (same judge, grader, both outputs in the same order)
+    is not made again; each verdict names the run that asked, and its tokens count as saved."""
+    from engine.events.spec import ReuseSpec
+
+    async with open_fake_openai(answer=prefers_good) as server:
+        async with open_engine(tmp_path, callables={"subject": subject}) as eng:
+            first = await eng.run(spec(server.base_url, cases=6, repeats=1), run_id="asked")
+            asked = server.received
+            again = msgspec.structs.replace(spec(server.base_url, cases=6, repeats=1), reuse=ReuseSpec())
+            second = await eng.run(again, run_id="again")
+            other = spec(server.base_url, cases=6, repeats=1, question="Which is shorter?")
+            await eng.run(msgspec.structs.replace(other, reuse=ReuseSpec()), run_id="other")
+    assert asked == 12 and server.received == 24, "the same calls were asked again, or a new question not"
+    assert msgspec.to_builtins(second.pairwise) == msgspec.to_builtins(first.pairwise)
+    with open_event_log(tmp_path) as log:
+        taken = [e for e in run_events(log, "again") if isinstance(e, k.PairwiseJudged)]
+        fresh = [e for e in run_events(log, "asked") if isinstance(e, k.PairwiseJudged)]
+    assert len(taken) == 12 and {e.reused_from for e in taken} == {"asked"}
+    assert all(e.fingerprint for e in fresh) and not any(e.reused_from for e in fresh)
+    saved = {v.name: v.reuse.judge_tokens_saved for v in second.variants if v.reuse}
+    assert saved["better"] == sum(e.tokens for e in taken if e.variant == "better") > 0

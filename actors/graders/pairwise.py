@@ -3,6 +3,10 @@ repeat, in an order drawn from the candidate trial's seed, and names the better 
 
 Which output is shown first is recorded with the verdict, so a judge that leans to a position is
 measured (the report's position statistics) and, over many trials, cancelled out.
+
+With [reuse], a verdict an earlier run got for the very same call (judge target and params, the
+grader, the prompt with both outputs in their order, the position of the candidate) is taken as it
+was, with `reused_from` naming the run that asked; errors are never reused.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from engine.actors.graders.judge_call import (
     with_response_format,
 )
 from engine.actors.graders.pairwise_prompt import PREFERENCE_SCHEMA, pairwise_prompt, parse_preference
+from engine.actors.targets.fingerprint import fingerprint_of
 from engine.actors.targets.target_protocol import Target
 from engine.events import kinds as k
 from engine.events.graders import PairwiseGraderSpec
@@ -54,6 +59,8 @@ class PairwiseJudge:
     def __init__(self, spec: PairwiseGraderSpec, caller: JudgeCaller, model: str) -> None:
         self.spec, self.name, self.model = spec, spec.name or "pairwise", model
         self._caller = caller
+        self.identity: dict[str, Any] = {}  # the judge target and what it is sent besides the prompt
+        self.reuse: Callable[[str], k.PairwiseJudged | None] | None = None
 
     @classmethod
     def build(
@@ -64,7 +71,9 @@ class PairwiseJudge:
         shape = response_format(spec.answer_format, PREFERENCE_SCHEMA)
         made = make_target(with_response_format(target, spec.answer_format))
         model = getattr(target, "model", "") or target.kind
-        return cls(spec, JudgeCaller(made, budget, params, shape), model)
+        judge = cls(spec, JudgeCaller(made, budget, params, shape), model)
+        judge.identity = {"target": msgspec.to_builtins(target), "params": params, "shape": shape}
+        return judge
 
     async def judge(self, pair: Pair) -> k.PairwiseJudged:
         position = candidate_position(pair.seed)
@@ -80,6 +89,14 @@ class PairwiseJudge:
             baseline=pair.baseline, case=pair.case.id, repeat=pair.repeat,
             candidate_position=position, winner="", judge_model=self.model, prompt_hash=fingerprint,
         )  # type: ignore[arg-type]  # fmt: skip
+        call = fingerprint_of({"v": 1, "pairwise": msgspec.to_builtins(self.spec), **self.identity,
+                               "position": position, "system": system, "prompt": prompt})  # fmt: skip
+        earlier = self.reuse(call) if self.reuse is not None else None
+        if earlier is not None:  # the same call an earlier run made: its verdict, said to be reused
+            taken = {"winner": earlier.winner, "reason": earlier.reason, "raw": earlier.raw}
+            return _replace(verdict, **taken, tokens=earlier.tokens, fingerprint=call,
+                            reused_from=earlier.reused_from)  # fmt: skip
+        verdict = _replace(verdict, fingerprint=call)
         answer = await self._caller.ask(pair.case, system, prompt)
         if isinstance(answer, NoAnswer):
             return _replace(verdict, error=answer.error, reason=answer.detail)

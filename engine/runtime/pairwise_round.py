@@ -21,6 +21,7 @@ from engine.events.graders import GRADERS
 from engine.events.spec import CaseSpec, ExperimentSpec
 from engine.runtime.pipeline import Pipeline
 from engine.runtime.plan import trial_seed
+from engine.runtime.reuse import Reuse
 from engine.runtime.workers import grader_context
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore, store_call
@@ -30,7 +31,12 @@ Trial = tuple[str, str, int]  # (variant, case, repeat)
 
 
 async def pairwise_unless_stopped(
-    log: EventStore, spec: ExperimentSpec, pipe: Pipeline, make_target: MakeTarget, poll_s: float
+    log: EventStore,
+    spec: ExperimentSpec,
+    pipe: Pipeline,
+    make_target: MakeTarget,
+    poll_s: float,
+    reuse: Reuse | None = None,
 ) -> bool:
     """The pairwise round, stopped by a stop of the run (a signal, the embedding API) or a cancel
     from another process, like the trials before it: True when it was stopped (verdicts logged
@@ -52,13 +58,13 @@ async def pairwise_unless_stopped(
                         feedback=pipe.feedback_send.clone(), poll_s=poll_s)  # fmt: skip
         nursery.start_soon(stop_on_request)
         await nursery.start(watch)
-        await pairwise_round(log, spec, pipe, make_target)
+        await pairwise_round(log, spec, pipe, make_target, reuse)
         nursery.cancel_scope.cancel()
     return stopped
 
 
 async def pairwise_round(
-    log: EventStore, spec: ExperimentSpec, pipe: Pipeline, make_target: MakeTarget
+    log: EventStore, spec: ExperimentSpec, pipe: Pipeline, make_target: MakeTarget, reuse: Reuse | None = None
 ) -> None:
     graders = [g for g in spec.graders if GRADERS.of(g).pairwise]
     variants = list(pipe.state.variants)
@@ -70,6 +76,7 @@ async def pairwise_round(
     limiter = trio.CapacityLimiter(spec.execution.judge_concurrency)
     for grader in graders:
         judge = PairwiseJudge.build(grader, spec.target, context.make_target, context.budget)
+        judge.reuse = reuse.find_verdict if reuse is not None else None
         round_ = _Round(log, spec, pipe, judge, grader.baseline or variants[0], outputs)
         try:
             async with trio.open_nursery() as nursery:

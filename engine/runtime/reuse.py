@@ -77,6 +77,16 @@ class Reuse:
                     return msgspec.structs.replace(grade, reused_from=grade.reused_from or source.run_id)
         return None
 
+    def find_verdict(self, fingerprint: str) -> k.PairwiseJudged | None:
+        """An earlier pairwise verdict on the same call (graders.pairwise); None: ask the judge."""
+        for source in reversed(reuse_index.sources(self.log, fingerprint)):
+            if not self._allowed(source):
+                continue
+            event = self._event(source.seq)
+            if isinstance(event, k.PairwiseJudged) and event.fingerprint == fingerprint and not event.error:
+                return msgspec.structs.replace(event, reused_from=event.reused_from or source.run_id)
+        return None
+
     def _allowed(self, source: reuse_index.Source) -> bool:
         if source.run_id == self.run_id or source.made_ts < self.oldest_ts:
             return False

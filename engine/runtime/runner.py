@@ -142,7 +142,8 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
             reason = await _run_body(log, request, plan, pipe, reuse)
             if reason in ("completed", "budget"):  # every pair with both outputs, judged side by side
                 make_target = request.make_target()
-                if await pairwise_unless_stopped(log, plan.spec, pipe, make_target, request.cancel_poll_s):
+                stop_poll = request.cancel_poll_s
+                if await pairwise_unless_stopped(log, plan.spec, pipe, make_target, stop_poll, reuse):
                     reason = "cancelled"
             return await _finish(request, reason, pipe)
     raise AssertionError("unreachable")

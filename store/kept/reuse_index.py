@@ -21,7 +21,8 @@ from engine.store.contract import EventStore
 from engine.store.log.records import RESIDUE, TRAILER, crc32c, seal
 
 PREFIX = b"reuse\x00"
-INDEXED_TAGS = k.OUTPUT_TAGS | {"trial.graded"}  # outputs, and the judge calls of their grades
+# outputs, the judge calls of their grades, and pairwise judges' calls
+INDEXED_TAGS = k.OUTPUT_TAGS | {"trial.graded", "pairwise.judged"}
 _DECODE = msgspec.msgpack.Decoder(list[tuple[str, int, float]]).decode
 _ENCODE = msgspec.msgpack.Encoder().encode
 
@@ -90,6 +91,8 @@ def _fingerprints(event: Any) -> Iterator[tuple[str, float]]:
         for grade in event.grades:
             if grade.fingerprint:
                 yield grade.fingerprint, event.ts
+    elif isinstance(event, k.PairwiseJudged) and event.fingerprint and not event.error:
+        yield event.fingerprint, event.ts
 
 
 def decoded_outputs(

@@ -25,6 +25,7 @@ class PairTally:
     wins_as_b: int = 0
     decided_as_b: int = 0
     tokens: int = 0
+    reused_tokens: int = 0  # of tokens, those of verdicts reused from earlier runs ([reuse]): not spent
     seen: set[tuple[str, int]] = field(default_factory=set)  # (case, repeat): a verdict counts once
     by_case: dict[str, list[int]] = field(default_factory=dict)  # case -> [wins, ties, losses]
 
@@ -33,6 +34,7 @@ class PairTally:
             return
         self.seen.add((e.case, e.repeat))
         self.tokens += e.tokens
+        self.reused_tokens += e.tokens if e.reused_from else 0
         if e.winner == "":
             self.undecided += 1
             return

@@ -18,6 +18,7 @@ def reuse_report(state: RunState, name: str) -> ReuseReport | msgspec.UnsetType:
     tally = state.reuse.get(name) or ReuseTally()
     totals = state.totals.get(name)
     judged = totals.judge_tokens_reused if totals is not None else 0
+    judged += sum(t.reused_tokens for (_, variant), t in state.pairwise.items() if variant == name)
     if not tally.trials and not judged:
         return msgspec.UNSET
     made = sum(c.completed.bit_count() for (v, _), c in state.cells.items() if v == name)
