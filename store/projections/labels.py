@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.events import kinds as k
+from engine.events.graders import GRADERS
 from engine.store.contract import EventStore
 from engine.store.log.guard import decode_stored
 from engine.store.projection import Projection
@@ -53,6 +54,15 @@ def _completed(s: LabelState, e: k.TrialCompleted) -> None:
     s.outputs.setdefault((e.variant, e.case, e.repeat), e.output_hash)
 
 
+def _defined(s: LabelState, e: k.ExperimentDefined) -> None:
+    """The run's judge graders, named before any grade: a panel with no labels yet still lists them."""
+    for grader in e.spec.graders:
+        kind = GRADERS.of(grader)
+        name = grader.name or grader.kind
+        if kind.calls_model and not kind.pairwise and name not in s.judges:
+            s.judges.append(name)
+
+
 def _regrade(s: LabelState, e: k.RegradeStarted) -> None:
     if e.labels:
         s.label_rounds.add(e.grading)
@@ -78,6 +88,7 @@ def _graded(s: LabelState, e: k.TrialGraded) -> None:
 
 
 LABELS = Projection[LabelState]({
+    k.ExperimentDefined: _defined,
     k.LabelRecorded: _label,
     k.TrialCompleted: _completed,
     k.TrialReused: _completed,
@@ -103,7 +114,7 @@ def load_labelled(log: EventStore, run_id: str) -> LabelState:
     the judges' grades of just those trials. A trial's output is the one its latest label names
     (a trial completes once, and a label is checked against its output when it is recorded)."""
     state = LabelState()
-    for seq, data in log.read_run(run_id, tags={"label.recorded", "regrade.started"}):
+    for seq, data in log.read_run(run_id, tags={"experiment.defined", "label.recorded", "regrade.started"}):
         LABELS.evolve(state, decode_stored(log, seq, data), seq)
     for variant, case, repeat, output in state.labels:
         state.outputs[(variant, case, repeat)] = output  # in log order: the latest label's output
