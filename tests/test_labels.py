@@ -215,14 +215,15 @@ async def test_labels_survive_a_regrade_and_make_a_ground_truth_round(tmp_path: 
 
 
 async def test_the_label_figures_name_the_runs_judge_before_any_label(tmp_path: Path) -> None:
-    """A run graded by a judge named "judge", not labelled yet: the queue's figures list that judge
-    (over 0 labels), never "no judge grader in this run"."""
+    """A run graded by a judge named "judge", not labelled yet: the label panel of a trial page and
+    the queue list that judge (over 0 labels), never "no judge grader in this run"."""
     import httpx
 
     from tests.serve_helpers import serving
 
     await judged_run(tmp_path / "st")
     with serving(tmp_path / "st") as url:
-        page = await trio.to_thread.run_sync(lambda: httpx.get(f"{url}/runs/lab/labels").text)
-    assert "no judge grader" not in page
-    assert 'data-judge="judge"' in page and '<span data-field="label-labelled">0</span> labels' in page
+        for path in ("/runs/lab/trial?case=c0&variant=baseline", "/runs/lab/labels"):
+            page = await trio.to_thread.run_sync(lambda path=path: httpx.get(f"{url}{path}").text)
+            assert 'id="label-figures"' in page and "no judge grader" not in page, path
+            assert 'data-judge="judge"' in page and '<span data-field="label-labelled">0</span>' in page, path

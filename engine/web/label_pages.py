@@ -11,9 +11,10 @@ from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.routing import Route
 
 from engine.events.codec import to_builtins
+from engine.events.spec import ExperimentSpec
 from engine.store.kept.snapshots import RUN_HEADS, load
 from engine.store.projections.label_agreement import label_agreement
-from engine.store.projections.labels import LabelState, load_labelled
+from engine.store.projections.labels import LabelState, declared_judges, load_labelled
 from engine.web.context import WebContext
 from engine.web.html import page, q
 from engine.web.json_api import _known, in_thread
@@ -55,11 +56,12 @@ def _verdict(value: bool | None) -> str:
 
 
 def label_panel(
-    ctx: WebContext, run_id: str, case: str, variant: str, trials: list[dict[str, Any]], root: str
-) -> str:
+    ctx: WebContext, run_id: str, case: str, variant: str, trials: list[dict[str, Any]], root: str,
+    spec: ExperimentSpec | None = None,
+) -> str:  # fmt: skip
     """Pass / fail buttons and a note for each shown repeat of the case (when the view can label). It
     reads the labelled trials only: the queue (every trial's verdicts) is read when `n` asks for it."""
-    state = ctx.memo(("labelled", run_id), lambda: _labelled(ctx, run_id))
+    state = ctx.memo(("labelled", run_id), lambda: _labelled(ctx, run_id, spec))
     rows = []
     for t in trials:
         if t["status"] in COMPLETED:
@@ -76,11 +78,12 @@ def label_panel(
     )  # fmt: skip
 
 
-def _labelled(ctx: WebContext, run_id: str) -> LabelState:
+def _labelled(ctx: WebContext, run_id: str, spec: ExperimentSpec | None) -> LabelState:
     """The run's labelled trials; none without a walk of its index when its kept heads say no label
-    was ever recorded (most runs: the walk is most of a first trial page on a big run)."""
+    was ever recorded (most runs: the walk is most of a first trial page on a big run): then only
+    the judges its definition names."""
     if not load(ctx.log, RUN_HEADS, run_id).labelled:
-        return LabelState()
+        return LabelState(judges=declared_judges(spec))
     return load_labelled(ctx.log, run_id)
 
 

@@ -66,7 +66,7 @@ def trial_body(ctx: WebContext, run_id: str, case: str, variant: str, root: str,
         "trial_page.html", case=case, run_id=run_id, run_link=run_url(root, run_id),
         matrix_link=run_url(root, run_id, "/matrix"), by_variant=by_variant, prompt=first.get("prompt", ""),
         expected=expected, baseline=baseline, baseline_diffs=baseline_diffs(by_variant, baseline),
-        labels=Markup(label_panel(ctx, run_id, case, variant, shown, root) if shown else ""),
+        labels=Markup(label_panel(ctx, run_id, case, variant, shown, root, view_spec) if shown else ""),
         search=search.q if search else "", marks=_marks(search),
     )  # fmt: skip
     return f"{case} {run_id}", body

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from engine.events import kinds as k
 from engine.events.graders import GRADERS
+from engine.events.spec import ExperimentSpec
 from engine.store.contract import EventStore
 from engine.store.log.guard import decode_stored
 from engine.store.projection import Projection
@@ -56,11 +57,13 @@ def _completed(s: LabelState, e: k.TrialCompleted) -> None:
 
 def _defined(s: LabelState, e: k.ExperimentDefined) -> None:
     """The run's judge graders, named before any grade: a panel with no labels yet still lists them."""
-    for grader in e.spec.graders:
-        kind = GRADERS.of(grader)
-        name = grader.name or grader.kind
-        if kind.calls_model and not kind.pairwise and name not in s.judges:
-            s.judges.append(name)
+    s.judges.extend(name for name in declared_judges(e.spec) if name not in s.judges)
+
+
+def declared_judges(spec: ExperimentSpec | None) -> list[str]:
+    """The names of the experiment's judge graders (an LLM grading each output; not pairwise ones)."""
+    kinds = ((g, GRADERS.of(g)) for g in (spec.graders if spec is not None else []))
+    return [g.name or g.kind for g, kind in kinds if kind.calls_model and not kind.pairwise]
 
 
 def _regrade(s: LabelState, e: k.RegradeStarted) -> None:
