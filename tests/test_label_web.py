@@ -97,9 +97,9 @@ async def test_a_run_without_labels_is_not_walked_for_them(tmp_path: Path, monke
     monkeypatch.setattr(label_pages, "load_labelled", spy)  # type: ignore[attr-defined]
     log = open_event_log(tmp_path / "st")
     try:
-        assert label_pages._labelled(WebContext(log), "lab").labels == {} and walked == []
+        assert label_pages._labelled(WebContext(log), "lab", None).labels == {} and walked == []
         record_labels(log, "lab", [("r1", LabelRow(case="c8", variant="baseline", repeat=1, verdict="pass"))])
-        state = label_pages._labelled(WebContext(log), "lab")
+        state = label_pages._labelled(WebContext(log), "lab", None)
     finally:
         log.close()
     assert walked == ["lab"] and state.label_of(("baseline", "c8", 0)).verdict == "pass"  # type: ignore[union-attr]
