@@ -27,7 +27,7 @@ from engine.views.current_report import current_report_json as report_json
 from engine.views.queries import replay_json
 from tests.test_bundles import bundled as bundled  # noqa: F401  # the fixture: a CLI run's bundle
 from tests.test_snapshots import assert_snapshots_equal_replay
-from tests.test_trial_index import BLOBS, RUN, assert_index_is_the_fold, event_runs
+from tests.test_trial_index import BLOBS, RUN, assert_index_is_the_fold, event_runs, header
 
 
 def _rows(events: list[k.Event]) -> list[tuple[str, str, bytes]]:
@@ -105,3 +105,23 @@ def test_a_big_batch_grows_the_map_once_before_it_starts(
         monkeypatch.setattr(log._keepers[0], "advance", counted)  # noqa: SLF001
         log.append(_rows(events))
         assert tries == 1 and log.last_seq() == 400
+
+
+def test_a_batch_retried_after_the_map_grew_keeps_what_one_try_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Room misjudged (none asked for): the map fills in a later piece, the transaction is abandoned
+    with the keepers' work on the pieces before it, and the retry folds from the store again."""
+    monkeypatch.setattr(bounded, "PIECE", 10)
+    monkeypatch.setattr(bounded, "GROWTH", 0)
+    long_case = "c" * 4000
+    events = [
+        k.TrialCompleted(run_id=RUN, variant="a", case=long_case, repeat=i, output_hash=BLOBS[0][0],
+                         latency_ms=1.0)
+        for i in range(400)
+    ]  # fmt: skip
+    with open_event_log(tmp_path / "st", map_size=1 << 20) as log:
+        log.append(_rows(header(2, 3) + events), blobs=BLOBS)
+        assert log.last_seq() == 401 and log._env.info()["map_size"] > 1 << 20  # type: ignore[union-attr]  # noqa: SLF001
+        assert_snapshots_equal_replay(log, RUN, "retried")
+        assert_index_is_the_fold(log, "retried")
