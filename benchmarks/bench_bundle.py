@@ -75,13 +75,14 @@ def measure(trials: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="10k trials only")
+    parser.add_argument("--trials", type=int, nargs="+", help="run sizes (default 10k and 100k)")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f}")
     print(
         f"{'trials':>8} {'events':>8} {'MiB':>8} {'B/trial':>9} {'export':>7} {'import':>7} "
         f"{'replay':>7} {'peak MiB':>9}"
     )
-    for trials in [10_000] if args.quick else [10_000, 100_000]:
+    for trials in args.trials or ([10_000] if args.quick else [10_000, 100_000]):
         measure(trials)
     print(
         "(seconds; export = read the run + its blobs and write the file; import = verify + one transaction)"

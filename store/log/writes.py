@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 import lmdb
 
 from engine.store.errors import StoreFullError, StoreReadOnlyError, StoreWriteError
+from engine.store.log.bounded import pieces, room_for
 from engine.store.log.guard import damage_as_error
 from engine.store.log.handles import LogHandles
 from engine.store.log.keepers import BatchKeeper, Keepers
@@ -90,26 +91,33 @@ class LogWrites(LogHandles):
             first = seq + 1
             kept = self._txn_snapshots(txn)
             note_runs(kept, batch, first)  # the log's own list of runs, keepers or not
-            try:  # before the batch's own rows are in: the keepers read what came before them
-                for keeper in self._keepers:
-                    keeper.advance(kept, batch, first)
-            except BaseException:
-                self._forget_batch()  # the transaction is abandoned (then retried: a full map grows)
-                raise
-            pack = _U64.pack
-            records = [(pack(first + i), seal(item[2])) for i, item in enumerate(batch)]
-            cursor.putmulti(records, append=True)
-            txn.cursor(db=self._runs).putmulti(_index_rows(batch, first))
+            for piece, piece_first in pieces(batch, first):
+                self._keep_and_put(txn, cursor, kept, piece, piece_first)
             return seq + len(batch)
 
         try:
-            return self._write(put_all)
+            return self._write(put_all, room_for(batch, blob_items))
         except (_NoRoom, lmdb.Error) as exc:
             # nothing of this batch was written; say what was, and how to go on
             run_id = batch[0][0] if batch else ""
             full = isinstance(exc, _NoRoom | lmdb.DiskError) or disk_nearly_full(self.path)
             failure = StoreFullError if full else StoreWriteError
             raise failure(run_id, len(self.run_index(run_id)), str(exc)) from None
+
+    def _keep_and_put(
+        self, txn: lmdb.Transaction, cursor: lmdb.Cursor, kept: TxnSnapshots,
+        batch: Sequence[Append | tuple[str, str, bytes]], first: int,
+    ) -> None:  # fmt: skip
+        try:  # before the batch's own rows are in: the keepers read what came before them
+            for keeper in self._keepers:
+                keeper.advance(kept, batch, first)
+        except BaseException:
+            self._forget_batch()  # the transaction is abandoned (then retried: a full map grows)
+            raise
+        pack = _U64.pack
+        records = [(pack(first + i), seal(item[2])) for i, item in enumerate(batch)]
+        cursor.putmulti(records, append=True)
+        txn.cursor(db=self._runs).putmulti(_index_rows(batch, first))
 
     def _forget_batch(self) -> None:
         for keeper in self._keepers:
@@ -152,12 +160,15 @@ class LogWrites(LogHandles):
 
         return self._write(compare_and_set)
 
-    def _write(self, work: Callable[[lmdb.Transaction], T]) -> T:
+    def _write(self, work: Callable[[lmdb.Transaction], T], room: int = 0) -> T:
+        """`room`: map bytes the work may take, grown beforehand (a retry redoes all the work)."""
         if self.readonly:
             raise StoreReadOnlyError(
                 f"store {self.path} is read-only (files not writable, or {READ_ONLY_ENV} set)"
             )
         with self._lock, damage_as_error(self.path):
+            if room:
+                self._make_room(room)
             while True:
                 try:
                     with self._begin(write=True) as txn:
@@ -166,6 +177,17 @@ class LogWrites(LogHandles):
                         return done
                 except lmdb.MapFullError:
                     self._grow_map()
+
+    def _make_room(self, room: int) -> None:
+        """Double the map until `room` bytes are free past its last used page (up to the size limit:
+        past it, the write finds the map full as it would have)."""
+        info = self._env.info()
+        used = (int(info["last_pgno"]) + 1) * int(self._env.stat()["psize"])
+        size = int(info["map_size"])
+        while size - used < room and (self.max_map_size is None or size * 2 <= self.max_map_size):
+            size *= 2
+        if size != int(info["map_size"]):
+            self._env.set_mapsize(size)
 
     def _grow_map(self) -> None:
         size = int(self._env.info()["map_size"])
