@@ -22,7 +22,15 @@ import trio
 from engine.actors.sandbox.probe import bwrap_problem
 from engine.actors.targets.command_target import CommandTarget
 from engine.actors.targets.target_protocol import TargetRequest
-from engine.events.spec import CaseSpec, VariantSpec, target_spec
+from engine.events.kind_convert import convert_kinded
+from engine.events.spec import CaseSpec, VariantSpec
+from engine.events.targets import TargetSpec
+
+
+def _target(**fields: Any) -> TargetSpec:
+    """A target spec from its fields, checked as a file's are."""
+    return convert_kinded(fields, TargetSpec)  # type: ignore[no-any-return]
+
 
 AGENT = ["/bin/cat"]  # the cheapest real agent: what is left is engine's and the sandbox's cost
 SERVICE = {"name": "tick", "command": "touch ready; exec sleep 3600", "ready": "file:ready"}
@@ -41,7 +49,7 @@ def request(i: int) -> TargetRequest:
 
 
 async def measure(fields: dict[str, Any], trials: int) -> list[float]:
-    target = CommandTarget(target_spec(kind="command", command=AGENT, **fields))
+    target = CommandTarget(_target(kind="command", command=AGENT, **fields))
     times = []
     for i in range(trials):
         started = time.perf_counter()
