@@ -10,7 +10,8 @@ import msgspec
 
 from engine.actors.messages import GradeJob, TrialJob
 from engine.actors.scheduler import Plan
-from engine.actors.targets.fingerprint import InputHashes, request_fingerprint
+from engine.actors.targets.fingerprint import request_fingerprint
+from engine.actors.targets.input_hashes import InputHashes
 from engine.actors.targets.target_protocol import TargetRequest, resolve_target
 from engine.events import kinds as k
 from engine.events.graders import GRADERS, CommandGraderSpec
