@@ -26,7 +26,6 @@ from rich.console import Console
 from engine.actors.targets.target_protocol import TargetRequest
 from engine.api import open_engine, spec_from_dict
 from engine.events.graders import ContainsGraderSpec
-from engine.events.spec import GateSpec
 from engine.presentation.html_file import file_matrix, report_html
 from engine.presentation.markdown import report_markdown
 from engine.presentation.report.numbers import fmt, interval, money, p_value, signed
@@ -147,6 +146,9 @@ def agent_spec(name: str, seed: int, call: str = "flaky_agent") -> Any:
         "variants": [{"name": "plain"}, {"name": "careful", "params": {"temperature": 0.9}}],
         "cases": [{"id": f"c{i}", "prompt": "p", "expected": "yes"} for i in range(12)],
         "repeat": {"count": 3}, "graders": [{"kind": "exact"}],
+        # the in-process agent's latency is the machine's (a loaded CI runner's pauses, retries'
+        # jittered backoff): never what these runs' gate decides on
+        "gate": {"max_p95_latency_increase": 100.0},
     })  # fmt: skip
 
 
@@ -411,7 +413,7 @@ def test_compare_shows_raw_and_holm_p_alike_on_the_terminal_and_the_web(
     from engine.cli.compare.gate import print_comparison
     from engine.presentation.compare_table import metric_tables
 
-    result = compare_runs(ctx.log, "agent", cand, GateSpec())
+    result = compare_runs(ctx.log, "agent", cand)  # the candidate's gate, as the web page's
     print_comparison(result, as_json=False)
     term = capsys.readouterr().out
     page = compare_body(ctx, "agent", cand, "")[1]
