@@ -20,21 +20,24 @@ class EventReader:
         self._data: list[str] = []
 
     def feed(self, piece: bytes) -> list[Event]:
-        lines = (self._partial + piece).split(b"\n")
+        buffer = self._partial + piece if self._partial else piece
+        lines = buffer.split(b"\n")
         self._partial = lines.pop()  # the unfinished line, kept for the next piece
         events: list[Event] = []
-        for raw in lines:
-            line = raw[:-1] if raw.endswith(b"\r") else raw
-            if not line:
+        crlf = b"\r" in buffer  # most servers end lines with LF alone: then no line needs its CR cut
+        for line in lines:
+            if crlf and line.endswith(b"\r"):
+                line = line[:-1]
+            if line.startswith(b"data:"):  # the common line first, without splitting it
+                self._data.append(line[6:].decode(errors="replace") if line[5:6] == b" " else
+                                  line[5:].decode(errors="replace"))  # fmt: skip
+            elif not line:
                 if self._data:
                     events.append((self._name or "message", "\n".join(self._data)))
                 self._name, self._data = "", []
-                continue
-            field, _, value = line.partition(b":")
-            if value.startswith(b" "):
-                value = value[1:]
-            if field == b"data":
-                self._data.append(value.decode(errors="replace"))
-            elif field == b"event":
-                self._name = value.decode(errors="replace")
+            elif line == b"data":  # a field without a colon: its value is empty
+                self._data.append("")
+            elif line.startswith(b"event:"):
+                value = line[6:]
+                self._name = (value[1:] if value.startswith(b" ") else value).decode(errors="replace")
         return events
