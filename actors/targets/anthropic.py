@@ -10,7 +10,7 @@ from engine.actors.targets.http.common import (
     text_content,
     token_count,
 )
-from engine.actors.targets.streaming import StreamedAnswer, cut_short, error_in_stream, event_json
+from engine.actors.targets.streaming import StreamedAnswer, error_in_stream, event_json
 from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.targets import ANTHROPIC_SAMPLING as SAMPLING
 from engine.events.targets import AnthropicTargetSpec
@@ -59,8 +59,7 @@ class AnthropicTarget(JsonApiTarget):
         events = MessageEvents()
         answer = StreamedAnswer(events.on_event)
         await self.stream(messages_body(self.spec, request), request.timeout_s, answer)
-        if not events.done:
-            raise cut_short("event: message_stop")
+        answer.check_ended(events.done or events.finished, "event: message_stop")
         tokens_in, tokens_out = (
             token_count(events.usage, "input_tokens"),
             token_count(events.usage, "output_tokens"),
@@ -77,6 +76,7 @@ class MessageEvents:
 
     def __init__(self) -> None:
         self.done = False
+        self.finished = False  # message_delta gave a stop_reason: the answer is whole
         self.usage: dict[str, Any] = {}
 
     def on_event(self, name: str, data: str) -> str:
@@ -91,6 +91,8 @@ class MessageEvents:
             self._add_usage(message.get("usage"))
         elif name == "message_delta":
             self._add_usage(event.get("usage"))
+            delta = event.get("delta")
+            self.finished = self.finished or isinstance(delta, dict) and delta.get("stop_reason") is not None
         elif name == "content_block_delta" and isinstance(delta := event.get("delta"), dict):
             if delta.get("type") == "text_delta":
                 return text_content(delta.get("text"), "content_block_delta.delta.text")

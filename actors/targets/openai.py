@@ -12,7 +12,7 @@ from engine.actors.targets.http.common import (
     text_content,
     token_count,
 )
-from engine.actors.targets.streaming import StreamedAnswer, cut_short, error_in_stream
+from engine.actors.targets.streaming import StreamedAnswer, error_in_stream
 from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.spec import OpenAITargetSpec
 from engine.events.targets import OPENAI_SAMPLING as SAMPLING
@@ -62,8 +62,7 @@ class OpenAITarget(JsonApiTarget):
         chunks = ChatChunks()
         answer = StreamedAnswer(chunks.on_event)
         await self.stream(chat_body(self.spec, request), request.timeout_s, answer)
-        if not chunks.done:
-            raise cut_short("data: [DONE]")
+        answer.check_ended(chunks.done or chunks.finished, "data: [DONE]")
         tokens_in, tokens_out = (
             token_count(chunks.usage, "prompt_tokens"),
             token_count(chunks.usage, "completion_tokens"),
@@ -80,6 +79,7 @@ class _Delta(msgspec.Struct):
 
 class _Choice(msgspec.Struct):
     delta: _Delta | None = None
+    finish_reason: str | None = None
 
 
 class _Chunk(msgspec.Struct):
@@ -99,6 +99,7 @@ class ChatChunks:
 
     def __init__(self) -> None:
         self.done = False
+        self.finished = False  # a finish_reason arrived: the answer is whole, [DONE] or not
         self.usage: dict[str, Any] | None = None
 
     def on_event(self, name: str, data: str) -> str:
@@ -113,6 +114,9 @@ class ChatChunks:
             raise error_in_stream(chunk.error)
         if chunk.usage is not None:
             self.usage = chunk.usage
-        if not chunk.choices or chunk.choices[0].delta is None:
+        if not chunk.choices:  # the usage chunk's choices are empty
             return ""
-        return chunk.choices[0].delta.content or ""
+        choice = chunk.choices[0]
+        if choice.finish_reason is not None:
+            self.finished = True
+        return choice.delta.content or "" if choice.delta is not None else ""

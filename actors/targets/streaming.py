@@ -45,6 +45,18 @@ class StreamedAnswer:
             if not before:
                 self.first_at = self.last_at
 
+    def check_ended(self, finished: bool, marker: str) -> None:
+        """The body ended cleanly (its HTTP framing whole): a complete answer if its end marker or a
+        finish reason arrived (servers such as llama.cpp variants and some proxies skip the marker; a
+        half event after it is read past), else a network error saying where it was cut."""
+        if finished:
+            return
+        if self._events.mid_event:
+            raise TargetError(
+                "infra", "network: the stream ended mid-event", retryable=True, error_class="network"
+            )
+        raise cut_short(marker)
+
     @property
     def text(self) -> str:
         return "".join(self.parts)
@@ -70,10 +82,12 @@ def event_json(data: str) -> dict[str, Any]:
 
 
 def cut_short(marker: str) -> TargetError:
-    """A stream whose body ended cleanly before its end marker: cut mid-answer, retried as a network error."""
+    """A stream whose body ended between events before its end marker or a finish reason: cut
+    mid-answer, retried as a network error."""
     return TargetError(
-        "infra", f"network: the stream ended before {marker}", retryable=True, error_class="network"
-    )
+        "infra", f"network: the stream ended before {marker} or a finish reason", retryable=True,
+        error_class="network",
+    )  # fmt: skip
 
 
 def error_in_stream(detail: Any) -> TargetError:

@@ -19,6 +19,11 @@ class EventReader:
         self._name = ""
         self._data: list[str] = []
 
+    @property
+    def mid_event(self) -> bool:
+        """Whether the bytes so far end inside an event (a line or an event not yet ended)."""
+        return bool(self._partial or self._data or self._name)
+
     def feed(self, piece: bytes) -> list[Event]:
         buffer = self._partial + piece if self._partial else piece
         lines = buffer.split(b"\n")
