@@ -103,16 +103,11 @@ class HttpPool:
 
     async def post(self, body: bytes, timeout_s: float) -> tuple[int, dict[str, str], bytes]:
         """Status, headers (names in lower case) and body; a wire failure raises an HttpError."""
-        phase = "pool"
+        phase = ["pool"]
         with trio.move_on_after(timeout_s):
-            conn = await self._acquire()
-            if conn is None:
-                phase = "connect"
-                conn = await self._connect()
+            conn = await self._send(body, phase)
             try:
-                phase = "write"
-                await conn.send_all(b"%s%d\r\n\r\n%s" % (self._head, len(body), body))
-                phase = "read"
+                phase[0] = "read"
                 status, headers, content, keep = await read_response(conn)
             except BaseException:
                 self._discard(conn)
@@ -121,36 +116,31 @@ class HttpPool:
             if not conn.parked:  # every call gives the scheduler a turn, even one served at once
                 await trio.lowlevel.checkpoint()
             return status, headers, content
-        raise _TIMEOUTS[phase](f"no {phase} within {timeout_s:g} s")
+        raise _TIMEOUTS[phase[0]](f"no {phase[0]} within {timeout_s:g} s")
 
     async def stream(
         self, body: bytes, limits: StreamTimeouts, sink: StreamSink
     ) -> tuple[int, dict[str, str], bytes]:
         """Status and headers of a streamed answer, whose body goes to `sink` piece by piece as it
         arrives; an error answer's (not 2xx) body is returned whole instead."""
-        phase = "pool"
+        phase = ["pool"]
         with trio.move_on_after(limits.total_s):
-            conn = await self._acquire()
-            if conn is None:
-                phase = "connect"
-                conn = await self._connect()
+            conn = await self._send(body, phase)
+            sink.sent()
             try:
-                phase = "write"
-                await conn.send_all(b"%s%d\r\n\r\n%s" % (self._head, len(body), body))
-                sink.sent()
-                phase = "first byte"
+                phase[0] = "first byte"
                 if limits.first_byte_s < limits.total_s:  # else the call's own deadline is the nearer
                     with trio.fail_after(limits.first_byte_s):
                         status, keep, headers, data = await read_head(conn)
                 else:
                     status, keep, headers, data = await read_head(conn)
-                phase = "read"
+                phase[0] = "read"
                 reader = BodyStream(conn, status, headers, data, keep)
                 idle_s = limits.idle_s if limits.idle_s < limits.total_s else None
                 content = await drain(reader, idle_s, sink if 200 <= status < 300 else None)
             except trio.TooSlowError:
                 self._discard(conn)
-                first = phase == "first byte"
+                first = phase[0] == "first byte"
                 what = "first byte" if first else "streamed piece"
                 limit = f"{limits.first_byte_s:g} s (first_byte_timeout_s)" if first else (
                     f"{limits.idle_s:g} s (idle_timeout_s)"
@@ -161,7 +151,22 @@ class HttpPool:
                 raise
             self._release(conn, reader.keep)
             return status, headers, content
-        raise _TIMEOUTS.get(phase, ReadTimeout)(f"no answer within {limits.total_s:g} s ({phase})")
+        raise _TIMEOUTS.get(phase[0], ReadTimeout)(f"no answer within {limits.total_s:g} s ({phase[0]})")
+
+    async def _send(self, body: bytes, phase: list[str]) -> Connection:
+        """A connection with the request written on it: what `post` and `stream` share. `phase[0]`
+        follows where the call is, for the message of a deadline that runs out there."""
+        conn = await self._acquire()
+        if conn is None:
+            phase[0] = "connect"
+            conn = await self._connect()
+        try:
+            phase[0] = "write"
+            await conn.send_all(b"%s%d\r\n\r\n%s" % (self._head, len(body), body))
+        except BaseException:
+            self._discard(conn)
+            raise
+        return conn
 
     async def _acquire(self) -> Connection | None:
         """An idle connection, or None once this pool may open one (waiting for a free slot)."""
