@@ -19,6 +19,16 @@ async def run_file(path: Path, store: MemoryStore | None = None, run_id: str | N
         return await eng.run(spec, source=str(path), run_id=run_id)
 
 
+def keystone_spec(replicas: int, cases: int = 6) -> str:
+    """A Keystone spec in its users' vocabulary: a CLI agent at ./bin/my-agent, `replicas` per case."""
+    head = (
+        "name: fix-failing-test\nagent:\n  type: cli\n  binary: ./bin/my-agent\n"
+        f"parallelism:\n  replicas: {replicas}\ncases:\n"
+    )
+    rows = (f'  - {{ id: scenario-{i:03d}, prompt: "fix test {i:03d}" }}' for i in range(cases))
+    return head + "\n".join(rows)
+
+
 def write_script(path: Path, body: str) -> Path:
     """An executable shell script (an agent or a verifier a user keeps beside the experiment)."""
     path.parent.mkdir(parents=True, exist_ok=True)

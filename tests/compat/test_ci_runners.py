@@ -9,20 +9,12 @@ import json
 from pathlib import Path
 
 from engine.events import kinds as k
-from engine.store.log.event_log import EventLog
+from engine.store.open import open_event_log
 from engine.store.projection import run_events
-from tests.compat.helpers import write_script
+from tests.compat.helpers import keystone_spec, write_script
 from tests.conftest import run_engine
 
-SPEC = """
-name: fix-failing-test
-agent:
-  type: cli
-  binary: ./bin/my-agent
-parallelism:
-  replicas: 2
-cases:
-""" + "\n".join(f'  - {{ id: scenario-{i:03d}, prompt: "fix test {i:03d}" }}' for i in range(6))
+SPEC = keystone_spec(replicas=2)
 
 FAST = 'read prompt\necho "tests pass"\n'
 # the gates below are about the baseline they find, not latency: this shared machine's noise is not gated
@@ -41,7 +33,7 @@ def _run(folder: Path, run_id: str, agent: str, *extra: str, store: str = "st", 
 
 
 def _started(folder: Path, run_id: str, store: str = "st") -> k.RunStarted:
-    with EventLog(folder / store) as log:
+    with open_event_log(folder / store) as log:
         return next(e for e in run_events(log, run_id) if isinstance(e, k.RunStarted))
 
 

@@ -9,19 +9,11 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tests.compat.helpers import write_script
+from tests.compat.helpers import keystone_spec, write_script
 from tests.compat.test_fleet import project as fleet_project
 from tests.conftest import run_engine
 
-SPEC = """
-name: fix-failing-test
-agent:
-  type: cli
-  binary: ./bin/my-agent
-parallelism:
-  replicas: 10
-cases:
-""" + "\n".join(f'  - {{ id: scenario-{i:03d}, prompt: "fix test {i:03d}" }}' for i in range(6))
+SPEC = keystone_spec(replicas=10)
 
 HEALTHY = 'read prompt\necho "tests pass"\n'
 # the candidate's scenario-002 calls a test runner that is not installed: the agent never starts it

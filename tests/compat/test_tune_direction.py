@@ -17,21 +17,10 @@ from engine.api import open_engine, spec_from_dict
 from engine.events.spec import ParameterRange, TuneSpec
 from engine.input.loader import load_experiment
 from tests.compat.helpers import run_file
-from tests.compat.test_zeph import BENCHMARK
+from tests.compat.test_zeph import BENCHMARK, CONFIG_HEAD
 from tests.test_tune_search import TEMPERATURE, TOP_P
 
-ZEPH = """
-name = "zeph-self-tuning"
-
-[target]
-kind = "python"
-callable = "zeph_agent:answer"
-
-[experiments]
-enabled = true
-eval_model = "claude-sonnet-4-20250514"
-benchmark_file = "benchmarks/eval.toml"
-"""
+ZEPH = CONFIG_HEAD  # with Zeph's own defaults: no budget keys
 JUDGE_TOKENS = 900  # a rubric, the question and the answer: what a real judge call reads
 
 

@@ -21,7 +21,9 @@ from tests.compat.helpers import run_file
 EPOCH = 1_800_000_000.0
 SUBJECT_TOKENS = 40_000  # a long context per call: far more than the judge ever reads
 
-CONFIG = """
+# a Zeph config's agent and self-tuning table, before its budget keys (tests/compat/test_tune_direction.py
+# runs it with Zeph's defaults)
+CONFIG_HEAD = """
 name = "zeph-self-tuning"
 
 [target]
@@ -32,7 +34,8 @@ callable = "zeph_agent:answer"
 enabled = true
 eval_model = "claude-sonnet-4-20250514"
 benchmark_file = "benchmarks/eval.toml"
-max_experiments = 3
+"""
+CONFIG = CONFIG_HEAD + """max_experiments = 3
 max_wall_time_secs = 3600
 min_improvement = 0.5
 eval_budget_tokens = 100000
