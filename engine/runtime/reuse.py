@@ -9,6 +9,7 @@ sent. Only outputs are indexed: an error or a timeout is never reused.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import msgspec
@@ -54,10 +55,7 @@ class Reuse:
 
     def match(self, job: TrialJob) -> tuple[reuse_index.Source, k.TrialCompleted] | None:
         """The newest output this job may take (where it is, and its event), or None: no call, no write."""
-        for source in reversed(reuse_index.sources(self.log, job.fingerprint)):
-            if not self._allowed(source):
-                continue
-            event = self._event(source.seq)
+        for source, event in self._candidates(job.fingerprint):
             if not isinstance(event, k.TrialCompleted) or event.fingerprint != job.fingerprint:
                 continue  # an index record the log does not back is never trusted
             if event.exit_code and not job.request.accept_nonzero_exit:
@@ -67,10 +65,7 @@ class Reuse:
 
     def find_grade(self, fingerprint: str) -> k.GraderResult | None:
         """An earlier grade of the same judge call (graders.judge), named as reused; None: ask the judge."""
-        for source in reversed(reuse_index.sources(self.log, fingerprint)):
-            if not self._allowed(source):
-                continue
-            event = self._event(source.seq)
+        for source, event in self._candidates(fingerprint):
             grades = event.grades if isinstance(event, k.TrialGraded) else []
             for grade in grades:
                 if grade.fingerprint == fingerprint and not grade.error:
@@ -79,13 +74,17 @@ class Reuse:
 
     def find_verdict(self, fingerprint: str) -> k.PairwiseJudged | None:
         """An earlier pairwise verdict on the same call (graders.pairwise); None: ask the judge."""
-        for source in reversed(reuse_index.sources(self.log, fingerprint)):
-            if not self._allowed(source):
-                continue
-            event = self._event(source.seq)
+        for source, event in self._candidates(fingerprint):
             if isinstance(event, k.PairwiseJudged) and event.fingerprint == fingerprint and not event.error:
                 return msgspec.structs.replace(event, reused_from=event.reused_from or source.run_id)
         return None
+
+    def _candidates(self, fingerprint: str) -> Iterator[tuple[reuse_index.Source, k.AnyEvent | None]]:
+        """The indexed events of this fingerprint that this run may take, newest first (read lazily:
+        the first that serves ends the reads)."""
+        for source in reversed(reuse_index.sources(self.log, fingerprint)):
+            if self._allowed(source):
+                yield source, self._event(source.seq)
 
     def _allowed(self, source: reuse_index.Source) -> bool:
         if source.run_id == self.run_id or source.made_ts < self.oldest_ts:
