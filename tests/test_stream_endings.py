@@ -14,6 +14,7 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.actors.targets.anthropic import AnthropicTarget
 from engine.actors.targets.openai import OpenAITarget
 from engine.actors.targets.target_protocol import TargetError, TargetResponse
 from tests.shims import target_spec
@@ -58,7 +59,7 @@ def _answer(body: bytes, framing: str = "chunked", cuts: tuple[int, ...] = ()) -
     return [f"{head}connection: close\r\n\r\n".encode(), *parts]
 
 
-async def _call(answer: list[bytes], stream: bool = True) -> TargetResponse:
+async def _call(answer: list[bytes], stream: bool = True, kind: str = "openai") -> TargetResponse:
     """One call of the openai kind to a server that reads the request, writes each part of `answer`
     once the client waits for more (so each is a read of its own), then closes."""
 
@@ -78,9 +79,8 @@ async def _call(answer: list[bytes], stream: bool = True) -> TargetResponse:
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(functools.partial(trio.serve_tcp, serve, 0, host="127.0.0.1"))
         port = listeners[0].socket.getsockname()[1]
-        target = OpenAITarget(
-            target_spec(kind="openai", base_url=f"http://127.0.0.1:{port}/v1", stream=stream)
-        )
+        made = OpenAITarget if kind == "openai" else AnthropicTarget
+        target = made(target_spec(kind=kind, base_url=f"http://127.0.0.1:{port}/v1", stream=stream))
         try:
             outcome: TargetResponse | TargetError = await target.call(request())
         except TargetError as exc:  # raised out of the nursery, not wrapped in an exception group
@@ -139,3 +139,40 @@ async def test_a_connection_closed_mid_chunk_is_a_network_error() -> None:
     with pytest.raises(TargetError) as cut:
         await _call([answer[: len(answer) // 2]])
     assert cut.value.error_class == "network" and cut.value.retryable
+
+
+def _messages_sse(stop_reason: bool = True, stop: bool = True) -> bytes:
+    """The Messages API's events for WORDS: message_start, a ping, a text delta per word, message_delta
+    (with its stop_reason unless told otherwise), message_stop."""
+    start = {"type": "message_start", "message": {"content": [], "usage": {"input_tokens": 9}}}
+    events = [("message_start", start), ("ping", {"type": "ping"})]
+    events += [("content_block_delta", {"delta": {"type": "text_delta", "text": w}}) for w in WORDS]
+    delta = {"stop_reason": "end_turn"} if stop_reason else {}
+    events.append(("message_delta", {"delta": delta, "usage": {"output_tokens": len(WORDS)}}))
+    if stop:
+        events.append(("message_stop", {"type": "message_stop"}))
+    return b"".join(f"event: {name}\n".encode() + _event(data) for name, data in events)
+
+
+@pytest.mark.parametrize("framing", ["chunked", "length", "close"])
+async def test_a_messages_stream_ends_at_message_stop_or_a_stop_reason(framing: str) -> None:
+    whole = {"content": [{"type": "text", "text": "".join(WORDS)}],
+             "usage": {"input_tokens": 9, "output_tokens": len(WORDS)}}  # fmt: skip
+    expected = await _call(_answer(json.dumps(whole).encode(), "length"), stream=False, kind="anthropic")
+    assert expected.text == "".join(WORDS)
+    for body in (_messages_sse(), _messages_sse(stop=False)):  # message_stop, or only a stop_reason
+        streamed = await _call(_answer(body, framing), kind="anthropic")
+        _same(streamed, expected)
+        assert streamed.ttft_ms is not None
+
+
+@pytest.mark.parametrize("framing", ["chunked", "length", "close"])
+async def test_a_messages_stream_cut_before_its_end_is_a_network_error(framing: str) -> None:
+    with pytest.raises(TargetError) as cut:
+        await _call(_answer(_messages_sse(stop_reason=False, stop=False), framing), kind="anthropic")
+    assert cut.value.error_class == "network" and cut.value.retryable
+    assert "before event: message_stop or a finish reason" in cut.value.message
+    body = _messages_sse(stop_reason=False, stop=False) + b'event: content_block_delta\ndata: {"del'
+    with pytest.raises(TargetError) as mid:
+        await _call(_answer(body, framing), kind="anthropic")
+    assert mid.value.error_class == "network" and "mid-event" in mid.value.message
