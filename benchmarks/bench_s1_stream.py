@@ -5,6 +5,9 @@ chunked HTTP) and once reading whole answers, rounds interleaved so the machine'
 Prints the medians over `--rounds` fresh processes of each run's wall and CPU seconds, the per-trial
 CPU of each ((CPU of the 2,000-trial run - CPU of a 1-trial run) / 1,999, start-up excluded) and what
 streaming adds per trial (target: < 20%). The server runs in its own process (its CPU not counted).
+A third run, "streamed, one write", reads the same events from a server that sends each streamed
+answer in one write (as a buffering proxy does): the difference between the two streamed runs is what
+the wake-ups per token cost, the rest is reading the events.
 
     python benchmarks/bench_s1_stream.py [--rounds 3] [--cases 2000] [--concurrency 64]
 """
@@ -37,11 +40,16 @@ def main() -> None:
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     server, base_url = start_server(0)
+    joined_server, joined_url = start_server(0, joined_stream=True)
     try:
-        with tempfile.TemporaryDirectory() as folder:
+        with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as other:
             big = write_experiment(Path(folder), base_url, args.cases, args.concurrency)
             one = write_experiment(Path(folder), base_url, 1, args.concurrency)
-            runs = {"whole": (big, one), "streamed": (streamed(big), streamed(one))}
+            joined = [write_experiment(Path(other), joined_url, n, args.concurrency) for n in (args.cases, 1)]
+            runs = {
+                "whole": (big, one), "streamed": (streamed(big), streamed(one)),
+                "streamed, one write": (streamed(joined[0]), streamed(joined[1])),
+            }  # fmt: skip
             run_once(runs["streamed"][1], env)  # bytecode caches written, files in the page cache
             load = os.getloadavg()
             samples: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {
@@ -53,8 +61,9 @@ def main() -> None:
                     samples[name][1].append(run_once(single, env))
             load_after = os.getloadavg()
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        for process in (server, joined_server):
+            process.terminate()
+            process.wait(timeout=10)
     print(f"load average {load[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} CPUs); "
           f"medians of {args.rounds} rounds; CPU = the engine process's user + sys")  # fmt: skip
     per_trial = {}
@@ -66,6 +75,10 @@ def main() -> None:
               + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in bigs))  # fmt: skip
     added = per_trial["streamed"] / per_trial["whole"] - 1
     print(f"streaming adds {added:+.0%} CPU per trial (target < +20%: {'met' if added < 0.2 else 'missed'})")
+    joined_added = per_trial["streamed, one write"] / per_trial["whole"] - 1
+    wakeups_us = (per_trial["streamed"] - per_trial["streamed, one write"]) * 1000
+    print(f"the same events in one write add {joined_added:+.0%}: the wake-ups per token cost "
+          f"{wakeups_us:.0f} us per trial")  # fmt: skip
 
 
 if __name__ == "__main__":

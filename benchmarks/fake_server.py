@@ -11,10 +11,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def start_server(latency_ms: int) -> tuple[subprocess.Popen[str], str]:
-    """(the server's process, its base URL); the caller kills the process."""
+def start_server(latency_ms: int, joined_stream: bool = False) -> tuple[subprocess.Popen[str], str]:
+    """(the server's process, its base URL); the caller kills the process. `joined_stream`: a streamed
+    answer is one write (as a buffering proxy sends it), not a write per token."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0", "--latency-ms", str(latency_ms)]
+    cmd += ["--joined-stream"] if joined_stream else []
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()

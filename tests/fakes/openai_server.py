@@ -103,6 +103,9 @@ class FakeOpenAI:
     first_token_ms: float = 0.0
     token_gap_ms: float = 0.0
     pace_by_model: dict[str, tuple[float, float]] = field(default_factory=dict)  # model: (first, gap)
+    # the whole streamed answer in one write, as a buffering proxy sends it: what reading the events
+    # costs without a wake-up per token (benchmarks/bench_s1_stream.py)
+    joined_stream: bool = False
     # a provider's request shape (tests/fakes/provider_shapes.py): a request off it gets its error
     shape: ProviderShape | None = None
     _arrivals: list[tuple[int, trio.Event]] = field(default_factory=list)
@@ -328,6 +331,10 @@ async def _stream_answer(
     """Send a streamed answer, token by token at the server's pace; False when it was cut."""
     tokens, closing = _stream_events(server, path, body)
     head = h11.Response(status_code=200, headers=[("content-type", "text/event-stream")])
+    if server.joined_stream and not cut:
+        writes = [head, *(h11.Data(data=event) for event in [*tokens, *closing]), h11.EndOfMessage()]
+        await stream.send_all(b"".join(conn.send(part) or b"" for part in writes))
+        return True
     await stream.send_all(conn.send(head) or b"")
     first_ms, gap_ms = server.pace_by_model.get(
         body.get("model"), (server.first_token_ms, server.token_gap_ms)
@@ -373,8 +380,8 @@ async def open_fake_openai(
         nursery.cancel_scope.cancel()
 
 
-async def _main(port: int, latency_ms: float) -> None:
-    server = FakeOpenAI(latency_ms=latency_ms, keep_requests=False)
+async def _main(port: int, latency_ms: float, joined_stream: bool) -> None:
+    server = FakeOpenAI(latency_ms=latency_ms, keep_requests=False, joined_stream=joined_stream)
     async with trio.open_nursery() as nursery:
         serve = functools.partial(
             trio.serve_tcp, functools.partial(_connection, server), port, host="127.0.0.1"
@@ -388,8 +395,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--joined-stream", action="store_true", help="a streamed answer in one write")
     args = parser.parse_args()
     try:
-        trio.run(_main, args.port, args.latency_ms)
+        trio.run(_main, args.port, args.latency_ms, args.joined_stream)
     except KeyboardInterrupt:
         pass
