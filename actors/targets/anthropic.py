@@ -10,7 +10,7 @@ from engine.actors.targets.http.common import (
     text_content,
     token_count,
 )
-from engine.actors.targets.streaming import StreamedAnswer, error_in_stream, event_json
+from engine.actors.targets.streaming import error_in_stream, event_json, read_stream
 from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.targets import ANTHROPIC_SAMPLING as SAMPLING
 from engine.events.targets import AnthropicTargetSpec
@@ -56,18 +56,11 @@ class AnthropicTarget(JsonApiTarget):
         return TargetResponse(text=text, tokens_in=tokens_in, tokens_out=tokens_out)  # priced by the executor
 
     async def _streamed(self, request: TargetRequest) -> TargetResponse:
-        events = MessageEvents()
-        answer = StreamedAnswer(events.on_event)
-        await self.stream(messages_body(self.spec, request), request.timeout_s, answer)
-        answer.check_ended(events.done or events.finished, "event: message_stop")
-        tokens_in, tokens_out = (
-            token_count(events.usage, "input_tokens"),
-            token_count(events.usage, "output_tokens"),
-        )
-        ttft_ms, rate = answer.pace(tokens_out)
-        return TargetResponse(
-            text=answer.text, tokens_in=tokens_in, tokens_out=tokens_out, ttft_ms=ttft_ms, tokens_per_s=rate
-        )
+        body = messages_body(self.spec, request)
+        return await read_stream(
+            lambda answer: self.stream(body, request.timeout_s, answer), MessageEvents(),
+            "event: message_stop", ("input_tokens", "output_tokens"),
+        )  # fmt: skip
 
 
 class MessageEvents:

@@ -12,7 +12,7 @@ from engine.actors.targets.http.common import (
     text_content,
     token_count,
 )
-from engine.actors.targets.streaming import StreamedAnswer, error_in_stream
+from engine.actors.targets.streaming import error_in_stream, read_stream
 from engine.actors.targets.target_protocol import TargetRequest, TargetResponse
 from engine.events.spec import OpenAITargetSpec
 from engine.events.targets import OPENAI_SAMPLING as SAMPLING
@@ -59,18 +59,11 @@ class OpenAITarget(JsonApiTarget):
         return TargetResponse(text=text, tokens_in=tokens_in, tokens_out=tokens_out)  # priced by the executor
 
     async def _streamed(self, request: TargetRequest) -> TargetResponse:
-        chunks = ChatChunks()
-        answer = StreamedAnswer(chunks.on_event)
-        await self.stream(chat_body(self.spec, request), request.timeout_s, answer)
-        answer.check_ended(chunks.done or chunks.finished, "data: [DONE]")
-        tokens_in, tokens_out = (
-            token_count(chunks.usage, "prompt_tokens"),
-            token_count(chunks.usage, "completion_tokens"),
-        )
-        ttft_ms, rate = answer.pace(tokens_out)
-        return TargetResponse(
-            text=answer.text, tokens_in=tokens_in, tokens_out=tokens_out, ttft_ms=ttft_ms, tokens_per_s=rate
-        )
+        body = chat_body(self.spec, request)
+        return await read_stream(
+            lambda answer: self.stream(body, request.timeout_s, answer), ChatChunks(), "data: [DONE]",
+            ("prompt_tokens", "completion_tokens"),
+        )  # fmt: skip
 
 
 class _Delta(msgspec.Struct):

@@ -9,15 +9,15 @@ stream_options.include_usage), else the events that carried text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import msgspec
 import trio
 
-from engine.actors.targets.http.common import malformed
+from engine.actors.targets.http.common import malformed, token_count
 from engine.actors.targets.http.sse import EventReader
-from engine.actors.targets.target_protocol import TargetError
+from engine.actors.targets.target_protocol import TargetError, TargetResponse
 
 _decode = msgspec.json.Decoder().decode
 
@@ -68,6 +68,34 @@ class StreamedAnswer:
         tokens, span = tokens_out or len(self.parts), self.last_at - self.first_at
         rate = round((tokens - 1) / span, 3) if tokens > 1 and span > 0 else None
         return round((self.first_at - self.sent_at) * 1000, 3), rate
+
+
+class StreamEvents(Protocol):
+    """A kind's reader of its own events: the text each carried, whether the end marker (`done`) or a
+    finish reason (`finished`) came, and the usage the server sent."""
+
+    done: bool
+    finished: bool
+    usage: dict[str, Any] | None
+
+    def on_event(self, name: str, data: str) -> str: ...
+
+
+async def read_stream(
+    send: Callable[[StreamedAnswer], Awaitable[None]], events: StreamEvents, marker: str,
+    usage_keys: tuple[str, str],
+) -> TargetResponse:  # fmt: skip
+    """A streamed call's response: `send` streams the request's answer into a StreamedAnswer reading
+    `events`; it must end with `marker` or a finish reason. `usage_keys`: the input and output token
+    counts' names in the kind's usage."""
+    answer = StreamedAnswer(events.on_event)
+    await send(answer)
+    answer.check_ended(events.done or events.finished, marker)
+    tokens_in, tokens_out = (token_count(events.usage, key) for key in usage_keys)
+    ttft_ms, rate = answer.pace(tokens_out)
+    return TargetResponse(
+        text=answer.text, tokens_in=tokens_in, tokens_out=tokens_out, ttft_ms=ttft_ms, tokens_per_s=rate
+    )
 
 
 def event_json(data: str) -> dict[str, Any]:
