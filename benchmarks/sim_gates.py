@@ -7,22 +7,21 @@ more than 20%, the new one when the bootstrap interval of the p95 ratio lies abo
 variants, each at a Bonferroni-corrected level). Per case: 8 cases x 10 replicas at the same pass
 chance in both runs; a case fires when Fisher's exact test, Holm-corrected across cases, says so.
 Error rate: 20 cases x 5 repeats, each case with its own chance of an error (errors cluster on some
-cases: Beta-distributed around the run's rate); per case the share of trials that errored, paired by
-case with the sign-flip test `engine compare` uses, Holm across the variants, and a rise of more than
-0.02; A/A pairs draw both runs from the same chances, a broken candidate adds errors on top.
+cases: Beta-distributed around the run's rate); per case the errored trials, tested within each case
+by the stratified test `engine compare`'s error-rate row uses (stats/stratified.py), Holm across the
+variants, and a rise of more than 0.02; A/A pairs draw both runs from the same chances, a broken candidate adds errors on top.
 """
 
 from __future__ import annotations
 
 import argparse
-from fractions import Fraction
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from engine.stats import inference as stats
-from engine.stats.comparisons import compare_cases
 from engine.stats.gates import fisher_exact, p95_ratio_interval
+from engine.stats.stratified import stratified_mid_p
 
 ERROR_CASES, ERROR_REPEATS, ERROR_THRESHOLD = 20, 5, 0.02
 
@@ -72,17 +71,15 @@ def error_alarms(pairs: int, variants: int, rates: tuple[float, float], seed: in
     base_rate, cand_rate = rates
     extra = (cand_rate - base_rate) / (1 - base_rate)  # independent extra errors on top of each case's
     fired = 0
-    for i in range(pairs):
+    for _ in range(pairs):
         p_values, deltas = [], []
         for _ in range(variants):
             chances = rng.beta(0.5, 0.5 * (1 - base_rate) / base_rate, ERROR_CASES)
             cand_chances = 1 - (1 - chances) * (1 - extra)
             base = rng.binomial(ERROR_REPEATS, chances)
             cand = rng.binomial(ERROR_REPEATS, cand_chances)
-            b = {f"c{j}": Fraction(int(n), ERROR_REPEATS) for j, n in enumerate(base)}
-            c = {f"c{j}": Fraction(int(n), ERROR_REPEATS) for j, n in enumerate(cand)}
-            result = compare_cases(b, c, seed=i, resamples=1)  # its p only
-            p_values.append(result.p_value)
+            counts = zip(base.tolist(), cand.tolist(), strict=True)  # the error-rate row's own test
+            p_values.append(stratified_mid_p((b, ERROR_REPEATS, c, ERROR_REPEATS) for b, c in counts))
             deltas.append(float(np.mean(cand) - np.mean(base)) / ERROR_REPEATS)
         adjusted = stats.holm(p_values)
         fired += any(

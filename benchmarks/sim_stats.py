@@ -23,6 +23,7 @@ import scipy.stats
 
 from engine.stats import inference as stats
 from engine.stats.sequential_looks import look_decision, look_level
+from engine.stats.stratified import stratified_mid_p
 
 CASES, REPEATS, ALPHA = 50, 3, 0.05
 
@@ -105,14 +106,19 @@ def sequential(runs: int, shift: float, seed: int, cases: int = 40, repeats: int
 def small_suite(runs: int, cases: int, metric: str, shift: float, seed: int) -> tuple[float, float]:
     """(engine's rejection rate, the paired t's) on `cases` x REPEATS per-case shares: pass rates of
     Beta(2, 2) cases, or error rates with errors clustered on some cases (chance Beta(0.5, 4), mean 11%)
-    as the error-rate row compares them."""
+    as the error-rate row compares them (with its own test, stats/stratified.py)."""
     rng = np.random.default_rng(seed)
     ours = reference = 0
     for i in range(runs):
         chances = rng.beta(2, 2, cases) if metric == "pass rate" else rng.beta(0.5, 4, cases)
         base, cand = pass_rates(rng, chances), pass_rates(rng, chances + shift)
-        result = stats.paired_comparison(base, cand, seed=i, resamples=1)
-        ours += result.p_value is not None and result.p_value < ALPHA
+        if metric == "pass rate":
+            p_value = stats.paired_comparison(base, cand, seed=i, resamples=1).p_value
+        else:  # the error-rate row's own test: trial counts within each case (stats/stratified.py)
+            pairs = zip(base, cand, strict=True)
+            counts = [(int(b * REPEATS), REPEATS, int(c * REPEATS), REPEATS) for b, c in pairs]
+            p_value = stratified_mid_p(counts)
+        ours += p_value is not None and p_value < ALPHA
         diffs = np.array([float(c - b) for b, c in zip(base, cand, strict=True)])
         if diffs.any():
             reference += scipy.stats.ttest_1samp(diffs, 0.0).pvalue < ALPHA

@@ -11,6 +11,7 @@ from engine.events.report import Latency, Pace, RunReport, VariantReport
 from engine.events.spec import GateSpec
 from engine.stats import inference as stats
 from engine.stats.run_spread import margin
+from engine.stats.stratified import stratified_mid_p
 from engine.store.projections.run_state import RunState
 from engine.store.projections.variant_report import stops_at_first_pass
 from engine.views.compare.columns import ComparedColumns, paired_figures
@@ -158,10 +159,14 @@ def _paired(
         return MetricDelta(variant=label, metric=metric, baseline=b_mean, candidate=c_mean, delta=None,
                            threshold=max_drop, direction="unknown", regressed=False)  # fmt: skip
     delta = round(c_mean - b_mean, 6)
-    significant = result.p_value is None or result.p_value < alpha
+    p_value = result.p_value
+    if metric == "error_rate":  # sparse, clustered errors: tested trial by trial within each case
+        counts = zip(b.num.tolist(), b.den.tolist(), c.num.tolist(), c.den.tolist(), strict=True)
+        p_value = stratified_mid_p(counts)
+    significant = p_value is None or p_value < alpha
     row = MetricDelta(
         variant=label, metric=metric, baseline=round(b_mean, 6), candidate=round(c_mean, 6), delta=delta,
-        threshold=max_drop, p_value=result.p_value,
+        threshold=max_drop, p_value=p_value,
         direction=direction(delta, higher_is_better=metric != "error_rate"), regressed=False,
     )  # fmt: skip
     row.regressed = _worse_by(row) > max_drop and significant
