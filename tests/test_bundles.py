@@ -281,3 +281,29 @@ def test_a_bundle_path_that_does_not_exist_is_named(tmp_path: Path) -> None:
     assert done.returncode == 2 and err.strip() == (
         "error: nope.bundle: RUN_ID: no such bundle file (a run id, or a .bundle file's path)"
     )
+
+
+def test_the_cycle_collector_pauses_for_an_import_and_comes_back(tmp_path: Path, bundled: Path) -> None:
+    """Import keeps the whole bundle alive through one transaction: full collections would walk it
+    again and again (time per trial growing with the bundle), so the collector is off for it, and on
+    again after it, whether it imported, found the run already there or refused a different one."""
+    import gc
+
+    bundle = load_bundle(bundled)
+    seen: list[bool] = []
+    with open_event_log(tmp_path / "dest") as log:
+        append = log.append
+
+        def watched_append(*args: Any, **kwargs: Any) -> Any:
+            seen.append(gc.isenabled())
+            return append(*args, **kwargs)
+
+        log.append = watched_append  # type: ignore[method-assign]
+        assert import_bundle(log, bundle, "b1.bundle") == ("b1", "imported")
+        assert seen == [False] and gc.isenabled()
+        assert import_bundle(log, bundle, "b1.bundle") == ("b1", "already present")
+        assert gc.isenabled()
+        other = msgspec.structs.replace(bundle, events=bundle.events[:-1])
+        with pytest.raises(UserError):
+            import_bundle(log, other, "other.bundle")
+        assert gc.isenabled()

@@ -9,6 +9,9 @@ checks `engine check` makes of a store (store/bundle_checks.py) and its run id t
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from typing import Literal
 
 import msgspec
@@ -36,6 +39,28 @@ def import_bundle(
         check_run_id(as_id, "engine import", "--as")  # the rule every new run id follows
     else:
         _check_bundled_id(source_id, name)
+    with _collector_paused():
+        return _import_checked(log, bundle, name, source_id, run_id)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cycle collector off while a bundle is checked and appended: the whole bundle and what the
+    keepers fold from it stay alive through the one transaction, and every full collection walked all
+    of it again, so import time per trial grew with the bundle (benchmarks/README.md, "Import in
+    bounded pieces"). An import makes no cycles worth collecting; the collector is back on after it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _import_checked(
+    log: EventStore, bundle: Bundle, name: str, source_id: str, run_id: str
+) -> tuple[str, Outcome]:
     if problems := bundle_problems(bundle):
         raise UserError(f"{name}: refused, nothing imported: {summary(problems)}")
     rows = [(r.tag, r.data) for r in bundle.events]
