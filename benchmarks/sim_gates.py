@@ -9,7 +9,8 @@ chance in both runs; a case fires when Fisher's exact test, Holm-corrected acros
 Error rate: 20 cases x 5 repeats, each case with its own chance of an error (errors cluster on some
 cases: Beta-distributed around the run's rate); per case the errored trials, tested within each case
 by the stratified test `engine compare`'s error-rate row uses (stats/stratified.py), Holm across the
-variants, and a rise of more than 0.02; A/A pairs draw both runs from the same chances, a broken candidate adds errors on top.
+variants, and a rise of more than 0.02; A/A pairs draw both runs from the same chances, a broken
+candidate adds errors on top.
 """
 
 from __future__ import annotations

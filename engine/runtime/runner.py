@@ -29,13 +29,13 @@ from engine.actors.targets.target_protocol import TargetError
 from engine.actors.variants import propose_variants
 from engine.errors import InputError, RunBusyError
 from engine.events import kinds as k
+from engine.events.graders import GRADERS
 from engine.events.report import RunReport
 from engine.events.spec import ExperimentSpec, fingerprint
 from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.flags import check_definition, check_run_id
 from engine.input.preflight import check_environment
 from engine.runtime.machine import this_machine
-from engine.runtime.pairwise_round import pairwise_unless_stopped
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
 from engine.runtime.race_rounds import run_race
@@ -140,7 +140,11 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
         async with open_pipeline(log, state, request.subscribers) as pipe:
             request.control._feedback = pipe.feedback_send
             reason = await _run_body(log, request, plan, pipe, reuse)
-            if reason in ("completed", "budget"):  # every pair with both outputs, judged side by side
+            judges_pairs = any(GRADERS.of(g).pairwise for g in plan.spec.graders)
+            if judges_pairs and reason in ("completed", "budget"):  # every pair, judged side by side
+                # imported here: the pairwise round's modules are start-up a run without one never needs
+                from engine.runtime.pairwise_round import pairwise_unless_stopped
+
                 make_target = request.make_target()
                 stop_poll = request.cancel_poll_s
                 if await pairwise_unless_stopped(log, plan.spec, pipe, make_target, stop_poll, reuse):

@@ -18,7 +18,9 @@ from engine.actors.targets.http import client as http
 
 def proxy_for(url: str) -> str | None:
     """The proxy the environment sets for `url`, or None (none set, or NO_PROXY exempts its host)."""
-    # imported here: urllib.request (http.client, email: ~4 ms) was most of every target's import
+    if not any(name.lower().endswith("_proxy") for name in os.environ):
+        return None  # the only variables urllib reads proxies from: without one, no import of it
+    # imported here: urllib.request (http.client, email) was most of every target's import
     from urllib.request import getproxies_environment, proxy_bypass_environment
 
     proxies = getproxies_environment()
