@@ -73,3 +73,27 @@ def test_no_proxy_exempts_a_host_and_schemes_pick_their_proxy(no_proxy_settings:
     assert proxy_for("http://api.example.com/v1") is None  # only https is proxied
     no_proxy_settings.setenv("NO_PROXY", "example.com")
     assert proxy_for("https://api.example.com/v1") is None
+
+
+def test_without_a_proxy_variable_urllib_is_not_read(no_proxy_settings: pytest.MonkeyPatch) -> None:
+    """The fast path (no *_proxy variable: no proxy, urllib.request not imported) says what urllib
+    says of the same environment; a variable of any case or scheme takes the plain path."""
+    import os
+    import subprocess
+    import sys
+    import urllib.request
+
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        no_proxy_settings.delenv(name)
+    assert urllib.request.getproxies_environment() == {} and proxy_for("https://api.example.com") is None
+    no_proxy_settings.setenv("Ftp_Proxy", "http://proxy:21")  # read by urllib, proxies nothing here
+    assert proxy_for("https://api.example.com") is None
+    no_proxy_settings.setenv("all_proxy", "http://proxy:3128")
+    assert proxy_for("https://api.example.com") == "http://proxy:3128"
+    code = (
+        "import sys; from engine.actors.targets.http.proxied import proxy_for; "
+        "assert proxy_for('https://api.example.com') is None; print('urllib.request' in sys.modules)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
