@@ -7,7 +7,7 @@ suite of many cases does not flag noise. The counts come from both runs' case co
 (compare_columns.py), each distinct table tested once.
 
 Errors get the same rule on their own (a separate Holm family): a scenario that now always errors is
-a regression by itself, though a paired error-rate test over all cases cannot see it.
+a regression by itself, and named, however many cases the suite has.
 """
 
 from __future__ import annotations
