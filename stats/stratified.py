@@ -25,14 +25,14 @@ TEST = "stratified_mid_p"
 
 def stratified_mid_p(cases: Iterable[tuple[int, int, int, int]]) -> float | None:
     """p of "the candidate errs as often as the baseline, case by case" from each case's (baseline
-    errored, baseline finished, candidate errored, candidate finished); None without an informative case."""
-    strata = [
-        (b_bad + c_bad, b_n + c_n, c_n, c_bad)
-        for b_bad, b_n, c_bad, c_n in cases
-        if b_n > 0 and c_n > 0 and 0 < b_bad + c_bad < b_n + c_n
-    ]
-    if not strata:
+    errored, baseline finished, candidate errored, candidate finished); 1.0 when no case could tell
+    (none errored, or all did, in both), None without a case both runs finished."""
+    paired = [(b_bad, b_n, c_bad, c_n) for b_bad, b_n, c_bad, c_n in cases if b_n > 0 and c_n > 0]
+    if not paired:
         return None
+    strata = [(b + c, b_n + c_n, c_n, c) for b, b_n, c, c_n in paired if 0 < b + c < b_n + c_n]
+    if not strata:
+        return 1.0
     if len(strata) >= EXACT_CASES:
         return _normal_p(strata)
     import numpy as np  # only when computing: the statistics import without it (tests/test_layering.py)

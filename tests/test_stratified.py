@@ -24,9 +24,10 @@ Case = tuple[int, int, int, int]
 
 def _brute_force(cases: list[Case]) -> float | None:
     """Every way the cases' errored trials could have split between the runs, weighed by its chance."""
-    informative = [c for c in cases if c[1] and c[3] and 0 < c[0] + c[2] < c[1] + c[3]]
+    paired = [c for c in cases if c[1] and c[3]]
+    informative = [c for c in paired if 0 < c[0] + c[2] < c[1] + c[3]]
     if not informative:
-        return None
+        return 1.0 if paired else None
     choices = []
     for b_bad, b_n, c_bad, c_n in informative:
         bad, n = b_bad + c_bad, b_n + c_n
@@ -70,7 +71,8 @@ def test_one_case_is_scipys_hypergeometric_mid_p() -> None:
 
 
 def test_cases_that_say_nothing_are_left_out() -> None:
-    assert stratified_mid_p([(0, 3, 0, 3), (3, 3, 3, 3), (0, 0, 2, 3)]) is None
+    assert stratified_mid_p([(0, 3, 0, 3), (3, 3, 3, 3), (0, 0, 2, 3)]) == 1.0  # no case could tell
+    assert stratified_mid_p([(0, 0, 2, 3)]) is None  # no case both finished
     assert stratified_mid_p([(0, 3, 0, 3), (0, 3, 3, 3)]) == stratified_mid_p([(0, 3, 3, 3)])
 
 

@@ -53,18 +53,26 @@ def _ratios() -> Callable[[int, int], Fraction]:
     return ratio
 
 
-def case_error_rates(state: RunState, variant: str, case_ids: list[str]) -> dict[str, Fraction]:
-    """Per case, the share of its finished trials without a usable result (the trial errored, or a
-    grader failed to score its output): the run's error_rate, case by case, so two runs pair by case.
-    Cases with no finished trial are left out."""
-    out: dict[str, Fraction] = {}
-    ratio = _ratios()
+def case_error_counts(state: RunState, variant: str, case_ids: list[str]) -> dict[str, tuple[int, int]]:
+    """Per case, (finished trials without a usable result, finished trials): the trial errored, or a
+    grader failed to score its output. Cases with no finished trial are left out."""
+    out: dict[str, tuple[int, int]] = {}
     for case in case_ids:
         cell = state.cells.get((variant, case))
         finished = 0 if cell is None else (cell.graded | cell.failed).bit_count()
         if cell is not None and finished:
-            out[case] = ratio((cell.failed | (cell.graded & cell.ungradable)).bit_count(), finished)
+            out[case] = ((cell.failed | (cell.graded & cell.ungradable)).bit_count(), finished)
     return out
+
+
+def case_error_rates(state: RunState, variant: str, case_ids: list[str]) -> dict[str, Fraction]:
+    """case_error_counts as shares: the run's error_rate, case by case, so two runs pair by case."""
+    return error_shares(case_error_counts(state, variant, case_ids))
+
+
+def error_shares(counts: dict[str, tuple[int, int]]) -> dict[str, Fraction]:
+    ratio = _ratios()
+    return {case: ratio(bad, finished) for case, (bad, finished) in counts.items()}
 
 
 def tag_summaries(state: RunState, variant: str, case_means: Mapping[str, Real]) -> dict[str, TagSummary]:
