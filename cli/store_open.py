@@ -28,3 +28,20 @@ def open_store(path: Path, write: bool) -> Iterator[EventLog]:
             yield log
         except READ_DAMAGE as exc:
             raise StoreDamagedError(path, f"a stored record does not decode: {exc}") from None
+    if not write:
+        _say_older_records(path)
+
+
+def _say_older_records(path: Path) -> None:
+    """After an engine upgrade that changed a fold, every read folds the log until the kept records
+    are written anew: on a big store seconds instead of milliseconds, with nothing to say why."""
+    from engine.store.kept.read import older_records
+
+    if older_records():
+        import sys
+
+        from engine.cli.hints import hint, labelled
+
+        said = "note: kept summaries from another engine version: reads fold the log (slow on a big store)"
+        lines = [said, *labelled("write them anew", hint("rebuild", store=path))]
+        print("\n".join(lines), file=sys.stderr)

@@ -50,10 +50,26 @@ class Derived(Generic[S]):
         return record
 
 
+# kept records this process found stored by another version of their fold (or damaged): the reads
+# folded the log instead, which a big store makes slow until `engine rebuild` writes them anew
+_OLDER: set[str] = set()
+
+
 def kept_record(log: EventStore, record: KeptRecord[S], run_id: str) -> Stored[S] | None:
     """The run's record as stored, when there is a readable one of this version (else None)."""
     get = getattr(log, "get_snapshot", None)
-    return record.decode(get(record.key(run_id))) if get is not None else None
+    if get is None:
+        return None
+    data = get(record.key(run_id))
+    stored = record.decode(data)
+    if stored is None and data is not None:
+        _OLDER.add(record.name)
+    return stored
+
+
+def older_records() -> frozenset[str]:
+    """The kinds of kept record this process's reads found of another version, and folded past."""
+    return frozenset(_OLDER)
 
 
 def load(log: EventStore, snap: Snapshotted[S], run_id: str) -> S:
