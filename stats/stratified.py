@@ -11,7 +11,7 @@ summed over the cases (Mantel-Haenszel's), its exact distribution the convolutio
 p-value is two-sided with Lancaster's mid-p, as the sign-flip test's. A case where no trial or every
 trial errored in both runs says nothing and is left out. From EXACT_CASES informative cases on, the
 normal approximation (the Cochran-Mantel-Haenszel test) is used: with that many it is exact enough and
-the convolution would cost more than the report.
+the convolution would cost more than the report (so too past EXACT_SPAN values of the statistic).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterable
 
 EXACT_CASES = 400
+EXACT_SPAN = 20_000  # nor past this many values of the statistic (cases with hundreds of repeats)
 TEST = "stratified_mid_p"
 
 
@@ -33,16 +34,18 @@ def stratified_mid_p(cases: Iterable[tuple[int, int, int, int]]) -> float | None
     strata = [(b + c, b_n + c_n, c_n, c) for b, b_n, c, c_n in paired if 0 < b + c < b_n + c_n]
     if not strata:
         return 1.0
-    if len(strata) >= EXACT_CASES:
+    spans = [min(drawn, bad) - max(0, drawn - (n - bad)) + 1 for bad, n, drawn, _ in strata]
+    if len(strata) >= EXACT_CASES or sum(spans) > EXACT_SPAN:
         return _normal_p(strata)
     import numpy as np  # only when computing: the statistics import without it (tests/test_layering.py)
 
     pmf, low, observed = np.ones(1), 0, 0
     for bad, n, drawn, seen in strata:
-        first = max(0, drawn - (n - bad))
+        first, total = max(0, drawn - (n - bad)), math.comb(n, drawn)
         last = min(drawn, bad)
-        weights = [math.comb(bad, x) * math.comb(n - bad, drawn - x) for x in range(first, last + 1)]
-        pmf = np.convolve(pmf, np.array(weights, dtype=float) / math.comb(n, drawn))
+        # int / int divides exactly rounded however large the counts (no float overflow at many repeats)
+        chances = [math.comb(bad, x) * math.comb(n - bad, drawn - x) / total for x in range(first, last + 1)]
+        pmf = np.convolve(pmf, np.array(chances))
         low, observed = low + first, observed + seen
     at = observed - low
     below, here, above = float(pmf[:at].sum()), float(pmf[at]), float(pmf[at + 1 :].sum())

@@ -106,3 +106,10 @@ def test_a_sparse_rise_of_errors_on_ten_cases_regresses_the_gate() -> None:
     errors = next(m for m in result.metrics if m.metric == "error_rate")
     assert errors.p_value is not None and errors.p_value < 0.05
     assert errors.direction == "worse" and errors.regressed and result.regressed
+
+
+def test_cases_of_a_thousand_repeats_do_not_overflow() -> None:
+    # C(2000, 1000) is far past a float: the chances are exact int ratios, rounded once
+    p = stratified_mid_p([(100, 1000, 140, 1000)])
+    normal = stratified._normal_p([(240, 2000, 1000, 140)])
+    assert p is not None and 0.0 < p < 0.05 and p == pytest.approx(normal, rel=0.2)
