@@ -21,7 +21,6 @@ from collections.abc import Iterable
 
 EXACT_CASES = 400
 EXACT_SPAN = 20_000  # nor past this many values of the statistic (cases with hundreds of repeats)
-TEST = "stratified_mid_p"
 
 
 def stratified_mid_p(cases: Iterable[tuple[int, int, int, int]]) -> float | None:
