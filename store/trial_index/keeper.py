@@ -27,9 +27,9 @@ class IndexKeeper:
     def forget(self) -> None:
         """The transaction was abandoned. The runs' states not saved in it are kept aside for the same
         batch appended again at the same place (a full map grows, then the batch is retried): catching
-        up from the store instead decoded the whole index's columns, its case names and the spec again
-        (~64 MiB at 200,000 cells; benchmarks/README.md, "Live memory, round three"). A state saved in
-        it is dropped: its chunks counted as saved, and may have been evicted."""
+        up from the store instead decoded the columns of every chunk, the case names and the spec again,
+        a second copy of each beside the live run's (benchmarks/README.md, "Live memory, round three").
+        A state saved in it is dropped: its chunks counted as saved, and may have been evicted."""
         self._abandoned = {run: state for run, state in self._cache.items() if run not in self._saved}
         self._unsaved = {run: n for run, n in self._unsaved.items() if run in self._abandoned}
         self._cache.clear()
