@@ -15,7 +15,6 @@ import lmdb
 
 from engine.store.errors import StoreFullError, StoreReadOnlyError, StoreWriteError
 from engine.store.log.bounded import pieces, room_for
-from engine.store.log.give_back import give_back_freed
 from engine.store.log.guard import damage_as_error
 from engine.store.log.handles import LogHandles
 from engine.store.log.keepers import BatchKeeper, Keepers
@@ -178,7 +177,6 @@ class LogWrites(LogHandles):
                         return done
                 except lmdb.MapFullError:
                     self._grow_map()
-                    give_back_freed()  # the failed transaction's memory, kept by the arena otherwise
 
     def _make_room(self, room: int) -> None:
         """Double the map until `room` bytes are free past its last used page (up to the size limit:
