@@ -276,3 +276,42 @@ def test_an_index_the_writer_cannot_keep_never_fails_an_append(tmp_path: Path, s
         assert len(load_trials(log, RUN).records) == 6
         assert_index_is_the_fold(log)  # its last save, folded forward over the log's tail
         assert_pages_are_the_fold(log)
+
+
+def test_a_batch_retried_after_the_map_grows_keeps_the_index_it_folded(tmp_path: Path) -> None:
+    """A full map abandons the transaction, grows, and appends the same batch again: the writer's index
+    already holds it, unless it was saved in the abandoned transaction (catching up from the store
+    decoded the whole index, its case names and the spec again, at each growth of the map)."""
+    caught_up: list[str] = []
+    real = trial_index.IndexState.stored
+
+    def counting(run_id: str, get: object, text: object) -> object:
+        caught_up.append(run_id)
+        return real(run_id, get, text)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch, open_event_log(tmp_path / "st", map_size=64 << 10) as log:
+        patch.setattr(trial_index.IndexState, "stored", staticmethod(counting))
+        patch.setattr(trial_index_codec, "CHUNK", 3)  # many chunks, saved at the run's end only
+        append(log, header(2, 3), [])
+        start = log.map_size()
+        for n in range(60):
+            skipped = [k.TrialSkipped(run_id=RUN, variant="ab"[i % 2], case=f"c{n}-{i // 2}", repeat=0,
+                                      reason="x" * 200) for i in range(40)]  # fmt: skip
+            append(log, skipped, [])
+        assert log.map_size() >= 4 * start  # it grew, more than once
+        assert caught_up == []
+        append(log, [k.RunCompleted(run_id=RUN, status="completed")], [])
+        assert_index_is_the_fold(log)
+
+
+def test_an_index_saved_in_an_abandoned_transaction_is_caught_up_again(tmp_path: Path, small: None) -> None:
+    """Saved every 4 events, each abandoned batch was saved in its transaction (and its chunks evicted):
+    the retried batch folds from the store, and the index is still the fold."""
+    with open_event_log(tmp_path / "st", map_size=64 << 10) as log:
+        append(log, header(2, 3), [])
+        start = log.map_size()
+        for n in range(60):
+            append(log, [k.TrialSkipped(run_id=RUN, variant="ab"[i % 2], case=f"c{n}-{i // 2}", repeat=0,
+                                        reason="x" * 200) for i in range(40)], [])  # fmt: skip
+        assert log.map_size() >= 4 * start
+        assert_index_is_the_fold(log)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.store.trial_index.row_positions import FAR, TrialRows, cell_of
@@ -11,6 +11,7 @@ REPEATS = st.one_of(st.integers(0, 9), st.just(FAR + 1), st.integers(-3, -1))
 TRIALS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5), REPEATS), max_size=60)
 
 
+@settings(deadline=None)  # no timing here: a loaded machine must not fail it
 @given(TRIALS)
 @example([(0, 0, 3), (0, 0, 0), (0, 0, 1)])  # a cell whose first trial is not repeat 0
 @example([(0, 0, 0), (0, 0, FAR + 1), (1, 0, 0)])  # a far repeat beside repeat 0

@@ -150,6 +150,7 @@ class Keeper:
         if again and self._abandoned is not None:
             self._cache, self._unsaved = self._abandoned
         self._abandoned, self._last, self._saved = None, (batch, first), set()
+        self._index.begin(again)
         if not self._source_recorded:
             record_sources(io)
             self._source_recorded = True

@@ -29,6 +29,17 @@ LATENCY_MAX_US = 24 * 3600 * 1_000_000
 UNUSABLE_KEPT = 20
 
 
+# sums of whole scores (k passes of 1.0) as one shared object each, not a new int per cell and state:
+# at 5 repeats that was 32 bytes a cell, twice (benchmarks/README.md, "Live memory, round three")
+WHOLE_SUMS = tuple(range(0, 65 * SCALE, SCALE))
+
+
+def fixed_sum(total: int) -> int:
+    """`total`, as the shared object when it is a small whole number of SCALE."""
+    whole, part = divmod(total, SCALE)
+    return WHOLE_SUMS[whole] if not part and 0 <= whole < len(WHOLE_SUMS) else total
+
+
 def to_fixed(value: float) -> int:
     # a score of 1.0 (every pass of most graders) is the one SCALE object, not a new int per cell:
     # an int saved per cell, twice: its sum and its first score (benchmarks/README.md#in-code-memory)
@@ -433,7 +444,7 @@ def _graded(s: RunState, e: k.TrialGraded) -> None:
             cell.ungradable |= bit
     else:
         # the first score is the sum's object too (not a second int of the same value per cell)
-        cell.score_sum = cell.score_sum + score if cell.score_sum else score
+        cell.score_sum = fixed_sum(cell.score_sum + score) if cell.score_sum else score
         if cell.first_repeat < 0 or e.repeat < cell.first_repeat:
             cell.first_repeat, cell.first_score = e.repeat, score
     if s.label_round:

@@ -20,10 +20,36 @@ class IndexKeeper:
     def __init__(self) -> None:
         self._cache: dict[str, IndexState] = {}
         self._unsaved: dict[str, int] = {}
+        self._saved: set[str] = set()  # runs whose index was saved in the current transaction
+        self._abandoned: dict[str, IndexState] = {}
+        self._retried: set[str] = set()  # runs whose cached state may hold the retried batch already
 
     def forget(self) -> None:
+        """The transaction was abandoned. The runs' states not saved in it are kept aside for the same
+        batch appended again at the same place (a full map grows, then the batch is retried): catching
+        up from the store instead decoded the columns of every chunk, the case names and the spec again,
+        a second copy of each beside the live run's (benchmarks/README.md, "Live memory, round three").
+        A state saved in it is dropped: its chunks counted as saved, and may have been evicted."""
+        self._abandoned = {run: state for run, state in self._cache.items() if run not in self._saved}
+        self._unsaved = {run: n for run, n in self._unsaved.items() if run in self._abandoned}
         self._cache.clear()
-        self._unsaved.clear()
+        self._saved.clear()
+
+    def begin(self, again: bool) -> None:
+        """A batch's transaction starts; `again`: the batch last folded, retried at the same place (its
+        transaction failed). The states that fold it already (and were not saved in that transaction)
+        are the only ones trusted to hold it: never a state left by a batch of several pieces."""
+        self._retried = set()
+        if again:
+            for run in self._saved:  # the failure came after the keepers: no `forget`
+                self._cache.pop(run, None)
+                self._unsaved.pop(run, None)
+            self._cache.update(self._abandoned)
+            self._retried = set(self._cache)
+        else:
+            self._unsaved = {run: n for run, n in self._unsaved.items() if run in self._cache}
+        self._abandoned = {}
+        self._saved.clear()
 
     def advance(
         self, io: object, run_id: str, prior: int, rows: list[tuple[int, str, bytes]], ending: bool,
@@ -35,11 +61,13 @@ class IndexKeeper:
             oldest = next(iter(self._cache))
             del self._cache[oldest]
             self._unsaved.pop(oldest, None)
-        if state is None or state.seq != prior:
+        folded = run_id in self._retried and state is not None and state.seq == rows[-1][0] > prior
+        if not folded and (state is None or state.seq != prior):
             state = self._caught_up(io, run_id, prior)
             self._unsaved[run_id] = trial_index.EVERY  # caught up: worth saving now
+        assert state is not None
         state.get, state.text = io.get, _blob_text(io)  # type: ignore[attr-defined]  # this transaction's
-        for seq, tag, data in rows:
+        for seq, tag, data in [] if folded else rows:
             if tag in TAGS and events is not None:
                 state.fold_event(seq, events[seq])
             elif tag in TAGS:
@@ -48,6 +76,7 @@ class IndexKeeper:
         self._cache[run_id] = state
         unsaved = self._unsaved[run_id] = self._unsaved.get(run_id, 0) + len(rows)
         if ending or unsaved >= trial_index.EVERY:
+            self._saved.add(run_id)  # before the puts: a full map may stop them half way
             for key, value in state.saved():
                 io.put(key, value)  # type: ignore[attr-defined]
             state.evict()

@@ -1,9 +1,10 @@
-"""Where each trial's row is in a run's trial index, in memory for the whole run: small per trial.
+"""Where each trial's row is in a run's trial index, in memory for the whole run: 8 bytes per trial.
 
-A dict of (variant, case, repeat) tuples paid for a tuple, a dict slot and an int per trial, in the
-writer of every run, growing with the run. Here a cell (variant x case, numbered by the index's own
-numbering) holds its first row as an int while it has only repeat 0, then an array of rows by repeat
-(-1: none yet): less per trial the more repeats a cell has (benchmarks/README.md#in-code-memory).
+A dict of (variant, case, repeat) tuples paid for a tuple, a dict slot and an int per trial, and a
+dict of cells (an int key, then an array object by repeat) still ~100-200 bytes a cell. The index
+numbers its variants and cases densely (0, 1, ... in the order first seen), so the rows are columns
+instead: one array of rows per (variant, repeat), indexed by case (-1: none yet). A run of 200,000
+cells x 5 repeats keeps 8 MB here, not ~40 MB (benchmarks/README.md, "Live memory, round three").
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from array import array
 
 NONE = -1
 FAR = 1 << 16  # repeats from here on (only an odd log has them) are kept by (cell, repeat): no huge array
+VARIANT_BITS = 16
 
 
 def _far(repeat: int) -> bool:
@@ -23,10 +25,10 @@ def _far(repeat: int) -> bool:
 class TrialRows:
     """(cell, repeat) -> row, rows numbered 0, 1, ... in the order trials were first seen."""
 
-    __slots__ = ("_cells", "_far", "count")
+    __slots__ = ("_columns", "_far", "count")
 
     def __init__(self) -> None:
-        self._cells: dict[int, int | array[int]] = {}
+        self._columns: list[list[array[int]]] = []  # [variant][repeat][case] -> row or NONE
         self._far: dict[tuple[int, int], int] = {}
         self.count = 0
 
@@ -36,12 +38,11 @@ class TrialRows:
     def get(self, cell: int, repeat: int) -> int | None:
         if _far(repeat):
             return self._far.get((cell, repeat))
-        found = self._cells.get(cell)
-        if found is None:
+        variant, case = cell & (1 << VARIANT_BITS) - 1, cell >> VARIANT_BITS
+        if variant >= len(self._columns) or repeat >= len(by_repeat := self._columns[variant]):
             return None
-        if type(found) is int:
-            return found if repeat == 0 else None
-        row = found[repeat] if repeat < len(found) else NONE  # type: ignore[index]
+        column = by_repeat[repeat]
+        row = column[case] if case < len(column) else NONE
         return None if row == NONE else row
 
     def add(self, cell: int, repeat: int) -> int:
@@ -50,18 +51,21 @@ class TrialRows:
         if _far(repeat):
             self._far[(cell, repeat)] = row
             return row
-        found = self._cells.get(cell)
-        if found is None and repeat == 0:
-            self._cells[cell] = row
-            return row
-        rows = array("q") if found is None else array("q", [found]) if type(found) is int else found
-        if len(rows) <= repeat:  # type: ignore[arg-type]
-            rows.extend([NONE] * (repeat + 1 - len(rows)))  # type: ignore[union-attr, arg-type]
-        rows[repeat] = row  # type: ignore[index]
-        self._cells[cell] = rows
+        variant, case = cell & (1 << VARIANT_BITS) - 1, cell >> VARIANT_BITS
+        while len(self._columns) <= variant:
+            self._columns.append([])
+        by_repeat = self._columns[variant]
+        while len(by_repeat) <= repeat:
+            by_repeat.append(array("q"))
+        column = by_repeat[repeat]
+        if len(column) <= case:  # cases come dense and in order: mostly one append
+            column.extend([NONE] * (case - len(column)))
+            column.append(row)
+        else:
+            column[case] = row
         return row
 
 
 def cell_of(variant: int, case: int) -> int:
     """One int for a cell of the index's numbering (variants fit 16 bits: its columns say so)."""
-    return case << 16 | variant
+    return case << VARIANT_BITS | variant
