@@ -19,9 +19,10 @@ JsonListOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of
 
 def format_choices(kind: Literal["report", "export"], built_in: str) -> str:
     """A `--format` option's help: the registry's names (engine's own, then installed packages') when
-    help is what was asked for; otherwise the built-in names, so a command that parses its options
-    does not read every installed distribution's entry points (~25 ms) for a text nobody sees."""
-    if "--help" not in sys.argv:
+    a command's help is what was asked for; otherwise the built-in names, so a command that parses
+    its options, or `engine --help` (it lists the commands, not their options), does not read every
+    installed distribution's entry points (~25 ms) for a text nobody sees."""
+    if "--help" not in sys.argv[2:]:
         return built_in
     from engine.presentation.formats import FORMATS
 

@@ -8,8 +8,6 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from engine.events.commands import engine_command
-
 
 def click_exceptions() -> ModuleType:
     """Typer's own copy of click's exceptions (newer Typer vendors click), else click's."""
@@ -22,6 +20,8 @@ def click_exceptions() -> ModuleType:
 
 def usage_line(exc: Any) -> str:
     """`engine report: option '--html' requires an argument (engine report --help lists the options)`."""
+    from engine.events.commands import engine_command  # shlex: for a mistake, not at every start
+
     message = exc.format_message().strip().rstrip(".").replace("\n", " ")
     message = message[:1].lower() + message[1:]
     ctx = getattr(exc, "ctx", None)

@@ -7,7 +7,6 @@ at the grader's path.
 """
 
 import re
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from msgspec import Meta
@@ -168,8 +167,7 @@ class PythonGraderSpec(BaseGrader, tag="python", kw_only=True):
     callable: Name
 
 
-@dataclass(frozen=True)
-class GraderKind(Kind):
+class GraderKind(Kind, frozen=True):
     """A grader kind: its spec, its implementation (a class with `from_spec(spec, context)`,
     `grade(submission)` and `aclose()`) and what the rest of engine needs to know of it."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, Union
 
 import msgspec
@@ -24,13 +23,14 @@ from engine.events.spec_base import Kinded
 _WARNED: set[tuple[str, str]] = set()  # (group, entry point) said once per process, rescans included
 
 
-@dataclass(frozen=True)
-class Kind:
+# a Struct, not a dataclass: a dataclass compiles its methods from source at import (exec), and every
+# command imports the kinds, `engine list` too (benchmarks/README.md#read-commands-after-one-parser-issue-38)
+class Kind(msgspec.Struct, frozen=True):
     spec: type[Kinded]  # the spec Struct; its tag is the kind's name
     impl: str = ""  # 'module:attribute' of the implementation ("" for a kind no longer installed)
     # the fields of a small valid spec (kind excepted): the contract suite builds one from it;
     # "{url}" in a text is replaced by the address of a server that never answers
-    example: Mapping[str, Any] = field(default_factory=dict)
+    example: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
     @property
     def name(self) -> str:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 
-@dataclass(frozen=True, slots=True)
-class Offered:
+
+class Offered(msgspec.Struct, frozen=True):  # not a dataclass: see events.kind_registry.Kind
     """One entry point: its name, its 'module:attribute' reference and the package that offers it."""
 
     name: str

@@ -5,7 +5,6 @@ Each kind is declared once below with its implementation and what it can do (`Ta
 base; a field another kind uses (`command` on an openai target) is an unknown-field error.
 """
 
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from msgspec import Meta
@@ -120,8 +119,7 @@ ANTHROPIC_SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
 LOCAL_READS = ("temperature", "top_p", "max_tokens", "latency_ms")
 
 
-@dataclass(frozen=True)
-class TargetKind(Kind):
+class TargetKind(Kind, frozen=True):
     """A target kind: its spec, its implementation (a class with `from_spec(spec, context)`,
     `call(request)` and `aclose()`) and what the rest of engine needs to know of it."""
 

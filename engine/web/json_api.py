@@ -5,7 +5,6 @@ Every handler reads the log in a worker thread (LMDB reads block), never writes 
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -76,7 +75,7 @@ def _run_row(ctx: WebContext, run_id: str) -> dict[str, object]:
     # a tuning session's trials run, a created run's planned: as `engine list` counts them
     summary = with_trial_count(ctx.log, load(ctx.log, SUMMARIES, run_id))
     word = run_outcome(ctx.log, run_id, summary.status)
-    return {**dataclasses.asdict(summary), "pass_rate": ctx.pass_rate(summary.run_id), "outcome": word,
+    return {**msgspec.to_builtins(summary), "pass_rate": ctx.pass_rate(summary.run_id), "outcome": word,
             "status_class": badge_class(word)}  # fmt: skip
 
 

@@ -14,7 +14,6 @@ process and the same state folded in another encode to the same bytes.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import typing
 import zlib
@@ -81,19 +80,29 @@ def _canonical(value: Any) -> Any:
     run's cells (a dict of 200,000 at 100,000 cases x 2 variants) are neither copied nor walked."""
     if isinstance(value, set | frozenset):
         return sorted(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if _is_dataclass(value) and not isinstance(value, type):
         fields = _set_fields(type(value))
         if not fields:
             return value
+        import dataclasses  # loaded already: `value` is a dataclass
+
         return dataclasses.replace(value, **{name: _canonical(getattr(value, name)) for name in fields})
     if isinstance(value, dict):
         return {key: _canonical(item) for key, item in value.items()}
     return value
 
 
+def _is_dataclass(kind: Any) -> bool:
+    """`dataclasses.is_dataclass`, without importing `dataclasses` (~3 M instructions) at every read:
+    the kept records `list`, `status` and `history` read are Structs."""
+    return hasattr(kind, "__dataclass_fields__")
+
+
 @functools.cache
 def _set_fields(kind: type) -> tuple[str, ...]:
     """The fields of a dataclass whose types hold a set (at any depth)."""
+    import dataclasses  # loaded already: `kind` is a dataclass
+
     hints = typing.get_type_hints(kind)
     return tuple(f.name for f in dataclasses.fields(kind) if f.init and _holds_sets(hints[f.name]))
 
@@ -102,7 +111,7 @@ def _set_fields(kind: type) -> tuple[str, ...]:
 def _holds_sets(kind: Any) -> bool:
     if kind in (set, frozenset) or typing.get_origin(kind) in (set, frozenset):
         return True
-    if dataclasses.is_dataclass(kind):
+    if _is_dataclass(kind):
         return any(_holds_sets(hint) for hint in typing.get_type_hints(kind).values())
     return any(_holds_sets(arg) for arg in typing.get_args(kind))
 
@@ -118,7 +127,9 @@ def _describe(kind: Any, out: list[str], visited: set[Any]) -> None:
     if kind in visited:
         return
     visited.add(kind)
-    if dataclasses.is_dataclass(kind):
+    if _is_dataclass(kind):
+        import dataclasses  # loaded already: `kind` is a dataclass
+
         hints = typing.get_type_hints(kind)
         names = [f.name for f in dataclasses.fields(kind)]
     elif isinstance(kind, type) and issubclass(kind, msgspec.Struct):

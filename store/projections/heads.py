@@ -4,16 +4,15 @@ grading round), the mark a person gave it, and whether it has labels. Kept as a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from engine.events import kinds as k
 from engine.store.projection import Projection
 
 
-@dataclass(slots=True)
-class RunHeads:
+class RunHeads(msgspec.Struct):  # not a dataclass: see projections.summary.RunSummary
     run_id: str
-    reports: list[tuple[int, str]] = field(default_factory=list)  # (grading, report hash), in log order
+    reports: list[tuple[int, str]] = msgspec.field(default_factory=list)  # (grading, report hash), log order
     mark: str = ""  # green | red: the latest `engine mark`
     labelled: bool = False
 

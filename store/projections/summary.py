@@ -3,15 +3,16 @@ the runs page, and the live-run check. The tags it reads come from its handlers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from engine.events import kinds as k
 from engine.store.contract import EventStore
 from engine.store.projection import Projection
 
 
-@dataclass(slots=True)
-class RunSummary:
+# a Struct, not a dataclass (same fields, same fingerprint, same stored bytes): a dataclass compiles
+# its methods from source at import, and `engine list` imports this
+class RunSummary(msgspec.Struct):
     run_id: str
     experiment: str = ""
     status: str = "pending"
@@ -23,7 +24,7 @@ class RunSummary:
     host: str = ""
     message: str = ""  # why it ended early, when it did
     cancel_requested: bool = False
-    narrowed_by: list[str] = field(default_factory=list)  # "--case", "--variant": a partial rerun
+    narrowed_by: list[str] = msgspec.field(default_factory=list)  # "--case", "--variant": a partial rerun
 
 
 def _started(s: RunSummary, e: k.RunStarted) -> None:
