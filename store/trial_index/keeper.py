@@ -74,7 +74,8 @@ class IndexKeeper:
                 state.fold(seq, data)
         state.seq = rows[-1][0]
         self._cache[run_id] = state
-        unsaved = self._unsaved[run_id] = self._unsaved.get(run_id, 0) + len(rows)
+        # a state that folded the batch already counted its rows in the abandoned transaction
+        unsaved = self._unsaved[run_id] = self._unsaved.get(run_id, 0) + (0 if folded else len(rows))
         if ending or unsaved >= trial_index.EVERY:
             self._saved.add(run_id)  # before the puts: a full map may stop them half way
             for key, value in state.saved():
