@@ -52,8 +52,20 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def program() -> None:
+    """The `engine` command (its console script, `python -m engine.cli.main`): main(), then the
+    process ends without the interpreter's teardown (cli.quick_exit)."""
+    try:
+        main()
+    except SystemExit as done:
+        from engine.cli.quick_exit import end_process
+
+        end_process(done)
+        raise
+
+
 def main() -> None:
-    """Console entry point: every error is one `error: ...` line, user errors exit 2, no traceback."""
+    """Every error is one `error: ...` line, user errors exit 2, no traceback; ends with SystemExit."""
     _plain_input_warnings()
     try:
         code = _typer_main(sys.argv)
@@ -186,4 +198,4 @@ def _plain_input_warnings() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    program()

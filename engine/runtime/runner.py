@@ -38,14 +38,10 @@ from engine.input.preflight import check_environment
 from engine.runtime.machine import this_machine
 from engine.runtime.pipeline import Pipeline, open_pipeline
 from engine.runtime.plan import build_plan
-from engine.runtime.race_rounds import run_race
 from engine.runtime.ray_session import ray_session
 from engine.runtime.reuse import Reuse, reuse_for
 from engine.runtime.run_lease import run_lease
 from engine.runtime.run_status import process_alive
-from engine.runtime.sequential_rounds import run_sequential
-from engine.runtime.tuning.session import tune_session
-from engine.runtime.tuning.tuning_run import TuneRun
 from engine.runtime.workers import open_workers
 from engine.store.blobs import read_text
 from engine.store.contract import EventStore, store_call
@@ -199,15 +195,23 @@ async def _run_body(
         async with open_workers(
             log, spec, pipe, request.make_target(), watch_from, request.cancel_poll_s, reuse
         ) as workers:
+            # each stopping rule's rounds are imported when a run uses them: a plain run loads none
             if tuning:
+                from engine.runtime.tuning.session import tune_session
+                from engine.runtime.tuning.tuning_run import TuneRun
+
                 reason = await tune_session(
                     TuneRun(spec, run_id, request.origin, pipe, workers, load_output, request.source, log)
                 )
             elif spec.stopping is not None and spec.stopping.rule == "sequential":
+                from engine.runtime.sequential_rounds import run_sequential
+
                 reason = await run_sequential(
                     spec, run_id, variants, workers, pipe, load_output, request.base_dir
                 )
             elif spec.stopping is not None and spec.stopping.rule == "race":
+                from engine.runtime.race_rounds import run_race
+
                 reason = await run_race(spec, run_id, variants, workers, pipe, load_output, request.base_dir)
             else:
                 reason = await workers.run(

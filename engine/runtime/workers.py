@@ -19,7 +19,6 @@ from engine.actors.graders.judge_call import JudgeBudget
 from engine.actors.grading_pool import grade_cheap, grading_pool
 from engine.actors.inline_grading import InlineGrading, grades_inline
 from engine.actors.messages import GradeJob, TrialJob, WriteBatch
-from engine.actors.ray.executor import RayWork, ray_executor_pool
 from engine.actors.scheduler import Limits, Plan, Scheduler
 from engine.actors.watcher import watch_for_cancel
 from engine.events import kinds as k
@@ -68,6 +67,9 @@ def executor_for(
     Local workers grade their outputs themselves when every grader is cheap (actors.inline_grading)."""
     size = spec.execution.concurrency
     if spec.execution.backend == "ray":
+        # imported here: Ray's task wire builds its decoders at import, which a local run never uses
+        from engine.actors.ray.executor import RayWork, ray_executor_pool
+
         folder = getattr(getattr(make_target, "context", None), "base_dir", None)
         work = RayWork(spec.execution.ray, spec.graders, folder, spec.scoring.pass_threshold)
         return partial(ray_executor_pool, size=size, jobs=jobs, emit=emit, graded=graded, work=work)
