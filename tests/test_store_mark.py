@@ -5,6 +5,8 @@ commit by another LMDB writer all bring the walk back."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import lmdb
@@ -15,6 +17,7 @@ from engine.store.log.event_log import EventLog
 from engine.store.log.files import tree_pages
 from engine.store.log.handles import ALL_TREES, SMALL_TREES
 from engine.store.log.validated import marked_whole, state_now
+from tests.conftest import engine_env
 
 
 def filled(path: Path) -> Path:
@@ -70,3 +73,32 @@ def test_a_commit_by_another_lmdb_writer_brings_the_walk_back(tmp_path: Path) ->
     with EventLog(store) as log:  # an engine writer that reads only: the newest commit is not its
         log.last_seq()
     assert walked_at_open(store) == ALL_TREES  # but it walked every page when it opened
+
+
+def test_a_reader_that_walked_every_tree_marks_a_copy(tmp_path: Path) -> None:
+    store = filled(tmp_path / "st")
+    copy = tmp_path / "copy"
+    shutil.copytree(store, copy)  # a restored backup, say: every read would walk what it reads
+    with EventLog(copy, readonly=True) as log:
+        assert len(list(log.read_run("run"))) == 2000  # some trees walked: not yet a mark
+        assert not marked_whole(copy, state_now(copy))
+        log.check()  # `engine check` walks every tree (its findings on these bare records aside)
+    assert marked_whole(copy, state_now(copy))
+    assert walked_at_open(copy) == ALL_TREES
+
+
+def test_a_reader_does_not_mark_a_file_committed_to_since_it_opened(tmp_path: Path) -> None:
+    store = filled(tmp_path / "st")
+    copy = tmp_path / "copy"
+    shutil.copytree(store, copy)
+    with EventLog(copy, readonly=True) as reader:
+        # a writer in another process walks and marks the copy as it was, then commits to it and is
+        # killed before it closes (its mark stays the old state's)
+        commit = (
+            "import os, sys; from engine.store.log.event_log import EventLog; "
+            "log = EventLog(__import__('pathlib').Path(sys.argv[1])); "
+            "log.append([('run', 'trial.skipped', b'x')]); os._exit(0)"
+        )
+        subprocess.run([sys.executable, "-c", commit, str(copy)], check=True, env=engine_env())
+        reader.check()
+    assert not marked_whole(copy, state_now(copy))

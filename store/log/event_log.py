@@ -86,10 +86,11 @@ class EventLog(LogReads, LogWrites, LogUpkeep):
         # a writer walks every database's pages at open; a reader those it reads, when first read;
         # neither when the file is as last walked or committed by engine (see `store.log.validated`)
         state = state_now(self.path)
+        self._unmarked_state = None
         if marked_whole(self.path, state):
             trees, self._walked = frozenset(), set(ALL_TREES)  # the main tree only (it names the rest)
         elif self.readonly:
-            trees, self._walked = SMALL_TREES, set(SMALL_TREES)
+            trees, self._walked, self._unmarked_state = SMALL_TREES, set(SMALL_TREES), state
         else:
             trees, self._walked = None, set(ALL_TREES)
         if not check_data_file(self.path, trees) and self.readonly:

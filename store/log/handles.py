@@ -18,6 +18,7 @@ import lmdb
 from engine.store.log.files import check_trees
 from engine.store.log.guard import damage_as_error
 from engine.store.log.records import CHECKED_FROM_KEY, unpack_seq
+from engine.store.log.validated import mark_whole
 
 LAYOUT_VERSION = b"2"  # "1": records without checksums (still read; upgraded when opened to write)
 ALL_TREES = frozenset({"events", "runs", "blobs", "meta", "snapshots", "index"})
@@ -36,6 +37,7 @@ class LogHandles:
     _env: lmdb.Environment | None
     _dbs: list[object] | None
     _walked: set[str]
+    _unmarked_state: str | None  # the file's state at open when no mark matched it (store.log.validated)
     _events: object
     _runs: object
     blobs_db: object
@@ -74,3 +76,8 @@ class LogHandles:
         if unwalked:
             check_trees(self.path, unwalked)
             self._walked |= unwalked
+            if self._unmarked_state is not None and self._walked >= ALL_TREES:
+                # every tree walked (`engine check` of a copied or restored store, say): a reader marks
+                # the file as a writer does, if it is still as it was at open and the folder writable
+                mark_whole(self.path, self._unmarked_state)
+                self._unmarked_state = None

@@ -15,8 +15,11 @@ write, and the mark records the state that was last walked or last committed by 
   which a write right after engine's close could keep the ctime it recorded.)
 
 A writer records the mark after its open-time walk, and when it closes if the last commit was an
-engine writer's (`store.log.kept_io.fresh`); readers only read it. The mark lives beside the data
-file (`validated`): it travels with a copy of the folder, which then has another inode and walks.
+engine writer's (`store.log.kept_io.fresh`). A reader records it once it has walked every tree
+(`engine check` does) of a file still as it was when the reader opened it, where it may write: a
+copied or restored store is walked once, not by every read until a run opens it. The mark lives
+beside the data file (`validated`): it travels with a copy of the folder, which then has another
+inode and walks.
 """
 
 from __future__ import annotations
