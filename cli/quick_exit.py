@@ -8,7 +8,8 @@ for longer than for its trial (benchmarks/README.md#cold-start-the-interpreters-
 So the process ends with `os._exit`, after what a normal exit does that anyone can see: the atexit
 handlers run (temporary folders' finalizers, Ray's shutdown, logging's flush) and stdout and stderr
 are flushed. It falls back to the normal exit when a thread that is not a daemon still runs (a normal
-exit waits for it), when the exit code is not a number (`sys.exit("text")` prints the text), or when
+exit waits for it), when the exit code is not a number (`sys.exit("text")` prints the text), when a
+profiler or debugger watches the process (it writes its findings after the program returns), or when
 flushing the output fails (a closed pipe: the normal exit reports it as before). Only the program
 does this; engine embedded in another application never ends its host's process.
 """
@@ -26,7 +27,7 @@ def end_process(done: SystemExit) -> None:
     lets `done` end the process the normal way."""
     code = 0 if done.code is None else done.code
     run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)  # CPython's own exit calls this
-    if not isinstance(code, int) or run_exitfuncs is None or other_threads_running():
+    if not isinstance(code, int) or run_exitfuncs is None or other_threads_running() or _watched():
         return
     if not _flushed():
         return
@@ -39,6 +40,12 @@ def other_threads_running() -> bool:
     wait for it to end."""
     main = threading.main_thread()
     return any(thread is not main and not thread.daemon for thread in threading.enumerate())
+
+
+def _watched() -> bool:
+    """Whether a profiler, debugger or coverage tracer watches the process (`python -m cProfile
+    .venv/bin/engine ...`): it writes what it found after the program returns."""
+    return sys.getprofile() is not None or sys.gettrace() is not None
 
 
 def _flushed() -> bool:

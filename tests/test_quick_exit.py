@@ -64,3 +64,12 @@ def test_only_threads_that_are_not_daemons_count() -> None:
     release.set()
     worker.join()
     daemon.join()
+
+
+def test_a_profiler_still_writes_its_findings(tmp_path: Path) -> None:
+    script = tmp_path / "engine_script.py"
+    script.write_text(PROGRAM + "program()\n")
+    stats = tmp_path / "run.prof"
+    profiled = [sys.executable, "-m", "cProfile", "-o", str(stats), str(script), "validate", "missing.toml"]
+    done = subprocess.run(profiled, env=engine_env(), capture_output=True, text=True, timeout=120)
+    assert done.stderr.startswith("error: ") and stats.stat().st_size > 0
