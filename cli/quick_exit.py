@@ -2,8 +2,8 @@
 
 When a command returns, its work is finished: the store committed and closed, the children it started
 waited for, its output written. What a normal exit adds after that is the interpreter taking apart
-every module and object it loaded (some 500 modules for `engine run`), which a one-trial run waited
-for longer than for its trial (benchmarks/README.md#cold-start-the-interpreters-teardown).
+every module and object it loaded, which a one-trial run waited for longer than for its trial
+(benchmarks/README.md#cold-start-the-interpreters-teardown).
 
 So the process ends with `os._exit`, after what a normal exit does that anyone can see: the atexit
 handlers run (temporary folders' finalizers, Ray's shutdown, logging's flush) and stdout and stderr
