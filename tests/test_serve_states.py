@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import shlex
+import signal
 import subprocess
 from pathlib import Path
 
@@ -74,3 +75,23 @@ def test_serve_waits_for_a_store_that_does_not_exist_yet(tmp_path: Path) -> None
         finally:
             proc.terminate()
             proc.wait(timeout=SAFETY_S)
+
+
+def test_ctrl_c_stops_the_server_with_130_and_no_traceback(tmp_path: Path) -> None:
+    store = tmp_path / "st"
+    open_event_log(store).close()
+    cmd = engine_cmd("serve", "--store", str(store), "--port", "0")
+    with (tmp_path / "serve.err").open("w+") as err:
+        proc = subprocess.Popen(cmd, env=engine_env(), stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()  # serving (its first line is the URL)
+            assert line.startswith("engine serve: http://"), line + err.read()
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=SAFETY_S) == 130
+            err.seek(0)
+            assert "Traceback" not in err.read()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=SAFETY_S)

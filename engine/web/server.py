@@ -97,9 +97,9 @@ def run_server(
 
     try:
         trio.run(main)
-    except KeyboardInterrupt:
-        sys.exit(130)
     except BaseException as exc:
+        if interrupted(exc):  # Ctrl-C: 130, as shells expect, and nothing printed
+            sys.exit(130)
         refused = bind_refused(exc, host, port)
         if refused is None:
             raise
@@ -154,6 +154,14 @@ def wait_for_store(store: Path, every_s: float = 0.25) -> None:
 def _ready(store: Path) -> bool:
     data = store / "data.mdb"
     return data.exists() and data.stat().st_size > 0  # LMDB has written its first pages
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether Ctrl-C ended the server: a KeyboardInterrupt, alone or in the group the server's
+    nursery raises it in (with whatever else its tasks raised as they were cancelled)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.subgroup(KeyboardInterrupt) is not None
+    return isinstance(exc, KeyboardInterrupt)
 
 
 def bind_refused(exc: BaseException, host: str, port: int) -> InputError | None:
