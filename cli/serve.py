@@ -15,7 +15,9 @@ def serve(
     host: Annotated[
         str, typer.Option("--host", help="Address to bind (beyond localhost: needs a token).")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port (0: any free port; the URL is printed).")] = 8765,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port (0: any free port; the URL is printed).")
+    ] = 8765,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the runs page in a browser.")] = False,
     token: Annotated[
         str | None,

@@ -30,6 +30,7 @@ def one_error_line(result: subprocess.CompletedProcess[bytes]) -> str:
         (["compare", "a", "b", "--variant", "x"], "compare: --variant: expected --base-variant A and"),
         (["run", "--jsn"], "engine run: no such option: --jsn"),
         (["serve", "--port", "x"], "engine serve: invalid value for '--port'"),
+        (["serve", "--port", "99999"], "'--port': 99999 is not in the range 0<=x<=65535"),
         (["validate"], "engine validate: missing argument"),
         (["nosuch"], "engine: no such command 'nosuch'"),
     ],
