@@ -119,6 +119,14 @@ def test_a_broken_keystone_agent_fails_the_gate_on_its_pass_rate(tmp_path: Path)
     assert gated.returncode == 1
     rows = {m["metric"]: m for m in json.loads(gated.stdout)["metrics"]}
     assert rows["pass_rate"]["regressed"] and not rows["error_rate"]["regressed"]
+    # a threshold that would let every comparison pass (NaN) or fail (negative) is bad input, as in a file
+    for value in ("nan", "-0.1"):
+        gate = ("--gate", "--max-pass-rate-drop", value)
+        refused = run_engine("compare", "base", "cand", *gate, "--store", "st", cwd=tmp_path)
+        assert refused.returncode == 2 and not refused.stdout
+        assert refused.stderr.decode().splitlines() == [
+            f"error: engine compare: --max-pass-rate-drop: expected float >= 0.0, got {float(value)}"
+        ]
 
 
 NATIVE = """

@@ -64,10 +64,10 @@ def compare(
     """Compare two runs metric by metric; with --gate, exit 1 on a regression, 2 when they share no case.
 
     `engine compare RUN RUN --base-variant A --variant B` compares two experiments of one run."""
-    import msgspec
 
     from engine.cli.compare.gate import (
         NOT_GREEN_NOTE,
+        gate_with,
         last_green,
         own_verdict_not_green,
         print_comparison,
@@ -104,9 +104,7 @@ def compare(
             source, base_id = found
         else:
             source, base_id = log, resolve_run(log, base)
-        gate_spec = msgspec.structs.replace(
-            spec.gate, **{k: v for k, v in overrides.items() if v is not None}
-        )
+        gate_spec = gate_with(spec.gate, overrides)
         result = compare_runs(
             source, base_id, cand_id, gate_spec, require_same_cases=same_cases, variants=pair,
             latency_across_machines=latency_across_machines,

@@ -24,6 +24,22 @@ def variant_pair(base: str | None, candidate: str | None) -> tuple[str, str] | N
     return base, candidate
 
 
+def gate_with(gate: Any, overrides: dict[str, float | None]) -> Any:
+    """The run's gate with the thresholds given on the command line, checked as a file's [gate] is:
+    a NaN threshold would let every comparison pass, a negative one fail it."""
+    from engine.errors import InputError
+    from engine.events.spec import GateSpec
+    from engine.input.parsing import split_validation_error
+
+    given = {name: value for name, value in overrides.items() if value is not None}
+    try:
+        return msgspec.convert({**msgspec.to_builtins(gate), **given}, GateSpec)
+    except msgspec.ValidationError as exc:
+        field, expected = split_validation_error(str(exc))
+        option = "--" + field.replace("_", "-")
+        raise InputError("engine compare", option, f"{expected}, got {given.get(field)}") from None
+
+
 NOT_GREEN_NOTE = (
     "note: this run will not be a baseline either: a candidate significantly worse than its baseline (or\n"
     "  with more errors) keeps a run from going green; mark a run green to gate against it:"
