@@ -56,3 +56,21 @@ def open_log(store: Path | None, write: bool = False) -> Any:
     from engine.cli.store_open import open_store
 
     return open_store(store_path(store), write)
+
+
+def output_file(path: Path | None, command: str, option: str) -> Path | None:
+    """A file a command will write, checked before the work that fills it: a folder that does not
+    exist or cannot be written to, or a folder given as the file, is bad input (exit 2 naming the
+    option), not an I/O error after the report was built."""
+    if path is None:
+        return None
+    from engine.errors import InputError
+
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(command, option, f"{path} is a folder: expected a file's path")
+    if not folder.is_dir():
+        raise InputError(command, option, f"no folder {folder} to write {path.name} in")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(command, option, f"{path} cannot be written (permissions)")
+    return path

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from engine.cli.options import JsonOpt, StoreOpt, format_choices, store_path
+from engine.cli.options import JsonOpt, StoreOpt, format_choices, output_file, store_path
 
 if TYPE_CHECKING:
     from engine.input.experiment_plan import ExperimentPlan
@@ -155,6 +155,7 @@ def report(
     from engine.cli.store.bundles import run_source
 
     fmt, out = ("markdown", out) if markdown else ("html", html) if html is not None else (fmt, out)
+    out = output_file(out, "engine report", "--html" if html is not None else "--out")
     with run_source(store_path(store), run_id) as (log, rid):
         data = current_report_json(log, rid, grading)  # stored while current, else built
         extra = {}

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from engine.cli.options import StoreOpt, format_choices, open_log, store_path
+from engine.cli.options import StoreOpt, format_choices, open_log, output_file, store_path
 
 
 def import_cmd(
@@ -47,6 +47,8 @@ def export(
     def to_stdout(text: str) -> None:
         sys.stdout.buffer.write(text.encode())
 
+    if out is not None and fmt in ("jsonl", "junit"):  # a file (rundir: a new folder; bundle: a URL too)
+        output_file(Path(out), "engine export", "--out")
     with open_log(store) as log:
         target = out if fmt == "bundle" or out is None else Path(out)  # a bundle may go to a URL
         export_run(log, resolve_run(log, run_id), fmt, target, to_stdout)
