@@ -41,7 +41,7 @@ QUERIES = [
     {"q": "i̇stanbul"}, {"q": "wrong"}, {"q": "timeout"}, {"q": "東京"}, {"q": "^pa", "regex": "1"},
     {"q": "s$", "regex": "1"}, {"q": "one.line", "regex": "1"}, {"q": "(?s)one.line", "regex": "1"},
     {"q": r"\d+ \(sure\)", "regex": "1"}, {"q": "x*", "regex": "1"}, {"q": "capital", "show": "failing"},
-    {"repeats": "1"}, {"q": "wrong", "repeats": "1"},
+    {"repeats": "1"}, {"q": "wrong", "repeats": "1"}, {"sort": "ttft"}, {"sort": "-ttft"},
 ]  # fmt: skip
 FILTERS = [TrialFilter(), TrialFilter(variant="b"), TrialFilter(status="fail"), TrialFilter(status="error"),
            TrialFilter(case="c1", variant="a"), TrialFilter(tag="geo"), TrialFilter(q="paris"),
@@ -73,7 +73,11 @@ def event_runs(draw: st.DrawFn) -> list[k.Event]:
             events.append(k.TrialStarted(**ident, ts=1.0))
         elif kind <= 4:
             latency, blob = draw(st.sampled_from([1.0, 2.5, 0.1])), draw(st.sampled_from(BLOBS))[0]
-            events.append(k.TrialCompleted(**ident, output_hash=blob, latency_ms=latency, cost_usd=0.1))
+            ttft = draw(st.sampled_from([None, 0.4, 0.9]))  # streamed answers and whole ones
+            agent = None if ttft is None else k.AgentReport(ttft_ms=ttft, tokens_per_s=50.0)
+            events.append(
+                k.TrialCompleted(**ident, output_hash=blob, latency_ms=latency, cost_usd=0.1, agent=agent)
+            )
         elif kind == 5:
             events.append(
                 k.TrialFailed(**ident, error_kind="timeout", error_class="timeout", message="no answer")

@@ -19,7 +19,7 @@ from engine.store.trial_index.table import ERROR, FAIL, PASS, Table
 
 NAMES = ("pass", "fail", "flaky", "error", "grading_error", "ungraded", "pending")
 V_PASS, V_FAIL, V_FLAKY, V_ERROR, V_GRADING_ERROR, V_UNGRADED, V_PENDING = range(7)
-VALUES = {"score": "score", "latency": "latency", "cost": "cost"}
+VALUES = {"score": "score", "latency": "latency", "cost": "cost", "ttft": "ttft"}  # the sorts' values
 
 
 def ordered(names: list[str], order: dict[str, int], present: np.ndarray) -> tuple[list[int], np.ndarray]:
@@ -89,8 +89,11 @@ class Grid:
         """Each row's mean of its cells' means (nan: none), summed in the order the matrix sums them."""
         t, order = self.t, self.order
         finished = (t.flags & (COMPLETED | FAILED | SKIPPED)) != 0
-        has = finished & ((t.flags & SCORED) != 0) if value == "score" else finished
         column = getattr(t, VALUES[value])
+        if value == "score":
+            has = finished & ((t.flags & SCORED) != 0)
+        else:  # a figure a trial may not have (NaN: no streamed answer) counts only where it has one
+            has = finished & ~np.isnan(column)
         use = order[has[order]]
         n = self.R * self.V
         total = np.bincount(self.cell[use], weights=column[use], minlength=n)
