@@ -34,6 +34,7 @@ def one_error_line(result: subprocess.CompletedProcess[bytes]) -> str:
         (["report", "--html", "nowhere/r.html"], "report: --html: no folder nowhere to write r.html in"),
         (["report", "--format", "json", "--out", "."], "report: --out: . is a folder: expected a file"),
         (["export", "--out", "nowhere/t.jsonl"], "export: --out: no folder nowhere to write t.jsonl in"),
+        (["run", "--reuse", "--no-reuse"], "run: --no-reuse: expected --reuse or --no-reuse, not both"),
         (["validate"], "engine validate: missing argument"),
         (["nosuch"], "engine: no such command 'nosuch'"),
     ],

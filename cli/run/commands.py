@@ -71,6 +71,10 @@ def run(
     from engine.cli.run.session import default_experiment, run_command
     from engine.input.narrow import Narrowing
 
+    if no_reuse and reuse is not None:
+        from engine.errors import InputError
+
+        raise InputError("engine run", "--no-reuse", "expected --reuse or --no-reuse, not both")
     if file is None and resume is None:  # the project's default experiment, if it has one
         file = default_experiment(Path.cwd())
     narrowing = Narrowing(
