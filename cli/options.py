@@ -66,7 +66,7 @@ def output_file(path: Path | None, command: str, option: str) -> Path | None:
         return None
     from engine.errors import InputError
 
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = path.parent  # "." for a bare name
     if path.is_dir():
         raise InputError(command, option, f"{path} is a folder: expected a file's path")
     if not folder.is_dir():
