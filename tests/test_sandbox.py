@@ -7,8 +7,10 @@ goes on. Skipped with the reason where bubblewrap cannot start; CI (ENGINE_REQUI
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -28,6 +30,7 @@ from engine.errors import InputError
 from engine.events import kinds as k
 from engine.events.codec import decode
 from engine.events.spec import CaseSpec, grader_spec
+from engine.input.loader import load_plan
 from engine.store.blobs import read_blob
 from tests.conftest import ROOT, SAFETY_S, run_engine
 
@@ -46,8 +49,8 @@ def sandbox() -> None:
 
 @pytest.fixture
 def outside(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A folder outside /tmp (which a sandbox replaces by its own): visible read-only in the sandbox
-    unless hidden. It holds a fake $HOME with an .ssh key, and the store."""
+    """A folder of the host's /var/tmp (which a sandbox covers with its own, as it does /tmp): a
+    person's files there never reach the agent. It holds a fake $HOME with an .ssh key, and the store."""
     folder = Path(tempfile.mkdtemp(prefix="engine-sandbox-test-", dir="/var/tmp"))
     (folder / "home" / ".ssh").mkdir(parents=True)
     (folder / "home" / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
@@ -91,11 +94,27 @@ async def test_files_home_and_store_are_out_of_reach(sandbox: None, outside: Pat
         report = await eng.run(experiment(cases))
         seen = {case: text for (_, case), text in outputs(eng, report.run_id).items()}
     assert seen["etc"].startswith("blocked") and "Read-only" in seen["etc"]
-    assert seen["outside"].startswith("blocked") and not (outside / "escaped").exists()
+    assert not (outside / "escaped").exists()  # written, if at all, to the sandbox's own /var/tmp
     assert seen["home"].startswith("blocked") and "No such file" in seen["home"]
     assert seen["store"] == f"listed {store}: []"  # an empty folder where the store is
     assert seen["workspace"] == "WROTE inside.txt"  # the run went on: every trial recorded
     assert report.variants[0].trials == len(cases)
+
+
+async def test_the_hosts_unix_sockets_are_out_of_reach(sandbox: None, outside: Path) -> None:
+    # a session bus, docker.sock or an ssh agent: connectable through a read-only mount, so covered
+    path = outside / "service.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen(1)
+        async with open_engine(outside / "store") as eng:
+            report = await eng.run(experiment({"socket": f"unix {path}", "run": "read /run"}))
+            seen = {case: text for (_, case), text in outputs(eng, report.run_id).items()}
+        server.settimeout(0)
+        with pytest.raises(BlockingIOError):
+            server.accept()  # nobody came
+    assert seen["socket"].startswith("blocked")
+    assert seen["run"] in ("listed /run: []", "listed /run: ['systemd']")  # the resolver's file at most
 
 
 async def test_the_network_is_closed_unless_the_policy_opens_a_loopback_port(sandbox: None) -> None:
@@ -296,20 +315,22 @@ while True:
 """
 
 
-async def test_a_shared_workspaces_services_start_once_and_stop_with_it(sandbox: None, outside: Path) -> None:
-    held = outside / "held"
+async def test_a_shared_workspaces_services_start_once_and_stop_with_it(
+    sandbox: None, outside: Path, tmp_path: Path
+) -> None:
+    held = tmp_path / "held"  # in the experiment's folder, which the sandbox shows (read-only)
     os.mkfifo(held)
     service = {"name": "counter", "command": ["python3", "-c", COUNTER, str(held)], "ready": "tcp:8282"}
-    spec = spec_from_dict({
+    (tmp_path / "exp.json").write_text(json.dumps({
         "name": "shared", "repeat": {"count": 3},
         "target": {"kind": "command", "command": [sys.executable, str(AGENT)], "sandbox": "bubblewrap",
                    "workspace": "shared", "services": [service]},
         "cases": [{"id": "ask", "prompt": "connect 8282", "expected": "CONNECTED"}],
-    })  # fmt: skip
+    }))  # fmt: skip
     async with trio.open_nursery() as nursery:
         nursery.start_soon(wait_closed, held)  # ends once the service is dead
         async with open_engine(outside / "store") as eng:
-            report = await eng.run(spec)
+            report = await eng.run(load_plan(tmp_path / "exp.json"))
             seen = sorted(outputs_by_repeat(eng, report.run_id))
     # one service served every trial (the readiness check's connection was its first)
     assert seen == ["CONNECTED: 2", "CONNECTED: 3", "CONNECTED: 4"]

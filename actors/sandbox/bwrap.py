@@ -1,9 +1,11 @@
 """The bubblewrap command line that runs one trial's process in its own sandbox.
 
-The host's system is mounted read-only; every home folder (and the stores engine was told to hide)
-is covered by an empty tmpfs; the only writable folders are the trial's own (its workspace and
-scratch) and a private /tmp. `--unshare-all` gives the sandbox its own user, PID, IPC, UTS, cgroup
-and network namespaces (the network is given back with `--share-net` for `network = "host"`);
+The host's system is mounted read-only; every home folder, the folders where the host's services
+keep their Unix sockets (/run, /var/run, and /var/tmp; a socket stays connectable on a read-only
+mount) and the stores engine was told to hide are covered by an empty tmpfs; the only writable
+folders are the trial's own (its workspace and scratch) and a private /tmp. `--unshare-all` gives
+the sandbox its own user, PID, IPC, UTS, cgroup and network namespaces (the network is given back
+with `--share-net` for `network = "host"`);
 `--die-with-parent` and the PID namespace make every process the agent started die with the trial.
 
 The sandbox's environment is bwrap's own (the process is started with exactly `sandbox_env`), never
@@ -26,6 +28,7 @@ BWRAP = "bwrap"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 # a person's secrets kept beside a project: shown as empty files where the experiment's folder is shown
 SECRET_FILES = (".env", ".netrc", ".npmrc", ".pypirc", ".git-credentials")
+SHOWN_UNDER_RUN = ("/run/systemd/resolve",)  # systemd-resolved's resolv.conf (no socket in it)
 _HIDDEN: set[Path] = set()  # stores (and other folders) no sandbox may see, added by the run
 
 
@@ -37,6 +40,17 @@ def hide_from_sandboxes(path: Path) -> None:
 def home_folders() -> list[Path]:
     homes = [Path("/home"), Path("/root"), Path(os.path.expanduser("~"))]
     return sorted({p.resolve() for p in homes if p.is_dir()})
+
+
+def socket_folders() -> list[Path]:
+    """Where the host keeps its services' Unix sockets and a person's shared scratch files: /run (the
+    user's session bus, ssh and gpg agents, docker.sock, a database's socket), /var/run where it is
+    a folder of its own, and /var/tmp. The network namespace closes TCP, not a socket file: an agent
+    that can connect to the session bus can start any command outside the sandbox."""
+    found = [Path("/run"), Path("/var/tmp")]
+    if not Path("/var/run").is_symlink():
+        found.append(Path("/var/run"))
+    return [folder for folder in found if folder.is_dir()]
 
 
 def hidden_stores() -> list[Path]:
@@ -82,6 +96,10 @@ def bwrap_argv(
     if policy.network == "host":
         out.append("--share-net")
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for folder in socket_folders():  # a Unix socket stays connectable on a read-only mount
+        out += ["--tmpfs", str(folder)]
+    for folder in SHOWN_UNDER_RUN:  # the resolver's file, where /etc/resolv.conf links into /run
+        out += ["--ro-bind-try", folder, folder]
     for folder in home_folders():
         out += ["--tmpfs", str(folder)]
     readable = list(readable)
