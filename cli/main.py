@@ -58,9 +58,10 @@ def program() -> None:
     try:
         main()
     except SystemExit as done:
-        from engine.cli.quick_exit import end_process
+        if getattr(sys.modules.get("__main__"), "program", None) is program:  # the process's own main
+            from engine.cli.quick_exit import end_process
 
-        end_process(done)
+            end_process(done)
         raise
 
 

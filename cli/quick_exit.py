@@ -11,7 +11,10 @@ are flushed. It falls back to the normal exit when a thread that is not a daemon
 exit waits for it), when the exit code is not a number (`sys.exit("text")` prints the text), when a
 profiler or debugger watches the process (it writes its findings after the program returns), or when
 flushing the output fails (a closed pipe: the normal exit reports it as before). Only the program
-does this; engine embedded in another application never ends its host's process.
+does this, as the process's own main module; engine embedded in another application (or run by it
+with runpy) never ends its host's process. What a normal exit did beyond that is not done: files a
+plugin left open are not closed by the collector (their unflushed bytes are lost), and `-X dev`
+warnings about them are not printed.
 """
 
 from __future__ import annotations
@@ -44,8 +47,12 @@ def other_threads_running() -> bool:
 
 def _watched() -> bool:
     """Whether a profiler, debugger or coverage tracer watches the process (`python -m cProfile
-    .venv/bin/engine ...`): it writes what it found after the program returns."""
-    return sys.getprofile() is not None or sys.gettrace() is not None
+    .venv/bin/engine ...`): it writes what it found after the program returns. Python 3.12 and later
+    give cProfile, and later pdb, `sys.monitoring` instead of a profile or trace function."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)
+    return monitoring is not None and any(monitoring.get_tool(tool) for tool in range(6))
 
 
 def _flushed() -> bool:

@@ -73,3 +73,14 @@ def test_a_profiler_still_writes_its_findings(tmp_path: Path) -> None:
     profiled = [sys.executable, "-m", "cProfile", "-o", str(stats), str(script), "validate", "missing.toml"]
     done = subprocess.run(profiled, env=engine_env(), capture_output=True, text=True, timeout=120)
     assert done.stderr.startswith("error: ") and stats.stat().st_size > 0
+
+
+def test_a_host_running_the_module_in_process_goes_on(tmp_path: Path) -> None:
+    host = (
+        "import runpy, sys; sys.argv = ['engine', 'validate', sys.argv[1]]\n"
+        "try:\n    runpy.run_module('engine.cli.main', run_name='__main__')\n"
+        "except SystemExit as done:\n    print('host goes on after', done.code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", host, str(tmp_path / "missing.toml")], env=engine_env(),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "host goes on after 2\n")

@@ -4,6 +4,7 @@ commit by another LMDB writer all bring the walk back."""
 
 from __future__ import annotations
 
+import errno
 import shutil
 import subprocess
 import sys
@@ -101,4 +102,32 @@ def test_a_reader_does_not_mark_a_file_committed_to_since_it_opened(tmp_path: Pa
         )
         subprocess.run([sys.executable, "-c", commit, str(copy)], check=True, env=engine_env())
         reader.check()
+    assert not marked_whole(copy, state_now(copy))
+
+
+def test_a_reader_told_never_to_write_leaves_no_mark(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = filled(tmp_path / "st")
+    copy = tmp_path / "copy"
+    shutil.copytree(store, copy)
+    (copy / "validated").unlink()
+    monkeypatch.setenv("ENGINE_STORE_READONLY", "1")  # a backup, a copy: nothing written beside it
+    with EventLog(copy, readonly=True) as log:
+        log.check()
+    assert not (copy / "validated").exists()
+
+
+def test_a_mark_that_cannot_be_written_is_left_to_the_next_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = filled(tmp_path / "st")
+    copy = tmp_path / "copy"
+    shutil.copytree(store, copy)
+
+    def read_only_mount(*_: object, **__: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")  # the write and the clean-up alike
+
+    monkeypatch.setattr(Path, "write_text", read_only_mount)
+    monkeypatch.setattr(Path, "unlink", read_only_mount)
+    with EventLog(copy, readonly=True) as log:
+        log.check()  # walked every tree: it tries to mark, and cannot; the check goes on
     assert not marked_whole(copy, state_now(copy))

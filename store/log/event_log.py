@@ -90,7 +90,10 @@ class EventLog(LogReads, LogWrites, LogUpkeep):
         if marked_whole(self.path, state):
             trees, self._walked = frozenset(), set(ALL_TREES)  # the main tree only (it names the rest)
         elif self.readonly:
-            trees, self._walked, self._unmarked_state = SMALL_TREES, set(SMALL_TREES), state
+            trees, self._walked = SMALL_TREES, set(SMALL_TREES)
+            # a reader marks the file once it has walked it all, unless it must not write at all
+            # ($ENGINE_STORE_READONLY: a backup, a copy) or cannot (read-only media, another's files)
+            self._unmarked_state = None if read_only_wanted(self.path) else state
         else:
             trees, self._walked = None, set(ALL_TREES)
         if not check_data_file(self.path, trees) and self.readonly:

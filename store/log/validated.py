@@ -24,6 +24,7 @@ inode and walks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -75,4 +76,5 @@ def mark_whole(store: Path, state: str | None) -> None:
         temporary.write_text(state + "\n", encoding="ascii")
         os.replace(temporary, store / MARK)
     except OSError:  # a read-only folder, a full disk: the next open walks, as it would have
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # on a read-only mount the unlink fails too (EROFS)
+            temporary.unlink(missing_ok=True)
