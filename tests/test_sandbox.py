@@ -341,12 +341,15 @@ def outputs_by_repeat(eng: Any, run_id: str) -> list[str]:
     return [read_blob(eng.log, e.output_hash).decode().strip() for e in done]
 
 
-def test_an_agent_under_a_hidden_home_is_refused_before_the_run(outside: Path, tmp_path: Path) -> None:
-    agent = outside / "home" / ".local" / "bin" / "agent"
+@pytest.mark.parametrize("under", ["home/.local/bin", "bin"])  # a home; /var/tmp itself
+def test_an_agent_under_a_hidden_folder_is_refused_before_the_run(
+    outside: Path, tmp_path: Path, under: str
+) -> None:
+    agent = outside / under / "agent"
     agent.parent.mkdir(parents=True)
     agent.write_text("#!/bin/sh\necho hi\n")
     agent.chmod(0o755)
-    file = tmp_path / "exp.toml"  # the experiment's folder is shown in the sandbox: not this home
+    file = tmp_path / "exp.toml"  # the experiment's folder is shown in the sandbox: not the agent's
     file.write_text(
         f'name = "hidden"\n[target]\nkind = "command"\ncommand = ["{agent}"]\nsandbox = "bubblewrap"\n'
         '[[cases]]\nid = "c"\nprompt = "p"\nexpected = "hi"\n'
@@ -354,7 +357,8 @@ def test_an_agent_under_a_hidden_home_is_refused_before_the_run(outside: Path, t
     done = run_engine("validate", str(file), cwd=tmp_path, HOME=str(outside / "home"))
     err = done.stderr.decode()
     assert done.returncode == 2 and len(err.strip().splitlines()) == 1, err
-    assert f"target.command: expected the agent outside the home folders a sandbox hides: {agent}" in err
+    hides = "expected the agent outside the folders a sandbox hides (the homes, /run, /var/tmp)"
+    assert f"target.command: {hides}: {agent}" in err
 
 
 def test_a_literal_secret_in_a_services_env_is_refused() -> None:

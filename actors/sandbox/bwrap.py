@@ -58,13 +58,14 @@ def hidden_stores() -> list[Path]:
 
 
 def visible_in_sandbox(path: Path, base_dir: Path | None) -> bool:
-    """Whether a file is there inside a sandbox: not under a home folder, unless under a folder shown
-    again (the experiment's, engine's Python)."""
+    """Whether a file is there inside a sandbox: not under a home folder or a covered socket folder,
+    unless under a folder shown again (the experiment's, engine's Python)."""
     real = path.resolve()
     shown = [*runtime_folders(), *([base_dir.resolve()] if base_dir is not None else [])]
     if any(real.is_relative_to(folder) for folder in shown):
         return True
-    return not any(real.is_relative_to(home) for home in home_folders())
+    covered = [*home_folders(), *(folder.resolve() for folder in socket_folders())]
+    return not any(real.is_relative_to(folder) for folder in covered)
 
 
 def runtime_folders() -> list[Path]:

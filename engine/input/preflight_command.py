@@ -78,7 +78,8 @@ def _check_binary(
             where = "the sandbox's PATH" if target.policy.sandboxed else "PATH"
             raise InputError(file, field, f"expected the agent {program!r} on {where} (not found)")
     if target.policy.sandboxed and not visible_in_sandbox(Path(found), base_dir):
-        expected = f"expected the agent outside the home folders a sandbox hides: {found} is not there "
+        hidden = "the homes, /run, /var/tmp"
+        expected = f"expected the agent outside the folders a sandbox hides ({hidden}): {found} is not there "
         expected += "inside it (install it under /usr/local or /opt, or in the experiment's folder)"
         raise InputError(file, field, expected)
 
