@@ -117,6 +117,25 @@ async def test_the_hosts_unix_sockets_are_out_of_reach(sandbox: None, outside: P
     assert seen["run"] in ("listed /run: []", "listed /run: ['systemd']")  # the resolver's file at most
 
 
+@pytest.mark.skipif(not os.access("/var/lib", os.W_OK), reason="a system service's folder: root makes one")
+async def test_a_system_services_socket_elsewhere_is_covered_too(sandbox: None, tmp_path: Path) -> None:
+    # a socket under /var/lib or /var/snap (a database, LXD): found in /proc/net/unix, covered one by one
+    folder = Path(tempfile.mkdtemp(prefix="engine-sandbox-test-", dir="/var/lib"))
+    try:
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(folder / "service.sock"))
+            server.listen(1)
+            async with open_engine(tmp_path / "store") as eng:
+                report = await eng.run(experiment({"socket": f"unix {folder}/service.sock"}))
+                seen = outputs(eng, report.run_id)
+            server.settimeout(0)
+            with pytest.raises(BlockingIOError):
+                server.accept()  # nobody came
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert seen[("baseline", "socket")].startswith("blocked")
+
+
 async def test_the_network_is_closed_unless_the_policy_opens_a_loopback_port(sandbox: None) -> None:
     async def greet(stream: trio.SocketStream) -> None:
         async with stream:

@@ -2,11 +2,12 @@
 
 The host's system is mounted read-only; every home folder, the folders where the host's services
 keep their Unix sockets (/run, /var/run, and /var/tmp; a socket stays connectable on a read-only
-mount) and the stores engine was told to hide are covered by an empty tmpfs; the only writable
-folders are the trial's own (its workspace and scratch) and a private /tmp. `--unshare-all` gives
-the sandbox its own user, PID, IPC, UTS, cgroup and network namespaces (the network is given back
-with `--share-net` for `network = "host"`);
-`--die-with-parent` and the PID namespace make every process the agent started die with the trial.
+mount) and the stores engine was told to hide are covered by an empty tmpfs, each other socket the
+host has bound by an empty file (`host_sockets`); the only writable folders are the trial's own (its
+workspace and scratch) and a private /tmp. `--unshare-all` gives the sandbox its own user, PID, IPC,
+UTS, cgroup and network namespaces (the network is given back with `--share-net` for `network =
+"host"`); `--die-with-parent` and the PID namespace make every process the agent started die with
+the trial.
 
 The sandbox's environment is bwrap's own (the process is started with exactly `sandbox_env`), never
 `--setenv NAME VALUE`: a value on a command line is readable in /proc/PID/cmdline by every process
@@ -22,6 +23,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from engine.actors.sandbox.host_sockets import visible_host_sockets
 from engine.events.sandbox import SandboxPolicy
 
 BWRAP = "bwrap"
@@ -112,6 +114,10 @@ def bwrap_argv(
         out += ["--bind", str(folder), str(folder)]
     for secret in secret_files(readable):  # last: a workspace that is the experiment's folder too
         out += ["--dev-bind", "/dev/null", str(secret)]  # reads as empty (a plain bind is nodev)
+    covered = [Path("/tmp"), *(f.resolve() for f in socket_folders()), *home_folders(), *hidden_stores()]
+    shown = [Path(f).resolve() for f in (*runtime_folders(), *readable, workdir, *writable)]
+    for socket in visible_host_sockets(covered, shown):  # the host's others: connecting finds no socket
+        out += ["--ro-bind", "/dev/null", str(socket)]
     out += ["--chdir", str(workdir)]
     return [*out, "--", *argv]
 
