@@ -52,7 +52,7 @@ def socket_folders() -> list[Path]:
     found = [Path("/run"), Path("/var/tmp")]
     if not Path("/var/run").is_symlink():
         found.append(Path("/var/run"))
-    return [folder for folder in found if folder.is_dir()]
+    return [folder.resolve() for folder in found if folder.is_dir()]
 
 
 def hidden_stores() -> list[Path]:
@@ -66,8 +66,7 @@ def visible_in_sandbox(path: Path, base_dir: Path | None) -> bool:
     shown = [*runtime_folders(), *([base_dir.resolve()] if base_dir is not None else [])]
     if any(real.is_relative_to(folder) for folder in shown):
         return True
-    covered = [*home_folders(), *(folder.resolve() for folder in socket_folders())]
-    return not any(real.is_relative_to(folder) for folder in covered)
+    return not any(real.is_relative_to(folder) for folder in (*home_folders(), *socket_folders()))
 
 
 def runtime_folders() -> list[Path]:
@@ -99,25 +98,25 @@ def bwrap_argv(
     if policy.network == "host":
         out.append("--share-net")
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for folder in socket_folders():  # a Unix socket stays connectable on a read-only mount
+    sockets, homes, stores = socket_folders(), home_folders(), hidden_stores()
+    for folder in sockets:  # a Unix socket stays connectable on a read-only mount
         out += ["--tmpfs", str(folder)]
     for folder in SHOWN_UNDER_RUN:  # the resolver's file, where /etc/resolv.conf links into /run
         out += ["--ro-bind-try", folder, folder]
-    for folder in home_folders():
+    for folder in homes:
         out += ["--tmpfs", str(folder)]
-    readable = list(readable)
-    for folder in (*runtime_folders(), *readable):  # under a home: shown again, read-only
+    readable, writable, runtime = list(readable), list(writable), runtime_folders()
+    for folder in (*runtime, *readable):  # under a home: shown again, read-only
         out += ["--ro-bind-try", str(folder), str(folder)]
-    for folder in hidden_stores():  # after: a store inside the experiment's folder stays hidden
+    for folder in stores:  # after: a store inside the experiment's folder stays hidden
         out += ["--tmpfs", str(folder)]
     for folder in {Path(workdir), *writable}:
         out += ["--bind", str(folder), str(folder)]
     for secret in secret_files(readable):  # last: a workspace that is the experiment's folder too
         out += ["--dev-bind", "/dev/null", str(secret)]  # reads as empty (a plain bind is nodev)
-    covered = [Path("/tmp"), *(f.resolve() for f in socket_folders()), *home_folders(), *hidden_stores()]
-    shown = [Path(f).resolve() for f in (*runtime_folders(), *readable, workdir, *writable)]
-    for socket in visible_host_sockets(covered, shown):  # the host's others: connecting finds no socket
-        out += ["--ro-bind", "/dev/null", str(socket)]
+    shown = [Path(f).resolve() for f in (*runtime, *readable, workdir, *writable)]
+    for socket in visible_host_sockets([Path("/tmp"), *sockets, *homes, *stores], shown):
+        out += ["--ro-bind", "/dev/null", str(socket)]  # the host's other sockets: connecting finds none
     out += ["--chdir", str(workdir)]
     return [*out, "--", *argv]
 

@@ -29,11 +29,12 @@ def visible_host_sockets(covered: Iterable[Path], shown: Iterable[Path]) -> list
     skipped = [*covered, *shown]
     found: set[Path] = set()
     for line in lines:
-        fields = line.split(None, 7)  # Num RefCount Protocol Flags Type St Inode Path
-        if len(fields) == 8 and fields[7].startswith("/") and _is_socket(Path(fields[7])):
-            real = Path(fields[7]).resolve()
-            if not any(real.is_relative_to(folder) for folder in skipped):
-                found.add(real)
+        fields = line.split(None, 7)  # Num RefCount Protocol Flags Type St Inode Path ("@..": abstract)
+        if len(fields) < 8 or not fields[7].startswith("/") or not _is_socket(path := Path(fields[7])):
+            continue
+        real = path.resolve()
+        if not any(real.is_relative_to(folder) for folder in skipped):
+            found.add(real)
     return sorted(found)
 
 
