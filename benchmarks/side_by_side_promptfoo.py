@@ -1,4 +1,5 @@
-"""S1 side by side: engine and promptfoo on the same fake OpenAI server, 2,000 cases, a contains grader.
+"""S1 side by side: engine and promptfoo on the same fake OpenAI server, 2,000 cases, a contains grader
+(S4, the big run: `--cases 50000 --rounds 1`).
 
 Run by hand (it needs Node.js and the npm package `promptfoo`, which the project does not install):
 
@@ -10,7 +11,8 @@ Both tools run from the shell as a person runs them, start-up included, against 
 (tests/fakes/openai_server.py) in its own process: `engine run` on an experiment file, and
 `promptfoo eval` on an equivalent config (the prompt is the case's text, one `icontains` assertion,
 the same concurrency, no cache, telemetry and update checks off). The script prints each round's wall
-time and each tool's median, trials/s, and the ratio, with the load average: compare on a quiet
+time and peak RSS (each process's own, from wait4; promptfoo's node workers, if any, are not in it),
+each tool's median, trials/s, and the ratio, with the load average: compare on a quiet
 machine (other work on the CPUs slows both, not always alike).
 """
 
@@ -49,13 +51,18 @@ def promptfoo_config(folder: Path, base_url: str, cases: int) -> Path:
     return path
 
 
-def timed(args: list[str], cwd: Path, env: dict[str, str]) -> float:
+def timed(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and the child's peak RSS in MiB (its own rusage, from wait4)."""
     started = time.perf_counter()
-    done = subprocess.run(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.perf_counter() - started
-    if done.returncode not in (0, 100):  # promptfoo exits 100 when an assertion failed
-        raise RuntimeError(f"{args[0]} exited {done.returncode}: {done.stderr.decode()[-800:]}")
-    return wall
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode not in (0, 100):  # promptfoo exits 100 when an assertion failed
+            errors.seek(0)
+            raise RuntimeError(f"{args[0]} exited {child.returncode}: {errors.read().decode()[-800:]}")
+    return wall, usage.ru_maxrss / 1024
 
 
 def find_promptfoo(given: str | None) -> str:
@@ -80,7 +87,8 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_CACHE_ENABLED="false")
     server, base_url = start_server(0)
-    engine_walls, promptfoo_walls = [], []
+    engine_runs: list[tuple[float, float]] = []
+    promptfoo_runs: list[tuple[float, float]] = []
     load = os.getloadavg()[0]
     try:
         with tempfile.TemporaryDirectory() as name:
@@ -91,21 +99,36 @@ def main() -> None:
                   "--no-table", "--no-write", "--no-progress-bar"]  # fmt: skip
             for i in range(args.rounds):  # interleaved, so a change of load hits both
                 store = folder / f"store{i}"
-                engine_walls.append(
-                    timed([sys.executable, "-m", "engine.cli.main", "run", "-q", str(experiment), "--store",
-                           str(store)], folder, env)  # fmt: skip
+                engine_runs.append(
+                    timed(
+                        [
+                            sys.executable,
+                            "-m",
+                            "engine.cli.main",
+                            "run",
+                            "-q",
+                            str(experiment),
+                            "--store",
+                            str(store),
+                        ],
+                        folder,
+                        env,
+                    )  # fmt: skip
                 )
-                promptfoo_walls.append(timed(pf, folder, env))
-                walls = f"engine {engine_walls[-1]:.2f} s, promptfoo {promptfoo_walls[-1]:.2f} s"
-                print(f"round {i + 1}: {walls}")
+                promptfoo_runs.append(timed(pf, folder, env))
+                (ew, em), (pw, pm) = engine_runs[-1], promptfoo_runs[-1]
+                walls = f"engine {ew:.2f} s {em:.0f} MiB, promptfoo {pw:.2f} s {pm:.0f} MiB"
+                print(f"round {i + 1}: {walls}", flush=True)
     finally:
         server.terminate()
         server.wait(timeout=10)
-    e, p = statistics.median(engine_walls), statistics.median(promptfoo_walls)
+    e, p = statistics.median(w for w, _ in engine_runs), statistics.median(w for w, _ in promptfoo_runs)
+    em, pm = max(m for _, m in engine_runs), max(m for _, m in promptfoo_runs)
     print(f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after ({os.cpu_count()} CPUs)")
     print(f"engine:    {e:.2f} s median, {args.cases / e:.0f} trials/s (start-up included)")
     print(f"promptfoo: {p:.2f} s median, {args.cases / p:.0f} trials/s (start-up included)")
-    print(f"engine is {p / e:.1f}x promptfoo's rate")
+    print(f"engine is {p / e:.1f}x promptfoo's rate; peak RSS engine {em:.0f} MiB, promptfoo {pm:.0f} MiB"
+          f" ({pm / em:.1f}x)")  # fmt: skip
 
 
 if __name__ == "__main__":
