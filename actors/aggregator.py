@@ -11,26 +11,34 @@ from __future__ import annotations
 
 import trio
 
-from engine.actors.messages import Feedback, TrialDone, WriteBatch
+from engine.actors.messages import Committed, Feedback, TrialDone, WriteBatch
+from engine.actors.state_saver import StateSaver
 from engine.events import kinds as k
 from engine.store.projections.run_state import RunState, evolve
 
 
 async def aggregator(
     *,
-    committed: trio.MemoryReceiveChannel[list[WriteBatch]],
+    committed: trio.MemoryReceiveChannel[Committed],
     state: RunState,
     feedback: trio.MemorySendChannel[Feedback],
     subscribers: list[trio.MemorySendChannel[k.Event]],
+    saver: StateSaver | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    """`saver` saves the state for the store's readers (actors.state_saver); None: the store folds
+    a copy of its own."""
     task_status.started()
     async with committed, feedback:
-        async for group in committed:
+        async for group, last_seq in committed:
             for batch in group:
                 _fold(batch, state, feedback, subscribers)
+            if saver is not None:
+                await saver.folded(sum(len(batch.events) for batch in group), last_seq)
     for subscriber in subscribers:
         subscriber.close()
+    if saver is not None:
+        await saver.close()
 
 
 def _fold(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from engine.actors.targets.target_protocol import TargetRequest
 from engine.events.kinds import Event, GraderResult, TrialCompleted
@@ -26,6 +26,13 @@ class WriteBatch:
     events: list[Event]
     blobs: list[tuple[str, bytes]] = field(default_factory=list)
     folded: trio.Event | None = None
+
+
+class Committed(NamedTuple):
+    """What one commit of the log writer made durable, for the aggregator."""
+
+    batches: list[WriteBatch]
+    last_seq: int  # the number of the last event they added
 
 
 @dataclass(slots=True)

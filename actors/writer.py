@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import trio
 
-from engine.actors.messages import WriteBatch
+from engine.actors.messages import Committed, WriteBatch
 from engine.store.contract import EventStore, store_call
 from engine.store.writes import event_rows
 
@@ -20,11 +20,13 @@ async def log_writer(
     *,
     inbox: trio.MemoryReceiveChannel[WriteBatch],
     log: EventStore,
-    committed: trio.MemorySendChannel[list[WriteBatch]],
+    committed: trio.MemorySendChannel[Committed],
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Runs until every sender of `inbox` has closed; then closes `committed`. Each commit's batches go
-    on as one message (one hop to the aggregator per commit, not per batch)."""
+    on as one message (one hop to the aggregator per commit, not per batch), with the number of the
+    last event they added. Its events are marked as folded into the live state (the aggregator's):
+    the store keeps no second copy of it (store.kept.held_states)."""
     task_status.started()
     async with inbox, committed:
         while True:
@@ -34,9 +36,10 @@ async def log_writer(
                 return
             group = _drain(inbox, first)
             appends = event_rows(b.events for b in group)
+            appends.live_state = True
             blobs = [blob for b in group for blob in b.blobs]
-            await store_call(log, log.append, appends, blobs)
-            await committed.send(group)
+            last = await store_call(log, log.append, appends, blobs)
+            await committed.send(Committed(group, last))
 
 
 def _drain(inbox: trio.MemoryReceiveChannel[WriteBatch], first: WriteBatch) -> list[WriteBatch]:

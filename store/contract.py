@@ -32,11 +32,14 @@ class EncodedRows(list[Row]):
     frozen, and the fold of the live objects is the fold of the log: the live run's report, folded
     from these objects, is the one replay reproduces."""
 
-    __slots__ = ("events",)
+    __slots__ = ("events", "live_state")
 
-    def __init__(self, rows: Iterable[Row], events: list[Any]) -> None:
+    def __init__(self, rows: Iterable[Row], events: list[Any], live_state: bool = False) -> None:
         super().__init__(rows)
         self.events = events
+        # the events are folded into a report state this process holds live (a run's pipeline):
+        # store.kept.held_states
+        self.live_state = live_state
 
 
 class EventStore(Protocol):
@@ -76,6 +79,21 @@ class EventStore(Protocol):
         ...
 
     def last_seq(self) -> int: ...
+
+    # a live run's report state, held by its process and saved from there for the store's readers
+    # (store.kept.held_states): the store keeps no second copy of it
+    def hold_state(self, run_id: str, folded_to: int) -> bool:
+        """The calling process folds the run's events into a state of its own from `folded_to` on;
+        False when the store keeps no states (nothing to offer)."""
+        ...
+
+    def offer_state(self, run_id: str, seq: int, items: list[tuple[bytes, bytes]]) -> None:
+        """The held state's encoded snapshot at `seq`, put with the next write of the run's events."""
+        ...
+
+    def release_state(self, run_id: str, items: list[tuple[bytes, bytes]]) -> None:
+        """The run's pipeline has closed: its final snapshot (a write of its own), and the hold ends."""
+        ...
 
     def close(self) -> None: ...
 

@@ -27,6 +27,16 @@ class MemoryStore:
         self._keeper = Keeper()
         self._lock = threading.Lock()
 
+    def hold_state(self, run_id: str, folded_to: int) -> bool:
+        return self._keeper.adopt(run_id, folded_to)
+
+    def offer_state(self, run_id: str, seq: int, items: list[tuple[bytes, bytes]]) -> None:
+        self._keeper.offer(run_id, seq, items)
+
+    def release_state(self, run_id: str, items: list[tuple[bytes, bytes]]) -> None:
+        with self._lock:
+            self._keeper.release(_MemorySnapshots(self), run_id, items)
+
     def append(self, batch: Sequence[Row], blobs: Iterable[tuple[str, bytes]] = ()) -> int:
         items = list(blobs)
         with self._lock:

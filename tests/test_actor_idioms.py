@@ -8,21 +8,21 @@ import pytest
 import trio
 
 from engine.actors.aggregator import aggregator
-from engine.actors.messages import Feedback, WriteBatch
+from engine.actors.messages import Committed, Feedback, WriteBatch
 from engine.actors.targets.adaptive import AdaptiveLimit
 from engine.events import kinds as k
 from engine.store.projections.run_state import RunState
 
 
 async def test_a_subscriber_that_stops_reading_is_cut_off_not_waited_for() -> None:
-    committed_send, committed = trio.open_memory_channel[list[WriteBatch]](10)
+    committed_send, committed = trio.open_memory_channel[Committed](10)
     feedback_send, _feedback = trio.open_memory_channel[Feedback](math.inf)
     slow_send, slow = trio.open_memory_channel[k.Event](1)  # room for one event, never read
     fast_send, fast = trio.open_memory_channel[k.Event](100)
     events = [k.CancelRequested(run_id="r", reason=str(i)) for i in range(3)]
     async with committed_send:
         for event in events:
-            committed_send.send_nowait([WriteBatch([event])])
+            committed_send.send_nowait(Committed([WriteBatch([event])], 0))
     state = RunState("r")
     # returns although `slow` is never read: the fold and the other subscribers went on
     subscribers = [slow_send, fast_send]

@@ -16,7 +16,8 @@ from functools import partial
 import trio
 
 from engine.actors.aggregator import aggregator
-from engine.actors.messages import Feedback, WriteBatch
+from engine.actors.messages import Committed, Feedback, WriteBatch
+from engine.actors.state_saver import StateSaver
 from engine.actors.writer import log_writer
 from engine.events import kinds as k
 from engine.events.codec import to_json
@@ -53,16 +54,22 @@ class Pipeline:
 
 @asynccontextmanager
 async def open_pipeline(
-    log: EventStore, state: RunState, subscribers: list[trio.MemorySendChannel[k.Event]] | None = None
+    log: EventStore,
+    state: RunState,
+    subscribers: list[trio.MemorySendChannel[k.Event]] | None = None,
+    new_run: bool = False,
 ) -> AsyncIterator[Pipeline]:
+    """`new_run`: the run has no event logged yet, so `state` will hold every one of them: it is saved
+    for the store's readers from here (actors.state_saver), the store keeps no copy of its own. A
+    resumed run or a regrade leaves that to the store, which knows where its copy stands."""
     emit, inbox = trio.open_memory_channel[WriteBatch](1024)
-    committed_send, committed = trio.open_memory_channel[list[WriteBatch]](1024)
+    committed_send, committed = trio.open_memory_channel[Committed](1024)
     feedback_send, feedback = trio.open_memory_channel[Feedback](math.inf)
     async with trio.open_nursery() as lifetime:
         await lifetime.start(partial(log_writer, inbox=inbox, log=log, committed=committed_send))
         aggregate = partial(
             aggregator, committed=committed, state=state, feedback=feedback_send.clone(),
-            subscribers=subscribers or [],
+            subscribers=subscribers or [], saver=StateSaver(log, state, 0) if new_run else None,
         )  # fmt: skip
         await lifetime.start(aggregate)
         async with emit:

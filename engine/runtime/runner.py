@@ -133,7 +133,7 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     reuse = await store_call(log, reuse_for, log, plan.spec, request.run_id, request.source or plan.spec.name)
     # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
     async with ray_session(plan, request.control.stopping):
-        async with open_pipeline(log, state, request.subscribers) as pipe:
+        async with open_pipeline(log, state, request.subscribers, new_run=not request.resume) as pipe:
             request.control._feedback = pipe.feedback_send
             reason = await _run_body(log, request, plan, pipe, reuse)
             judges_pairs = any(GRADERS.of(g).pairwise for g in plan.spec.graders)

@@ -26,6 +26,7 @@ from engine.events.codec import decode
 from engine.store.contract import EncodedRows, EventStore
 from engine.store.kept import reuse_index
 from engine.store.kept.codec import KeptRecord, Snapshotted, Stored
+from engine.store.kept.held_states import HeldStates, Items
 from engine.store.kept.live_events import adoptable
 
 # the readers' side (store.snapshot_read), named here too for the callers that also keep or rebuild
@@ -126,6 +127,18 @@ class Keeper:
         self._last: tuple[object, int] | None = None  # the batch last folded, and its first seq
         self._abandoned: tuple[dict[bytes, Stored[Any]], dict[bytes, int]] | None = None
         self._source_recorded = False  # this process's version of the run state, in the store
+        self.held = HeldStates(STATES)  # runs whose process holds their report state: not folded here
+
+    def adopt(self, run_id: str, folded_to: int) -> bool:
+        """This process holds the run's report state, folded up to `folded_to` (store.kept.held_states)."""
+        self.held.adopt(run_id, folded_to)
+        return True
+
+    def offer(self, run_id: str, seq: int, items: Items) -> None:
+        self.held.offer(run_id, seq, items)
+
+    def release(self, io: SnapshotIO, run_id: str, items: Items) -> bool:
+        return self.held.release(io, run_id, items)
 
     def forget(self) -> None:
         """The transaction was abandoned: what was folded into the cache in it never happened. The
@@ -140,12 +153,14 @@ class Keeper:
         self._cache.clear()
         self._unsaved.clear()
         self._index.forget()
+        self.held.forget()
         self._source_recorded = False  # with the transaction, or the kept records cleared
 
     def advance(self, io: SnapshotIO, batch: Sequence[tuple[str, str, bytes]], first: int) -> None:
         """Fold the batch (its first event is `first`) into each kept state, saving those due. An
         `EncodedRows` batch brings its events: folded as they are, not decoded from the bytes."""
         live = batch.events if isinstance(batch, EncodedRows) and len(batch.events) == len(batch) else None
+        held_live = live is not None and batch.live_state  # type: ignore[attr-defined]
         again = self._last is not None and self._last[0] is batch and self._last[1] == first
         if again and self._abandoned is not None:
             self._cache, self._unsaved = self._abandoned
@@ -164,14 +179,23 @@ class Keeper:
             self._keep_index(io, run_id, prior, rows, ending, events)
             self._keep_digests(io, run_id, rows, events)
             self._keep_reuse(io, run_id, rows, events)
+            held = self._held(io, run_id, rows, held_live)
             for snap in ALL:
-                if snap.key(run_id) in self._given_up:
+                if snap.key(run_id) in self._given_up or (held and snap is STATES):
                     continue
                 try:
                     self._advance_one(io, snap, run_id, prior, rows, ending, again, events)
                 except KEEPING_FAILED:  # damage, or a state it cannot store: readers fold the log
                     self._cache.pop(snap.key(run_id), None)
                     self._given_up.add(snap.key(run_id))  # for this process: never a cost per batch
+
+    def _held(self, io: SnapshotIO, run_id: str, rows: list[tuple[int, str, bytes]], live: bool) -> bool:
+        """Whether the run's report state is its process's to save (no state of its own kept here)."""
+        if not self.held.holds(run_id) or not self.held.advance(io, run_id, rows, live):
+            return False
+        self._cache.pop(STATES.key(run_id), None)  # a state of its own from before the hold
+        self._unsaved.pop(STATES.key(run_id), None)
+        return True
 
     def _keep_index(
         self, io: SnapshotIO, run_id: str, prior: int, rows: list[tuple[int, str, bytes]], ending: bool,
@@ -254,6 +278,13 @@ class Keeper:
 def derived_of(snap: Snapshotted[Any]) -> list[tuple[KeptRecord[Any], Callable[[Any], Any]]]:
     """The records derived from this kept state, as this process's version of it makes them."""
     return [(d.made_from(snap.source), d.derive) for d in DERIVED.get(snap.name, ())]
+
+
+def state_items(state: Any, seq: int) -> Items:
+    """A run's report state, folded up to `seq`, as the keeper stores it: its snapshot and the records
+    derived from it (for a process that holds its run's state: store.kept.held_states)."""
+    items = [(STATES.key(state.run_id), STATES.encode(seq, state))]
+    return items + [(d.key(state.run_id), d.encode(seq, derive(state))) for d, derive in derived_of(STATES)]
 
 
 def record_sources(io: SnapshotIO) -> None:

@@ -29,6 +29,14 @@ class BatchKeeper(Protocol):
         folded never happened."""
         ...
 
+    def adopt(self, run_id: str, folded_to: int) -> bool:
+        """The process holds the run's report state (store.kept.held_states); False: not kept here."""
+        ...
+
+    def offer(self, run_id: str, seq: int, items: list[tuple[bytes, bytes]]) -> None: ...
+
+    def release(self, io: TxnSnapshots, run_id: str, items: list[tuple[bytes, bytes]]) -> bool: ...
+
 
 # made at the first append, not at opening: a reader never imports the keepers' projections
 Keepers = Callable[[], Sequence[BatchKeeper]]

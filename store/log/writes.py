@@ -134,6 +134,21 @@ class LogWrites(LogHandles):
 
         self._write(put_all)
 
+    def hold_state(self, run_id: str, folded_to: int) -> bool:
+        return any([keeper.adopt(run_id, folded_to) for keeper in self._keepers])
+
+    def offer_state(self, run_id: str, seq: int, items: list[tuple[bytes, bytes]]) -> None:
+        for keeper in self._keepers:
+            keeper.offer(run_id, seq, items)
+
+    def release_state(self, run_id: str, items: list[tuple[bytes, bytes]]) -> None:
+        def put_final(txn: lmdb.Transaction) -> None:
+            kept = self._txn_snapshots(txn)
+            for keeper in self._keepers:
+                keeper.release(kept, run_id, items)
+
+        self._write(put_final)
+
     def clear_snapshots(self) -> None:
         """Drop every snapshot (`engine rebuild` writes them again from the log)."""
         self._forget_batch()
