@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import gc
 import os
+import signal
 import sys
 import time
 import webbrowser
@@ -87,6 +88,7 @@ def run_server(
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(stop_on_sigint)
             binds = await nursery.start(serve, app, config)
             # the URL once the first page need not wait (a request that comes sooner is served meanwhile)
             await warm_up()
@@ -154,6 +156,15 @@ def wait_for_store(store: Path, every_s: float = 0.25) -> None:
 def _ready(store: Path) -> bool:
     data = store / "data.mdb"
     return data.exists() and data.stat().st_size > 0  # LMDB has written its first pages
+
+
+async def stop_on_sigint() -> None:
+    """Ctrl-C (SIGINT) stops the server, as `engine run` stops: taken here, not left to the
+    interpreter's default handler, which a shell that starts it in the background (`engine serve &`
+    from a script) has set to ignore the signal, so that nothing but a kill would end it."""
+    with trio.open_signal_receiver(signal.SIGINT) as signals:
+        async for _ in signals:
+            raise KeyboardInterrupt
 
 
 def interrupted(exc: BaseException) -> bool:
