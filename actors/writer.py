@@ -10,7 +10,8 @@ from __future__ import annotations
 import trio
 
 from engine.actors.messages import Committed, WriteBatch
-from engine.store.contract import EventStore, store_call
+from engine.store.contract import EncodedRows, EventStore, store_call
+from engine.store.kept.live_events import as_logged
 from engine.store.writes import event_rows
 
 MAX_EVENTS_PER_COMMIT = 5000
@@ -35,11 +36,20 @@ async def log_writer(
             except trio.EndOfChannel:
                 return
             group = _drain(inbox, first)
-            appends = event_rows(b.events for b in group)
-            appends.live_state = True
+            appends = _as_logged(group)
             blobs = [blob for b in group for blob in b.blobs]
             last = await store_call(log, log.append, appends, blobs)
             await committed.send(Committed(group, last))
+
+
+def _as_logged(group: list[WriteBatch]) -> EncodedRows:
+    """The group's rows, marked as folded into the live state; each event the log's fold would fold
+    from a decode of its bytes (store.kept.live_events) is replaced by that decode, in its batch too:
+    the aggregator's state is then the replay's, to the byte (store.kept.held_states)."""
+    appends = event_rows(b.events for b in group)
+    as_logged(appends, (b.events for b in group))
+    appends.live_state = True
+    return appends
 
 
 def _drain(inbox: trio.MemoryReceiveChannel[WriteBatch], first: WriteBatch) -> list[WriteBatch]:

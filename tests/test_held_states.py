@@ -74,6 +74,35 @@ async def test_a_new_runs_state_is_saved_from_its_process_and_reads_as_the_repla
         assert log.get_snapshot(STATES.key("h")) == stored
 
 
+async def test_a_regrade_holds_the_state_it_loaded_and_stores_the_replays_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.events.spec import ContainsGraderSpec
+    from engine.runtime.regrade import regrade_run
+
+    def answer(request: Any) -> str:
+        return "yes" if request.case.id < "c2" else "no"
+
+    _, eng = await run_spec(tmp_path / "st", answer, monkeypatch)
+    async with open_engine_again(tmp_path / "st") as again:
+        offers: list[int] = []
+        monkeypatch.setattr(type(again.log), "offer_state", lambda self, r, seq, items: offers.append(seq))
+        await regrade_run(again.log, "h", [ContainsGraderSpec(value="no")], name="strict")
+        keeper = keeper_of(again.log)
+        assert not keeper.held.holds("h") and STATES.key("h") not in keeper._cache
+    with open_event_log(tmp_path / "st") as log:
+        stored = log.get_snapshot(STATES.key("h"))
+        assert STATES.decode(stored).seq == log.run_index("h")[-1][0]  # the regrade's release
+        assert stored == replayed(log, STATES, "h")
+        assert STATES.decode(stored).state.grading == 1
+
+
+def open_engine_again(store: Path) -> Any:
+    from engine.api import open_engine
+
+    return open_engine(store)
+
+
 async def test_the_store_holds_no_copy_of_a_held_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,10 +24,11 @@ BATCH = 500
 
 
 async def label_round(log: EventStore, run_id: str, name: str = "") -> RunReport:
+    folded_to = await trio.to_thread.run_sync(log.last_seq)  # the state loaded after holds that much
     state = await trio.to_thread.run_sync(run_state, log, run_id)
     assert state.spec is not None
     events = await trio.to_thread.run_sync(_round_events, log, run_id, state.grading, state.grading + 1)
-    async with open_pipeline(log, state) as pipe:
+    async with open_pipeline(log, state, folded_to=folded_to) as pipe:
         started = k.RegradeStarted(
             run_id=run_id, ts=time.time(), grading=state.grading + 1, graders=list(state.spec.graders),
             pass_threshold=state.spec.scoring.pass_threshold, name=name or "labels", labels=True,

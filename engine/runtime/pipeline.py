@@ -57,19 +57,20 @@ async def open_pipeline(
     log: EventStore,
     state: RunState,
     subscribers: list[trio.MemorySendChannel[k.Event]] | None = None,
-    new_run: bool = False,
+    folded_to: int | None = None,
 ) -> AsyncIterator[Pipeline]:
-    """`new_run`: the run has no event logged yet, so `state` will hold every one of them: it is saved
-    for the store's readers from here (actors.state_saver), the store keeps no copy of its own. A
-    resumed run or a regrade leaves that to the store, which knows where its copy stands."""
+    """`folded_to`: `state` holds every event of the run up to that number (0: a new run; the log's
+    last number taken before the state was loaded): it is saved for the store's readers from here
+    (actors.state_saver) and the store keeps no copy of its own. None: the store keeps its own."""
     emit, inbox = trio.open_memory_channel[WriteBatch](1024)
     committed_send, committed = trio.open_memory_channel[Committed](1024)
     feedback_send, feedback = trio.open_memory_channel[Feedback](math.inf)
+    saver = None if folded_to is None else StateSaver(log, state, folded_to)
     async with trio.open_nursery() as lifetime:
         await lifetime.start(partial(log_writer, inbox=inbox, log=log, committed=committed_send))
         aggregate = partial(
             aggregator, committed=committed, state=state, feedback=feedback_send.clone(),
-            subscribers=subscribers or [], saver=StateSaver(log, state, 0) if new_run else None,
+            subscribers=subscribers or [], saver=saver,
         )  # fmt: skip
         await lifetime.start(aggregate)
         async with emit:

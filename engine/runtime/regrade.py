@@ -38,6 +38,7 @@ async def regrade_run(
     name: str = "",
 ) -> RunReport:
     """A new, named grading round over the stored outputs; earlier rounds' reports stay readable."""
+    folded_to = await trio.to_thread.run_sync(log.last_seq)  # the state loaded after holds that much
     state = await trio.to_thread.run_sync(run_state, log, run_id)
     assert state.spec is not None
     threshold = state.spec.scoring.pass_threshold if pass_threshold is None else pass_threshold
@@ -45,7 +46,7 @@ async def regrade_run(
     # python evaluators import from the experiment file's folder, as in the run itself
     folder = Path(state.source).parent if state.source else None
     context = grader_context(state.spec, state, make_target or target_maker(base_dir=folder))
-    async with open_pipeline(log, state) as pipe:
+    async with open_pipeline(log, state, folded_to=folded_to) as pipe:
         started = k.RegradeStarted(
             run_id=run_id, ts=time.time(), grading=grading, graders=graders, pass_threshold=threshold,
             name=name or f"grading {grading}",

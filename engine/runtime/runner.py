@@ -119,8 +119,9 @@ async def execute_run(log: EventStore, request: RunRequest) -> RunReport:
 
 
 async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
-    state = RunState(request.run_id)
-    if request.resume:
+    state, folded_to = RunState(request.run_id), 0
+    if request.resume:  # the log's end first: the state loaded after it holds at least that much
+        folded_to = await store_call(log, log.last_seq)
         state = await store_call(log, load_run_state, log, request.run_id)
     refuse_if_live(state)
     plan = _resolved(request, state)
@@ -133,7 +134,7 @@ async def _execute_leased(log: EventStore, request: RunRequest) -> RunReport:
     reuse = await store_call(log, reuse_for, log, plan.spec, request.run_id, request.source or plan.spec.name)
     # a Ray backend connects before the first event too: a bad address is exit 2, nothing logged
     async with ray_session(plan, request.control.stopping):
-        async with open_pipeline(log, state, request.subscribers, new_run=not request.resume) as pipe:
+        async with open_pipeline(log, state, request.subscribers, folded_to) as pipe:
             request.control._feedback = pipe.feedback_send
             reason = await _run_body(log, request, plan, pipe, reuse)
             judges_pairs = any(GRADERS.of(g).pairwise for g in plan.spec.graders)

@@ -13,10 +13,12 @@ gives its bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from engine.events import kinds as k
 from engine.events.codec import decode, encode
+from engine.store.contract import EncodedRows
 
 _PLAIN = (k.TrialStarted, k.TrialSkipped)  # their folds keep strings and ints only
 
@@ -60,3 +62,19 @@ def adoptable(event: Any, data: bytes) -> bool:
     if kind is k.ExperimentDefined:
         return _spec_exact(event, data)
     return False
+
+
+def as_logged(rows: EncodedRows, batches: Iterable[list[Any]]) -> None:
+    """Each event of `rows` that is not adoptable replaced by the decode of its bytes (what the log's
+    fold folds), in `rows.events` and in the batch it came from (`batches`, whose events `rows`
+    encodes in order). For a run whose state its own process holds (store.kept.held_states): that
+    state then encodes to the bytes a replay's does (a regrade's threshold is the decoded float, not
+    the spec's default object, which a Struct omits by identity), and the keeper takes these events
+    as they are."""
+    i = 0
+    for events in batches:
+        for j, event in enumerate(events):
+            data = rows[i][2]
+            if not adoptable(event, data):
+                events[j] = rows.events[i] = decode(data)
+            i += 1

@@ -86,13 +86,14 @@ class SnapshotIO(Protocol):
 
 
 def decoded_once(
-    rows: list[tuple[int, str, bytes]], live: list[Any] | None = None, first: int = 0
+    rows: list[tuple[int, str, bytes]], live: list[Any] | None = None, first: int = 0, logged: bool = False
 ) -> dict[int, Any] | None:
     """The batch's events that a kept projection folds, decoded once for all of them (events are
     frozen: they can be shared); None when one cannot be decoded: each projection then meets the
     damage on its own and gives up alone, as it would have. `live`: the batch's events as this
     process made them (`live[seq - first]`), taken as they are where that keeps the same bytes
-    (store.live_events): no decode, no second copy of their strings in the kept states."""
+    (store.live_events): no decode, no second copy of their strings in the kept states. `logged`: the
+    live events are those already (store.kept.live_events.as_logged)."""
     try:
         if live is None:
             return {seq: decode(data) for seq, tag, data in rows if tag in KEPT_TAGS}
@@ -100,7 +101,7 @@ def decoded_once(
         for seq, tag, data in rows:
             if tag in KEPT_TAGS:
                 event = live[seq - first]
-                out[seq] = event if adoptable(event, data) else decode(data)
+                out[seq] = event if logged or adoptable(event, data) else decode(data)
         return out
     except KEEPING_FAILED:
         return None
@@ -175,7 +176,7 @@ class Keeper:
         for run_id, rows in by_run.items():
             prior = io.last_before(run_id, first)  # the log listed the run already (store.log.kept_io)
             ending = any(tag in ENDING_TAGS for _, tag, _ in rows)
-            events = decoded_once(rows, live, first)
+            events = decoded_once(rows, live, first, held_live)
             self._keep_index(io, run_id, prior, rows, ending, events)
             self._keep_digests(io, run_id, rows, events)
             self._keep_reuse(io, run_id, rows, events)
