@@ -17,12 +17,13 @@ from __future__ import annotations
 import functools
 import typing
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
 
 from engine.store.kept.state_source import StateSource
+from engine.store.kept.streamed import packed_pieces
 from engine.store.kept.unpacked import unpack
 from engine.store.log.records import RESIDUE, TRAILER, crc32c, seal
 from engine.store.projection import Projection
@@ -148,11 +149,14 @@ def _describe(kind: Any, out: list[str], visited: set[Any]) -> None:
 PIECE = 1 << 20
 
 
-def _compressed(packed: bytes) -> bytes:
-    """zlib level 1, fed a MiB at a time: `zlib.compress` sizes its output for the worst case, as big
-    as the input again (+30 MiB at each save of a 200,000-cell state, on top of the packed bytes)."""
-    stream, view = zlib.compressobj(1), memoryview(packed)
-    parts = [stream.compress(view[at : at + PIECE]) for at in range(0, len(view), PIECE)]
+def _compressed(pieces: Iterable[bytes | memoryview]) -> bytes:
+    """zlib level 1, fed at most a MiB at a time: `zlib.compress` sizes its output for the worst case,
+    as big as the input again (+30 MiB at each save of a 200,000-cell state, on top of the packed
+    bytes); the pieces may come as they are packed (store.kept.streamed)."""
+    stream, parts = zlib.compressobj(1), []
+    for piece in pieces:
+        view = memoryview(piece)
+        parts += [stream.compress(view[at : at + PIECE]) for at in range(0, len(view), PIECE)]
     parts.append(stream.flush())
     return b"".join(parts)
 
@@ -162,10 +166,13 @@ class KeptRecord(Generic[S]):
     its number and its type's fingerprint: a projection's state (Snapshotted), or a record made from
     one or from a stored report (store.snapshot_read.Derived, store.report_digest)."""
 
-    def __init__(self, name: str, version: int, kind: type[S]) -> None:
+    def __init__(self, name: str, version: int, kind: type[S], streamed: str | None = None) -> None:
+        """`streamed`: the field of a dataclass `kind` (a dict) that grows with the run: its records
+        are packed in pieces (store.kept.streamed), not whole."""
         self.name = name
         self._number = version
         self.kind = kind
+        self._streamed = streamed
         self._encoder = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
 
     def _decode_state(self, raw: msgspec.Raw) -> S:
@@ -191,11 +198,14 @@ class KeptRecord(Generic[S]):
     def encode(self, seq: int, state: S) -> bytes:
         canonical = _canonical(state)
         try:
+            if self._streamed is not None and _is_dataclass(canonical):
+                head = (self.version, seq)
+                return seal(_compressed(packed_pieces(self._encoder.encode, head, canonical, self._streamed)))
             packed = self._encoder.encode((self.version, seq, canonical))
         except OverflowError:  # a mask of more than 64 repeats: through builtins, that int an extension
             plain = msgspec.to_builtins(canonical, builtin_types=(bytes,), enc_hook=_enc_hook)
             packed = self._encoder.encode((self.version, seq, _big_ints(plain)))
-        return seal(_compressed(packed))
+        return seal(_compressed([packed]))
 
     def decode(self, data: bytes | None) -> Stored[S] | None:
         """The stored state, or None when there is none, or it is of another version (or unreadable:
@@ -218,9 +228,10 @@ class Snapshotted(KeptRecord[S]):
     from a state made by `new`."""
 
     def __init__(
-        self, name: str, version: int, projection: Projection[S], kind: type[S], new: Callable[[str], S]
-    ) -> None:
-        super().__init__(name, version, kind)
+        self, name: str, version: int, projection: Projection[S], kind: type[S], new: Callable[[str], S],
+        streamed: str | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(name, version, kind, streamed)
         self.projection, self.new = projection, new
 
     @functools.cached_property

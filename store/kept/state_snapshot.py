@@ -14,5 +14,6 @@ __all__ = ["STATES", "STATUS"]
 
 # version 2: a cell's first output is its lowest repeat's (it was the first to finish). Cells stored
 # as arrays (run_state.Cell an array-like Struct) changed the fingerprint, not the number. The writer
-# records its version and tags in the store for the readers of its derived records (STATES.source)
-STATES = Snapshotted("state", 2, RUN_STATE, RunState, RunState)
+# records its version and tags in the store for the readers of its derived records (STATES.source).
+# Its cells, which grow with the run, are packed in pieces at a save (store.kept.streamed)
+STATES = Snapshotted("state", 2, RUN_STATE, RunState, RunState, streamed="cells")
