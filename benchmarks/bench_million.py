@@ -5,11 +5,12 @@ Targets: the engine process's anonymous memory (RssAnon: RSS less the store's me
 which the kernel may drop at will) under 150 MiB throughout, and trials/s per 100,000-trial segment
 level from the first segment to the last.
 
-    .venv/bin/python benchmarks/bench_million.py [--trials 1000000] [--quick] [--store PATH]
+    .venv/bin/python benchmarks/bench_million.py [--trials 1000000] [--quick] [--store PATH] [--suite-file]
 
 The run is made by the engine itself, in a process of its own (`open_engine(...).run`), with the
 `openai` target against the fake OpenAI server in another process: `--cases` cases (default trials /
-10) x `--variants` variants (default 1) x as many repeats as make the trials. The default is 100,000
+10) x `--variants` variants (default 1) x as many repeats as make the trials (`--suite-file`: the
+cases in a JSONL suite file, as an experiment of that many cases has them, not inline). The default is 100,000
 cases x 10 repeats at a million trials (a report state of 100,000 cells); `--cases 10000 --variants
 2` is 10,000 cases x 2 variants x 50 repeats (20,000 cells). This process only watches,
 from outside: every few seconds it reads the engine process's /proc/PID/status (VmRSS, RssAnon,
@@ -43,10 +44,17 @@ CHILD = r"""
 import sys, time, trio
 from engine.api import open_engine, spec_from_dict
 store, base_url, trials, cases, variants = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+suite_file = sys.argv[6] if len(sys.argv) > 6 else ""
+listed = [{"id": f"c{i:07d}", "prompt": f"question {i}", "expected": "answer"} for i in range(cases)]
+if suite_file:  # the cases in a JSONL suite file, as an experiment of 100,000 cases has them
+    import json
+    with open(suite_file, "w") as out:
+        out.writelines(json.dumps(case) + "\n" for case in listed)
+    listed = []
 spec = spec_from_dict({
     "name": "million", "target": {"kind": "openai", "base_url": base_url, "model": "fake", "max_retries": 0},
     "variants": [{"name": f"v{i}", "params": {"temperature": i / 10}} for i in range(variants)],
-    "cases": [{"id": f"c{i:07d}", "prompt": f"question {i}", "expected": "answer"} for i in range(cases)],
+    "cases": listed, **({"suite": {"path": suite_file}} if suite_file else {}),
     "graders": [{"kind": "contains", "case_sensitive": False}],
     "repeat": {"count": max(1, trials // (cases * variants))},
     "execution": {"concurrency": 64, "judge_concurrency": 4},
@@ -154,6 +162,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, help="default: trials / 10 (each case run 10 times)")
     parser.add_argument("--variants", type=int, default=1, help="the repeats are trials / (cases x variants)")
     parser.add_argument("--every", type=float, default=3.0, help="seconds between samples")
+    parser.add_argument("--suite-file", action="store_true", help="the cases in a JSONL suite, not inline")
     args = parser.parse_args()
     trials = 100_000 if args.quick else args.trials
     cases = args.cases or trials // 10
@@ -173,6 +182,7 @@ def main() -> None:
             str(trials),
             str(cases),
             str(args.variants),
+            *([str(Path(tmp) / "cases.jsonl")] if args.suite_file else []),
         ]
         child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
         try:

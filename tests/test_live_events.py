@@ -117,3 +117,46 @@ def test_a_streamed_trials_pace_is_taken_as_it_is_only_in_floats(tmp_path: Path,
     with open_event_log(tmp_path / "st") as log:
         log.append(encoded_rows([k.RunStarted(run_id="r", ts=1.5, experiment="e", trials_total=1), event]))
         assert_stored_is_replay(log, "r")
+
+
+def meddling_empties(request: Any) -> str:
+    request.case.tags.append("touched")
+    request.case.metadata["seen"] = True
+    request.case.criteria["added"] = 1
+    return "yes"
+
+
+def meddling_empties_grade(case: Any, output: str, context: Any) -> float:
+    case.tags.append("graded")
+    case.metadata["graded"] = True
+    return 1.0
+
+
+async def test_a_suite_files_cases_share_their_empties_and_user_code_cannot_reach_them(
+    tmp_path: Path,
+) -> None:
+    from engine.api import open_engine
+    from engine.input.loader import load_plan
+    from engine.input.suites import SHARED_EMPTY
+
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(f'{{"id": "c{i}", "prompt": "p", "expected": "yes"}}\n' for i in range(3))
+        + '{"id": "c3", "prompt": "p", "expected": "yes", "tags": ["t"]}\n'
+    )
+    (tmp_path / "exp.toml").write_text(
+        'name = "shared"\n[target]\nkind = "python"\ncallable = "answer"\n[suite]\npath = "cases.jsonl"\n'
+        '[[graders]]\nkind = "python"\ncallable = "grade"\n[repeat]\ncount = 2\n'
+    )
+    plan = load_plan(tmp_path / "exp.toml")
+    cases = plan.spec.cases
+    empty = SHARED_EMPTY
+    assert all(c.metadata is empty["metadata"] and c.criteria is empty["criteria"] for c in cases)
+    assert cases[0].tags is cases[1].tags is SHARED_EMPTY["tags"] and cases[3].tags == ["t"]
+    callables = {"answer": meddling_empties, "grade": meddling_empties_grade}
+    async with open_engine(tmp_path / "st", callables=callables) as eng:
+        live = await eng.run(plan, run_id="s")
+        assert live == eng.replay("s")
+    assert SHARED_EMPTY == {"tags": [], "criteria": {}, "metadata": {}}  # the shared objects untouched
+    assert [c.tags for c in cases] == [[], [], [], ["t"]]
+    with open_event_log(tmp_path / "st") as log:
+        assert_stored_is_replay(log, "s")
