@@ -59,6 +59,7 @@ spec = spec_from_dict({
     "repeat": {"count": max(1, trials // (cases * variants))},
     "execution": {"concurrency": 64, "judge_concurrency": 4},
 })
+del listed  # the spec holds what it needs: the dicts it was made from are the caller's, gone
 from engine.runtime.allocator import tune_allocator
 tune_allocator()  # as `engine run` does: the process is the engine's own
 async def main():
