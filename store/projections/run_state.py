@@ -20,6 +20,7 @@ from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
 from engine.store.projection import Projection
 from engine.store.projections.pairwise_verdicts import PairTally, add_verdict
+from engine.store.projections.recent_hashes import shared_hash
 from engine.store.projections.spend import Spend
 from engine.store.projections.stream_pace import PaceTotals
 
@@ -357,7 +358,7 @@ def _output(s: RunState, e: k.TrialCompleted, new_spend: bool) -> bool:
     if cell.first_output and e.output_hash != cell.first_output:
         cell.outputs_vary = True
     if lowest:  # the lowest repeat's output, in whatever order the repeats finished: as a replay says
-        cell.first_output = e.output_hash
+        cell.first_output = shared_hash(e.output_hash)
     if not cell.graded & bit:
         s.awaiting_grade[(e.variant, e.case, e.repeat)] = e
     t = s.totals_for(e.variant)
