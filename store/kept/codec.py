@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import typing
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
@@ -42,6 +42,8 @@ def _enc_hook(value: object) -> object:
 
     if isinstance(value, HdrHistogram):
         return value.encode()  # its counts, compressed: the same counts give the same bytes
+    if isinstance(value, Mapping):  # a mapping kept in another form (run_state's CellTable): as its dict
+        return dict(value.items())
     raise NotImplementedError(f"no snapshot encoding for {type(value).__name__}")
 
 

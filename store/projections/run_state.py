@@ -19,6 +19,7 @@ from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
 from engine.store.projection import Projection
+from engine.store.projections.cell_table import CellTable
 from engine.store.projections.pairwise_verdicts import PairTally, add_verdict
 from engine.store.projections.recent_hashes import shared_hash
 from engine.store.projections.spend import Spend
@@ -165,7 +166,9 @@ class RunState:
     trials_total: int = 0
     variants: dict[str, VariantSpec] = field(default_factory=dict)
     proposals: dict[str, k.VariantProposed] = field(default_factory=dict)
-    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    # a CellTable (store.projections.cell_table) when folded here, read and stored as this dict;
+    # decoded from a snapshot, the dict itself (a reader's state: no conversion to pay)
+    cells: dict[tuple[str, str], Cell] = field(default_factory=CellTable)  # type: ignore[arg-type]
     totals: dict[str, VariantTotals] = field(default_factory=dict)
     awaiting_grade: dict[tuple[str, str, int], k.TrialCompleted] = field(default_factory=dict)
     in_flight: set[tuple[str, str, int]] = field(default_factory=set)
