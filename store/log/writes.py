@@ -147,7 +147,10 @@ class LogWrites(LogHandles):
             for keeper in self._keepers:
                 keeper.release(kept, run_id, items)
 
-        self._write(put_final)
+        try:
+            self._write(put_final)
+        except lmdb.Error:  # a cache not written (the run's events are all in): readers fold the tail
+            return
 
     def clear_snapshots(self) -> None:
         """Drop every snapshot (`engine rebuild` writes them again from the log)."""
