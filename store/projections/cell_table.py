@@ -36,11 +36,10 @@ class CellTable:
             self[key] = cell
 
     def get(self, key: Key, default: Any = None) -> Any:
-        v, c = self._variant_no.get(key[0]), self._case_no.get(key[1])
-        if v is None or c is None:
+        try:  # the hot path (a report's lookups, the scheduler's): four subscripts, no test on a hit
+            found = self._rows[self._variant_no[key[0]]][self._case_no[key[1]]]
+        except (KeyError, IndexError):  # a variant or case never seen, or not in this variant's row
             return default
-        row = self._rows[v]
-        found = row[c] if c < len(row) else None
         return default if found is None else found
 
     def __getitem__(self, key: Key) -> Any:
