@@ -31,10 +31,13 @@ async def aggregator(
     task_status.started()
     async with committed, feedback:
         async for group, last_seq in committed:
+            count = sum(len(batch.events) for batch in group)
+            seq = last_seq - count + 1  # the group's events are numbered in a row, as one append added them
             for batch in group:
-                _fold(batch, state, feedback, subscribers)
+                _fold(batch, seq, state, feedback, subscribers)
+                seq += len(batch.events)
             if saver is not None:
-                await saver.folded(sum(len(batch.events) for batch in group), last_seq)
+                await saver.folded(count, last_seq)
     for subscriber in subscribers:
         subscriber.close()
     if saver is not None:
@@ -43,12 +46,15 @@ async def aggregator(
 
 def _fold(
     batch: WriteBatch,
+    first_seq: int,
     state: RunState,
     feedback: trio.MemorySendChannel[Feedback],
     subscribers: list[trio.MemorySendChannel[k.Event]],
 ) -> None:
-    for event in batch.events:
-        evolve(state, event)
+    """Fold the batch, its events numbered from `first_seq`: an event the fold cannot take is named
+    by its number, as a replay names it (the state is what the store keeps: store.kept.held_states)."""
+    for seq, event in enumerate(batch.events, first_seq):
+        evolve(state, event, seq)
         done = _trial_done(event)
         if done is not None:
             _tell(feedback, done)

@@ -10,7 +10,8 @@ level from the first segment to the last.
 The run is made by the engine itself, in a process of its own (`open_engine(...).run`), with the
 `openai` target against the fake OpenAI server in another process: `--cases` cases (default trials /
 10) x `--variants` variants (default 1) x as many repeats as make the trials (`--suite-file`: the
-cases in a JSONL suite file, as an experiment of that many cases has them, not inline). The default is 100,000
+cases in a JSONL suite file, as an experiment of that many cases has them, not inline, and the
+plan's empty collections shared as `engine run` shares them in a plan it owns). The default is 100,000
 cases x 10 repeats at a million trials (a report state of 100,000 cells); `--cases 10000 --variants
 2` is 10,000 cases x 2 variants x 50 repeats (20,000 cells). This process only watches,
 from outside: every few seconds it reads the engine process's /proc/PID/status (VmRSS, RssAnon,
@@ -60,6 +61,9 @@ spec = spec_from_dict({
     "execution": {"concurrency": 64, "judge_concurrency": 4},
 })
 del listed  # the spec holds what it needs: the dicts it was made from are the caller's, gone
+if suite_file:  # as `engine run` does with the plan it loads from a file (it owns the plan)
+    from engine.input.shared_cases import share_empty_collections
+    share_empty_collections(spec)
 from engine.runtime.allocator import tune_allocator
 tune_allocator()  # as `engine run` does: the process is the engine's own
 async def main():

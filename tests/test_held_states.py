@@ -186,3 +186,34 @@ def test_a_hold_on_a_run_with_events_it_never_folded_ends_at_the_first_batch() -
     log.append(live_rows([k.TrialStarted(run_id="r", ts=2.0, variant="v", case="c", repeat=0)]))
     assert not keeper_of_memory(log).held.holds("r")
     assert_snapshots_equal_replay(log, "r")
+
+
+def test_a_second_hold_of_one_run_leaves_the_run_to_the_keeper() -> None:
+    log = MemoryStore()
+    assert log.hold_state("r", 0)
+    assert not log.hold_state("r", 0)  # a second pipeline of the run (or a hold never released)
+    assert not keeper_of_memory(log).held.holds("r")
+    assert log.hold_state("r", 0)  # the next one, alone, holds it again
+
+
+async def test_the_live_fold_names_an_unusable_event_by_its_number_as_a_replay_does() -> None:
+    import math
+
+    import trio
+
+    from engine.actors.aggregator import aggregator
+    from engine.actors.messages import Committed, Feedback, WriteBatch
+
+    committed_send, committed = trio.open_memory_channel[Committed](10)
+    feedback_send, _feedback = trio.open_memory_channel[Feedback](math.inf)
+    ident = dict(run_id="r", variant="v", case="c", repeat=0)
+    started = k.TrialStarted(**ident, ts=1.0)
+    poison = k.TrialCompleted(**ident, ts=1.0, output_hash="h", latency_ms=math.nan)  # the fold refuses it
+    async with committed_send:
+        committed_send.send_nowait(Committed([WriteBatch([started]), WriteBatch([poison])], 12))
+    state = RunState("r")
+    await aggregator(committed=committed, state=state, feedback=feedback_send, subscribers=[])
+    replay = RunState("r")
+    for seq, event in ((11, started), (12, poison)):
+        RUN_STATE.evolve(replay, event, seq)
+    assert state.unusable == replay.unusable and state.unusable[0][0] == 12

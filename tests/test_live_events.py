@@ -132,12 +132,12 @@ def meddling_empties_grade(case: Any, output: str, context: Any) -> float:
     return 1.0
 
 
-async def test_a_suite_files_cases_share_their_empties_and_user_code_cannot_reach_them(
+async def test_a_run_plans_shared_empties_are_out_of_user_codes_reach(
     tmp_path: Path,
 ) -> None:
     from engine.api import open_engine
     from engine.input.loader import load_plan
-    from engine.input.suites import SHARED_EMPTY
+    from engine.input.shared_cases import share_empty_collections
 
     (tmp_path / "cases.jsonl").write_text(
         "".join(f'{{"id": "c{i}", "prompt": "p", "expected": "yes"}}\n' for i in range(3))
@@ -149,14 +149,15 @@ async def test_a_suite_files_cases_share_their_empties_and_user_code_cannot_reac
     )
     plan = load_plan(tmp_path / "exp.toml")
     cases = plan.spec.cases
-    empty = SHARED_EMPTY
+    assert cases[0].tags is not cases[1].tags  # a library caller's plan keeps its own: it may edit them
+    empty = share_empty_collections(plan.spec)  # as `engine run` does with the plan it owns
     assert all(c.metadata is empty["metadata"] and c.criteria is empty["criteria"] for c in cases)
-    assert cases[0].tags is cases[1].tags is SHARED_EMPTY["tags"] and cases[3].tags == ["t"]
+    assert cases[0].tags is cases[1].tags is empty["tags"] and cases[3].tags == ["t"]
     callables = {"answer": meddling_empties, "grade": meddling_empties_grade}
     async with open_engine(tmp_path / "st", callables=callables) as eng:
         live = await eng.run(plan, run_id="s")
         assert live == eng.replay("s")
-    assert SHARED_EMPTY == {"tags": [], "criteria": {}, "metadata": {}}  # the shared objects untouched
+    assert empty == {"tags": [], "criteria": {}, "metadata": {}}  # the shared objects untouched
     assert [c.tags for c in cases] == [[], [], [], ["t"]]
     with open_event_log(tmp_path / "st") as log:
         assert_stored_is_replay(log, "s")

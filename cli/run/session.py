@@ -17,6 +17,7 @@ from engine.events import kinds as k
 from engine.events.report import RunReport
 from engine.input.experiment_plan import ExperimentPlan
 from engine.input.narrow import Narrowing, narrow
+from engine.input.shared_cases import share_empty_collections
 
 # the project's default experiment when `engine run` names none, in this order
 DEFAULT_FILES = ("engine.toml", "engine.yaml", ".engine/config.toml")
@@ -56,6 +57,7 @@ def run_command(
                 "engine run", "FILE", f"expected an experiment file (or --resume RUN_ID): no {defaults} here"
             )
         plan = loaded or load_plan(file)  # bad input stops here, before the store is touched
+        share_empty_collections(plan.spec)  # this process owns the plan (engine.input.shared_cases)
         if narrowing is not None:
             plan = narrow(plan, narrowing)
         check_size(plan, allow_large)

@@ -127,21 +127,10 @@ def _csv(text: str) -> list[tuple[str, Any]]:
     return out
 
 
-# A suite file's cases are the engine's own (no caller built them): a case's empty tags, criteria and
-# metadata are these shared objects, not three new ones per case (~18 MiB at 100,000 cases:
-# benchmarks/README.md, "One report state per live run"). Nothing changes a run's cases in place (a
-# target or grader is handed a private copy: actors.targets.python_target.private_copy); they encode
-# as the fresh empties do (a Struct omits an empty list or dict left at its default).
-SHARED_EMPTY: dict[str, Any] = {"tags": [], "criteria": {}, "metadata": {}}
-
-
 def _to_case(record: Any, file: str, where: str) -> CaseSpec:
     try:
-        case = msgspec.convert(record, CaseSpec, strict=True)
+        return msgspec.convert(record, CaseSpec, strict=True)
     except msgspec.ValidationError as exc:
         field, expected = split_validation_error(str(exc))
         raise InputError(file, f"{where}.{field}" if field != "(top level)" else where, expected) from None
-    for name, empty in SHARED_EMPTY.items():
-        if not getattr(case, name):
-            msgspec.structs.force_setattr(case, name, empty)
-    return case
+

@@ -48,9 +48,16 @@ class HeldStates:
         self._holds: dict[str, Hold] = {}
         self._offers: dict[str, tuple[int, Items]] = {}
 
-    def adopt(self, run_id: str, folded_to: int) -> None:
+    def adopt(self, run_id: str, folded_to: int) -> bool:
+        """Whether the run's state is now held. Not when a hold of it exists already: two pipelines of
+        one run in this process (a regrade beside a label round) would each fold only its own events
+        into its state, and both write live rows; or one that ended without releasing its hold. Both
+        are left to the keeper's own copy."""
         self._offers.pop(run_id, None)
+        if self._holds.pop(run_id, None) is not None:
+            return False
         self._holds[run_id] = Hold(folded_to)
+        return True
 
     def offer(self, run_id: str, seq: int, items: Items) -> None:
         if run_id in self._holds:

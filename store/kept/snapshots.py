@@ -131,9 +131,9 @@ class Keeper:
         self.held = HeldStates(STATES)  # runs whose process holds their report state: not folded here
 
     def adopt(self, run_id: str, folded_to: int) -> bool:
-        """This process holds the run's report state, folded up to `folded_to` (store.kept.held_states)."""
-        self.held.adopt(run_id, folded_to)
-        return True
+        """This process holds the run's report state, folded up to `folded_to` (store.kept.held_states);
+        False when it may not (a hold of the run exists already)."""
+        return self.held.adopt(run_id, folded_to)
 
     def offer(self, run_id: str, seq: int, items: Items) -> None:
         self.held.offer(run_id, seq, items)
@@ -180,7 +180,11 @@ class Keeper:
             self._keep_index(io, run_id, prior, rows, ending, events)
             self._keep_digests(io, run_id, rows, events)
             self._keep_reuse(io, run_id, rows, events)
-            held = self._held(io, run_id, rows, held_live)
+            try:
+                held = self._held(io, run_id, rows, held_live)
+            except KEEPING_FAILED:  # the run's records after the hold's mark are damaged: fold them here
+                self.held.drop(run_id)
+                held = False
             for snap in ALL:
                 if snap.key(run_id) in self._given_up or (held and snap is STATES):
                     continue
