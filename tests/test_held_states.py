@@ -217,3 +217,33 @@ async def test_the_live_fold_names_an_unusable_event_by_its_number_as_a_replay_d
     for seq, event in ((11, started), (12, poison)):
         RUN_STATE.evolve(replay, event, seq)
     assert state.unusable == replay.unusable and state.unusable[0][0] == 12
+
+
+async def test_a_resumed_run_holds_its_state_and_stores_the_replays_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.api import open_engine, spec_from_dict
+    from engine.events.codec import encode
+    from engine.events.spec import VariantSpec
+
+    monkeypatch.setitem(snapshots.EVERY, STATES.name, 40)
+    before_crash = [  # a run that died before its first trial
+        k.ExperimentDefined(run_id="h", ts=1.0, spec=spec_from_dict(SPEC), spec_hash="x"),
+        k.VariantProposed(run_id="h", ts=1.0, variant=VariantSpec(name="a"), index=0),
+        k.VariantProposed(run_id="h", ts=1.0, variant=VariantSpec(name="b"), index=1),
+        k.RunStarted(run_id="h", ts=1.0, experiment="held", trials_total=120),
+    ]
+
+    def answer(request: Any) -> str:
+        return "yes"
+
+    async with open_engine(tmp_path / "st", callables={"answer": answer}) as eng:
+        eng.log.append([(e.run_id, k.TAG_BY_TYPE[type(e)], encode(e)) for e in before_crash])
+        report = await eng.run(None, run_id="h", resume=True)
+        keeper = keeper_of(eng.log)
+        assert STATES.key("h") not in keeper._cache and not keeper.held.holds("h")  # held, then released
+    assert report.trials_done == 120
+    with open_event_log(tmp_path / "st") as log:
+        stored = log.get_snapshot(STATES.key("h"))
+        assert STATES.decode(stored).seq == log.run_index("h")[-1][0]
+        assert stored == replayed(log, STATES, "h")
