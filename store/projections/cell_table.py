@@ -9,7 +9,8 @@ iteration in insertion order, equality with any mapping), so every reader of `st
 unchanged; a key tuple is made only when one is asked for. A state folded from events holds a table;
 one decoded from a snapshot holds the dict msgspec decodes (the snapshot's bytes are the same either
 way: store.kept.streamed packs `items()`), which every reader takes alike. Its views (`keys()`,
-`values()`, `items()`) iterate again and again as a dict's do, but are not sets.
+`values()`, `items()`) iterate again and again as a dict's do, but are not sets; no `reversed`,
+no `|`, no removal: no reader uses them.
 """
 
 from __future__ import annotations
