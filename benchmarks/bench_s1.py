@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 from fake_server import start_server  # noqa: E402 - a sibling module: the benchmarks run as scripts
@@ -47,17 +48,26 @@ def write_experiment(folder: Path, base_url: str, cases: int, concurrency: int) 
     return path
 
 
+def child_usage(
+    args: list[str], env: dict[str, str], cwd: Path | None = None, ok: tuple[int, ...] = (0,)
+) -> tuple[float, Any]:
+    """Wall seconds and the resource usage (wait4's: the child's own) of one child process, which must
+    exit with one of `ok`; its stderr goes to a file (a pipe nobody reads could fill and stall it)."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode not in ok:
+            errors.seek(0)
+            raise RuntimeError(f"{' '.join(args)} exited {child.returncode}: {errors.read().decode()[-800:]}")
+    return wall, usage
+
+
 def timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall and CPU seconds (user + sys) of one child process; it must succeed."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        said = proc.stderr.read().decode()[-500:] if proc.stderr else ""
-        raise RuntimeError(f"{' '.join(args)} failed: {said}")
-    if proc.stderr is not None:
-        proc.stderr.close()
+    wall, usage = child_usage(args, env)
     return wall, usage.ru_utime + usage.ru_stime
 
 

@@ -23,16 +23,14 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_s1 import start_server, write_experiment  # noqa: E402
+from bench_s1 import child_usage, start_server, write_experiment  # noqa: E402
 
 
 def promptfoo_config(folder: Path, base_url: str, cases: int) -> Path:
@@ -53,15 +51,7 @@ def promptfoo_config(folder: Path, base_url: str, cases: int) -> Path:
 
 def timed(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
     """Wall seconds and the child's peak RSS in MiB (its own rusage, from wait4)."""
-    started = time.perf_counter()
-    with tempfile.TemporaryFile() as errors:
-        child = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode not in (0, 100):  # promptfoo exits 100 when an assertion failed
-            errors.seek(0)
-            raise RuntimeError(f"{args[0]} exited {child.returncode}: {errors.read().decode()[-800:]}")
+    wall, usage = child_usage(args, env, cwd, ok=(0, 100))  # promptfoo exits 100 when an assertion failed
     return wall, usage.ru_maxrss / 1024
 
 

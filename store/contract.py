@@ -34,12 +34,12 @@ class EncodedRows(list[Row]):
 
     __slots__ = ("events", "live_state")
 
-    def __init__(self, rows: Iterable[Row], events: list[Any], live_state: bool = False) -> None:
+    def __init__(self, rows: Iterable[Row], events: list[Any]) -> None:
         super().__init__(rows)
         self.events = events
-        # the events are folded into a report state this process holds live (a run's pipeline):
-        # store.kept.held_states
-        self.live_state = live_state
+        # set by a run's log writer: the events are folded into a report state this process holds
+        # live (store.kept.held_states)
+        self.live_state = False
 
 
 class EventStore(Protocol):

@@ -17,15 +17,13 @@ import msgspec
 
 from engine.events.spec import ExperimentSpec
 
-FIELDS = ("tags", "criteria", "metadata")
-
 
 def share_empty_collections(spec: ExperimentSpec) -> dict[str, Any]:
     """Give every case of `spec` whose tags, criteria or metadata are empty one shared empty object
     each (in place: the cases are the caller's own); the shared objects, for a test to look at."""
     empties: dict[str, Any] = {"tags": [], "criteria": {}, "metadata": {}}
     for case in spec.cases:
-        for name in FIELDS:
+        for name, empty in empties.items():
             if not getattr(case, name):
-                msgspec.structs.force_setattr(case, name, empties[name])
+                msgspec.structs.force_setattr(case, name, empty)
     return empties

@@ -133,4 +133,3 @@ def _to_case(record: Any, file: str, where: str) -> CaseSpec:
     except msgspec.ValidationError as exc:
         field, expected = split_validation_error(str(exc))
         raise InputError(file, f"{where}.{field}" if field != "(top level)" else where, expected) from None
-

@@ -196,7 +196,7 @@ class Keeper:
 
     def _held(self, io: SnapshotIO, run_id: str, rows: list[tuple[int, str, bytes]], live: bool) -> bool:
         """Whether the run's report state is its process's to save (no state of its own kept here)."""
-        if not self.held.holds(run_id) or not self.held.advance(io, run_id, rows, live):
+        if not self.held.advance(io, run_id, rows, live):
             return False
         self._cache.pop(STATES.key(run_id), None)  # a state of its own from before the hold
         self._unsaved.pop(STATES.key(run_id), None)
@@ -265,10 +265,9 @@ class Keeper:
         cached = self._cache[key] = Stored(rows[-1][0], cached.state)
         unsaved = self._unsaved[key] = self._unsaved.get(key, 0) + len(rows)
         if ending or unsaved >= save_every(snap, cached.state):
-            io.put(key, snap.encode(cached.seq, cached.state))
+            for item_key, value in snapshot_items(snap, run_id, cached.seq, cached.state):
+                io.put(item_key, value)
             self._saved.add(key)
-            for derived, derive in derived_of(snap):
-                io.put(derived.key(run_id), derived.encode(cached.seq, derive(cached.state)))
             self._unsaved[key] = 0
 
     def _caught_up(self, io: SnapshotIO, snap: Snapshotted[Any], run_id: str, prior: int) -> Stored[Any]:
@@ -285,11 +284,17 @@ def derived_of(snap: Snapshotted[Any]) -> list[tuple[KeptRecord[Any], Callable[[
     return [(d.made_from(snap.source), d.derive) for d in DERIVED.get(snap.name, ())]
 
 
+def snapshot_items(snap: Snapshotted[Any], run_id: str, seq: int, state: Any) -> Items:
+    """A kept state folded up to `seq`, as the store keeps it: its snapshot and the records derived
+    from it (the keeper's saves, `rebuild`'s, and a process's own for the state it holds)."""
+    items = [(snap.key(run_id), snap.encode(seq, state))]
+    return items + [(d.key(run_id), d.encode(seq, derive(state))) for d, derive in derived_of(snap)]
+
+
 def state_items(state: Any, seq: int) -> Items:
-    """A run's report state, folded up to `seq`, as the keeper stores it: its snapshot and the records
-    derived from it (for a process that holds its run's state: store.kept.held_states)."""
-    items = [(STATES.key(state.run_id), STATES.encode(seq, state))]
-    return items + [(d.key(state.run_id), d.encode(seq, derive(state))) for d, derive in derived_of(STATES)]
+    """A run's report state as the keeper stores it (for a process that holds its run's state:
+    store.kept.held_states)."""
+    return snapshot_items(STATES, state.run_id, seq, state)
 
 
 def record_sources(io: SnapshotIO) -> None:
@@ -329,8 +334,7 @@ def rebuild(log: EventStore) -> int:
         for snap in ALL:
             state = snap.new(run_id)
             last = fold_tail(log, snap.projection, state, run_id, 1)
-            items.append((snap.key(run_id), snap.encode(last, state)))
-            items += [(d.key(run_id), d.encode(last, derive(state))) for d, derive in derived_of(snap)]
+            items += snapshot_items(snap, run_id, last, state)
             if snap is RUN_HEADS:
                 items += _digest_items(log, run_id, state.report_hash())
         try:
