@@ -23,12 +23,18 @@ class Plan:
     cases: list[CaseSpec]
     repeats: int
     early_exit: bool  # pass_at_k: stop a cell's repeats at its first pass
+    # the cases by id: one dict for the plan's jobs and the schedule (3.7 MiB at 100,000 cases)
+    case_by_id: dict[str, CaseSpec]
     make_job: Callable[[VariantSpec, CaseSpec, int], TrialJob]
     load_regrade: Callable[[k.TrialCompleted], GradeJob]
     # the earlier output a job may take instead of being sent (engine.runtime.reuse), or None
     reuse: Callable[[TrialJob], tuple[k.TrialReused, str] | None] | None = None
     # cheap graders only: a reused output graded where it is found, in the reuse's own write
     grade_reused: Callable[[GradeJob], Awaitable[k.TrialGraded]] | None = None
+
+    def narrow(self, cases: list[CaseSpec]) -> None:
+        """Run only `cases` (a race's round: its first cases in the race's order)."""
+        self.cases, self.case_by_id = cases, {c.id: c for c in cases}
 
 
 @dataclass(slots=True)
@@ -64,7 +70,7 @@ class Book:
         self.connect_failures = 0
         self.reached = False  # some trial got past connecting: the target is there
         self._variants = {v.name: v for v in plan.variants}
-        self._cases = {c.id: c for c in plan.cases}
+        self._cases = plan.case_by_id
         self.reservations = Reservations(state, limits.max_tokens, limits.max_cost_usd)
         if self.reservations.active:  # what earlier processes learned of each cell's input
             for (variant, case), cell in list(state.cells.items()):

@@ -5,13 +5,16 @@ Targets: the engine process's anonymous memory (RssAnon: RSS less the store's me
 which the kernel may drop at will) under 150 MiB throughout, and trials/s per 100,000-trial segment
 level from the first segment to the last.
 
-    .venv/bin/python benchmarks/bench_million.py [--trials 1000000] [--quick] [--store PATH] [--suite-file]
+    .venv/bin/python benchmarks/bench_million.py [--trials 1000000] [--quick] [--store PATH]
+        [--cases N] [--variants N] [--suite-file] [--library]
 
 The run is made by the engine itself, in a process of its own (`open_engine(...).run`), with the
 `openai` target against the fake OpenAI server in another process: `--cases` cases (default trials /
 10) x `--variants` variants (default 1) x as many repeats as make the trials (`--suite-file`: the
-cases in a JSONL suite file, as an experiment of that many cases has them, not inline, and the
-plan's empty collections shared as `engine run` shares them in a plan it owns). The default is 100,000
+cases in a JSONL suite file, as an experiment of that many cases has them, not inline). The cases'
+empty tags, criteria and metadata are shared as `engine run` shares them in every plan it loads (it
+owns the plan); `--library` keeps one of each per case, as a library caller's spec has them (+18 MiB
+at 100,000 cases: engine.input.shared_cases). The default is 100,000
 cases x 10 repeats at a million trials (a report state of 100,000 cells); `--cases 10000 --variants
 2` is 10,000 cases x 2 variants x 50 repeats (20,000 cells). This process only watches,
 from outside: every few seconds it reads the engine process's /proc/PID/status (VmRSS, RssAnon,
@@ -44,8 +47,8 @@ DONE_TAGS = frozenset({"trial.completed", "trial.failed"})
 CHILD = r"""
 import sys, time, trio
 from engine.api import open_engine, spec_from_dict
-store, base_url, trials, cases, variants = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
-suite_file = sys.argv[6] if len(sys.argv) > 6 else ""
+store, base_url, trials, cases, variants, shared = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+suite_file = sys.argv[7] if len(sys.argv) > 7 else ""
 listed = [{"id": f"c{i:07d}", "prompt": f"question {i}", "expected": "answer"} for i in range(cases)]
 if suite_file:  # the cases in a JSONL suite file, as an experiment of 100,000 cases has them
     import json
@@ -61,7 +64,7 @@ spec = spec_from_dict({
     "execution": {"concurrency": 64, "judge_concurrency": 4},
 })
 del listed  # the spec holds what it needs: the dicts it was made from are the caller's, gone
-if suite_file:  # as `engine run` does with the plan it loads from a file (it owns the plan)
+if shared:  # as `engine run` does with every plan it loads (it owns the plan), cases inline or not
     from engine.input.shared_cases import share_empty_collections
     share_empty_collections(spec)
 from engine.runtime.allocator import tune_allocator
@@ -168,6 +171,7 @@ def main() -> None:
     parser.add_argument("--variants", type=int, default=1, help="the repeats are trials / (cases x variants)")
     parser.add_argument("--every", type=float, default=3.0, help="seconds between samples")
     parser.add_argument("--suite-file", action="store_true", help="the cases in a JSONL suite, not inline")
+    parser.add_argument("--library", action="store_true", help="the cases' empty collections their own")
     args = parser.parse_args()
     trials = 100_000 if args.quick else args.trials
     cases = args.cases or trials // 10
@@ -187,6 +191,7 @@ def main() -> None:
             str(trials),
             str(cases),
             str(args.variants),
+            str(int(not args.library)),
             *([str(Path(tmp) / "cases.jsonl")] if args.suite_file else []),
         ]
         child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)

@@ -96,6 +96,7 @@ def build_plan(
         cases=list(spec.cases),
         repeats=repeats or strategy.count,
         early_exit=strategy.strategy == "pass_at_k" and strategy.early_exit,
+        case_by_id=cases,
         make_job=make_job,
         load_regrade=load_regrade,
     )

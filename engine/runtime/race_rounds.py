@@ -62,7 +62,7 @@ async def run_race(
         count = round_cases(len(order), round_no, rounds)
         racing = [v for v in variants if v.name in survivors]
         plan = build_plan(spec, run_id, racing, load_output, base_dir=base_dir)
-        plan.cases = order[:count]
+        plan.narrow(order[:count])
         reason = await workers.run(plan)
         if reason != "completed":
             return reason  # a budget, a cancel or an unreachable target ended it first

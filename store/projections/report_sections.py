@@ -79,11 +79,18 @@ def budget_stop(e: k.BudgetExhausted) -> BudgetStop:
 
 def identical_repeats(state: RunState) -> list[IdenticalRepeats]:
     """(variant, case) cells whose two or more completed repeats all produced the same output."""
-    # their keys sorted, not every cell's (key, cell) pair: 200,000 of those at once at the end of a run
+    # sorted as (variant, case) pairs are, by way of each variant's case names: no key tuple per cell
+    # kept at once (200,000 of them at the end of a run that size: benchmarks/README.md, round five)
     cells = state.cells
-    same = (key for key, cell in cells.items() if cell.completed.bit_count() >= 2 and not cell.outputs_vary)
-    keys = sorted(same)
-    return [IdenticalRepeats(variant=v, case=c, repeats=cells[(v, c)].completed.bit_count()) for v, c in keys]
+    by_variant: dict[str, list[str]] = {}
+    for (variant, case), cell in cells.items():
+        if cell.completed.bit_count() >= 2 and not cell.outputs_vary:
+            by_variant.setdefault(variant, []).append(case)
+    return [
+        IdenticalRepeats(variant=variant, case=case, repeats=cells[(variant, case)].completed.bit_count())
+        for variant in sorted(by_variant)
+        for case in sorted(by_variant[variant])
+    ]
 
 
 def stopping_report(state: RunState, done: int) -> StoppingReport | None:

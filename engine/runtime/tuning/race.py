@@ -48,7 +48,7 @@ async def race_candidate(
     for round_no in range(1, rounds + 1):
         cases = order[: round_cases(len(order), round_no, rounds)]
         plan = build_plan(spec, run.run_id, [baseline, candidate], run.load_output, base_dir=run.base_dir)
-        plan.cases = cases
+        plan.narrow(cases)
         reason = await run.workers.run(plan)
         if reason != "completed":
             return reason
