@@ -10,8 +10,10 @@ import msgspec
 from engine.events.spec import ExecutionSpec
 
 
-class Report(msgspec.Struct, kw_only=True):
-    """Base for report parts: plain, ordered, JSON-friendly."""
+class Report(msgspec.Struct, kw_only=True, gc=False):
+    """Base for report parts: plain, ordered, JSON-friendly. Untracked by the cycle collector (a
+    report holds values and lists of parts, never itself: no cycle can form): a part is 16 bytes
+    smaller, and the 200,000 parts of a big run's report start no collections while it is built."""
 
 
 class Latency(Report):

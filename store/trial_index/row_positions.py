@@ -1,10 +1,11 @@
-"""Where each trial's row is in a run's trial index, in memory for the whole run: 8 bytes per trial.
+"""Where each trial's row is in a run's trial index, in memory for the whole run: 4 bytes per trial.
 
 A dict of (variant, case, repeat) tuples paid for a tuple, a dict slot and an int per trial, and a
 dict of cells (an int key, then an array object by repeat) still ~100-200 bytes a cell. The index
 numbers its variants and cases densely (0, 1, ... in the order first seen), so the rows are columns
 instead: one array of rows per (variant, repeat), indexed by case (-1: none yet). A run of 200,000
-cells x 5 repeats keeps 8 MB here, not ~40 MB (benchmarks/README.md, "Live memory, round three").
+cells x 5 repeats keeps 4 MB here, not ~40 MB (benchmarks/README.md, "Live memory, round three"):
+a row number is 4 bytes (a run's trial index past 2**31 rows would fail loudly, not wrap).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from array import array
 
 NONE = -1
+ROW = "i"  # 4-byte signed rows: half of 8-byte ones, 4 MB at a million trials
 FAR = 1 << 16  # repeats from here on (only an odd log has them) are kept by (cell, repeat): no huge array
 VARIANT_BITS = 16
 
@@ -56,7 +58,7 @@ class TrialRows:
             self._columns.append([])
         by_repeat = self._columns[variant]
         while len(by_repeat) <= repeat:
-            by_repeat.append(array("q"))
+            by_repeat.append(array(ROW))
         column = by_repeat[repeat]
         if len(column) <= case:  # cases come dense and in order: mostly one append
             column.extend([NONE] * (case - len(column)))
