@@ -23,7 +23,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import msgspec
 
 from engine.store.kept.state_source import StateSource
-from engine.store.kept.streamed import packed_pieces
+from engine.store.kept.streamed import packed_pieces, structs_of
 from engine.store.kept.unpacked import unpack
 from engine.store.log.records import RESIDUE, TRAILER, crc32c, seal
 from engine.store.projection import Projection
@@ -43,7 +43,7 @@ def _enc_hook(value: object) -> object:
     if isinstance(value, HdrHistogram):
         return value.encode()  # its counts, compressed: the same counts give the same bytes
     if isinstance(value, Mapping):  # a mapping kept in another form (run_state's CellTable): as its dict
-        return dict(value.items())
+        return dict(structs_of(value))
     raise NotImplementedError(f"no snapshot encoding for {type(value).__name__}")
 
 

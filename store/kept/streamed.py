@@ -28,6 +28,12 @@ def map_header(count: int) -> bytes:
     return b"\xdf" + count.to_bytes(4, "big")
 
 
+def structs_of(mapping: Any) -> Iterator[tuple[Any, Any]]:
+    """A mapping's entries as they are encoded: a mapping that keeps its values in another form (a
+    state's cells as columns: store.projections.cell_table) gives them as structs."""
+    return iter(getattr(mapping, "structs", mapping.items)())
+
+
 def packed_pieces(
     encode: Callable[[Any], bytes], head: tuple[Any, ...], state: Any, field: str, chunk: int = CHUNK
 ) -> Iterator[bytes | memoryview]:
@@ -41,7 +47,7 @@ def packed_pieces(
             yield encode(name) + encode(value)
             continue
         yield encode(name) + map_header(len(value))
-        entries = iter(value.items())
+        entries = structs_of(value)
         while part := dict(itertools.islice(entries, chunk)):
             packed = encode(part)
             yield memoryview(packed)[len(map_header(len(part))) :]  # its entries, without their header

@@ -9,8 +9,9 @@ reach exactly the same state.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter, or_
 
 import msgspec
 from hdrh.histogram import HdrHistogram
@@ -19,6 +20,7 @@ from engine.events import kinds as k
 from engine.events.spec import ExperimentSpec, VariantSpec
 from engine.store.contract import EventStore
 from engine.store.projection import Projection
+from engine.store.projections.cell import Cell
 from engine.store.projections.cell_table import CellTable
 from engine.store.projections.pairwise_verdicts import PairTally, add_verdict
 from engine.store.projections.recent_hashes import shared_hash
@@ -46,41 +48,6 @@ def to_fixed(value: float) -> int:
     # a score of 1.0 (every pass of most graders) is the one SCALE object, not a new int per cell:
     # an int saved per cell, twice: its sum and its first score (benchmarks/README.md#in-code-memory)
     return SCALE if value == 1.0 else round(value * SCALE)
-
-
-class Cell(msgspec.Struct, array_like=True, gc=False):
-    """One variant x case. A Struct, not a dataclass: kept as an array (its 13 field names were
-    most of a report state's encoding, at every save: benchmarks/README.md#in-code-memory), and untracked by
-    the cycle collector (ints and strings only: no cycle can form), so a state's hundreds of thousands of
-    cells cost no collector passes and less memory each."""
-
-    graded: int = 0  # bit r: repeat r graded (in the current grading round)
-    passed: int = 0  # bit r: repeat r passed
-    unscored: int = 0  # bit r: graded but no score (e.g. the judge's answer was unparseable)
-    ungradable: int = 0  # bit r: unscored because a grader failed (not because a budget ran out)
-    completed: int = 0  # bit r: the subject produced an output
-    failed: int = 0  # bit r: the trial errored (infrastructure or model error)
-    skipped: int = 0  # bit r: not run (pass_at_k early exit)
-    score_sum: int = 0  # fixed point, over scored repeats
-    # the lowest-numbered scored repeat and its score (fixed point): under pass_at_k with early exit
-    # it is the one attempt whose running did not depend on the others' results
-    first_repeat: int = -1
-    first_score: int = 0
-    cost: int = 0  # fixed point dollars spent on this case's trials (the cost gate resamples cases)
-    # the lowest completed repeat's output hash; repeats that never vary hint at caching or temperature 0
-    first_output: str = ""
-    outputs_vary: bool = False
-    # the largest input tokens of one of its trials: a budget reserves that for its next trial (in the
-    # cell, not a dict of its own beside the cells: less per cell, in each state;
-    # benchmarks/README.md#in-code-memory)
-    tokens_in: int = 0
-
-    def done(self) -> int:
-        return self.graded | self.failed | self.skipped
-
-    def scored(self) -> int:
-        """Repeats graded with a score: the ones pass rates and verdicts count."""
-        return self.graded & ~self.unscored
 
 
 @dataclass(slots=True)
@@ -155,6 +122,15 @@ class VariantTotals:
     tool_ok: int = 0
     tools: dict[str, int] = field(default_factory=dict)  # tool calls per tool, from agents' transcripts
     pace: PaceTotals | None = None  # streamed answers' time to first token and tokens per second
+
+
+def _done_mask(graded: int, failed: int, skipped: int) -> int:
+    return graded | failed | skipped
+
+
+def _failed_mask(completed: int, graded: int, passed: int, unscored: int) -> int:
+    """Graded and did not pass (an unscorable output is not a failure: it is ungraded)."""
+    return completed & graded & ~passed & ~unscored
 
 
 @dataclass(slots=True)
@@ -239,8 +215,9 @@ class RunState:
         """The cell of (variant, case); a new cell keeps `key` (the caller may key other per-cell
         records with the same tuple: one tuple per cell, not one per record)."""
         found = self.cells.get(key)
-        if found is None:
-            found = self.cells[key] = Cell()
+        if found is None:  # a table copies the new cell in: the cell to write to is the one it holds
+            self.cells[key] = Cell()
+            found = self.cells[key]
         return found
 
     def tokens_in_of(self, key: tuple[str, str]) -> int:
@@ -255,7 +232,19 @@ class RunState:
         return found
 
     def trials_done(self) -> int:
-        return sum(c.done().bit_count() for c in self.cells.values())
+        return self.bit_total(_done_mask, "graded", "failed", "skipped")
+
+    def bit_total(self, combine: Callable[..., int] | None, *names: str) -> int:
+        """Over all cells, the bits set in `combine` of the named masks (the one mask when None; it
+        must give 0 for masks that are all 0): a table's columns read without a view per cell, a
+        decoded state's cells one by one (tests/test_cell_table.py holds the two equal)."""
+        cells = self.cells
+        if isinstance(cells, CellTable):
+            return cells.bit_total(combine, names)
+        pick = attrgetter(*names)
+        if combine is None:
+            return sum(pick(c).bit_count() for c in cells.values())
+        return sum(combine(*pick(c)).bit_count() for c in cells.values())
 
     # --- views for the scheduler, status and compare (they do not read the masks themselves) ---
     def taken(self, variant: str, case: str) -> int:
@@ -275,18 +264,17 @@ class RunState:
 
     def trials_executed(self) -> int:
         """Trials the subject was called for and that ended (an output or an error)."""
-        return sum((c.completed | c.failed).bit_count() for c in self.cells.values())
+        return self.bit_total(or_, "completed", "failed")
 
     def trials_errored(self) -> int:
-        return sum(c.failed.bit_count() for c in self.cells.values())
+        return self.bit_total(None, "failed")
 
     def trials_passed(self) -> int:
-        return sum(c.passed.bit_count() for c in self.cells.values())
+        return self.bit_total(None, "passed")
 
     def trials_failed(self) -> int:
         """Graded trials that did not pass (an unscorable output is not a failure: it is ungraded)."""
-        cells = self.cells.values()
-        return sum((c.completed & c.graded & ~c.passed & ~c.unscored).bit_count() for c in cells)
+        return self.bit_total(_failed_mask, "completed", "graded", "passed", "unscored")
 
     def judge_tokens_spent(self) -> int:
         """Judge tokens this run spent itself (reused judge calls cost it nothing): what budgets count."""
