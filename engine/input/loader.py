@@ -16,6 +16,7 @@ from engine.errors import InputError, InputWarning
 from engine.events.graders import GRADERS
 from engine.events.kind_convert import convert_kinded
 from engine.events.spec import ExperimentSpec, GraderSpec, ScoringSpec, grader_spec
+from engine.input.compact_cases import compacted
 from engine.input.compat import normalize
 from engine.input.experiment_plan import ExperimentPlan, resolve
 from engine.input.overrides import apply_overrides
@@ -57,6 +58,7 @@ def plan_from_raw(raw: dict[str, Any], name: str, base_dir: Path, source: str = 
         spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
         spec = with_case_graders(spec)
         check_declared(spec, name)
+        spec = compacted(spec)  # while `raw` is still held (engine.input.compact_cases)
         plan = resolve(spec, name, Path(source).parent if source else base_dir, source)
         check_plan(plan)
     for warning in caught:  # still said where the caller hears warnings (the CLI's stderr)

@@ -1,0 +1,66 @@
+"""A big plan's cases are decoded afresh while loading (engine.input.compact_cases): the plan reads
+exactly as the converted one, and a case a round trip would change keeps the plan as converted."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.input import compact_cases
+from engine.input.loader import load_plan
+
+HEAD = '''name = "many"
+[target]
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+[[variants]]
+name = "a"
+[[graders]]
+kind = "contains"
+'''
+
+
+def _cases_toml(count: int, expected: str) -> str:
+    return "".join(
+        f'[[cases]]\nid = "c{i}"\nprompt = "question {i}"\nexpected = {expected}\ntags = ["t{i % 3}"]\n'
+        f'metadata = {{ n = {i}, nested = {{ xs = [1.5, "two", true] }} }}\n'
+        for i in range(count)
+    )
+
+
+def test_a_big_plan_reads_as_its_converted_cases_in_fresh_objects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "many.toml"
+    file.write_text(HEAD + _cases_toml(30, '"answer"'))
+    monkeypatch.setattr(compact_cases, "COMPACT_FROM", 10**9)
+    converted = load_plan(file).spec
+    monkeypatch.setattr(compact_cases, "COMPACT_FROM", 20)
+    fresh = compact_cases.compacted(converted)
+    assert fresh.cases == converted.cases and fresh == converted
+    pairs = zip(fresh.cases, converted.cases, strict=True)
+    assert all(a is not b and a.prompt is not b.prompt for a, b in pairs)
+    assert load_plan(file).spec == converted  # the loader's own, compacted while loading
+    assert json.dumps([c.metadata for c in fresh.cases]) == json.dumps([c.metadata for c in converted.cases])
+
+
+def test_a_case_a_round_trip_would_change_keeps_the_converted_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "dated.toml"
+    file.write_text(HEAD + _cases_toml(30, "2020-01-01"))  # a TOML date: msgpack would make it a string
+    monkeypatch.setattr(compact_cases, "COMPACT_FROM", 20)
+    spec = load_plan(file).spec
+    assert spec.cases[0].expected == datetime.date(2020, 1, 1)
+    assert compact_cases.compacted(spec) is spec
+
+
+def test_a_small_plan_is_left_as_converted(tmp_path: Path) -> None:
+    file = tmp_path / "few.toml"
+    file.write_text(HEAD + _cases_toml(3, '"answer"'))
+    spec = load_plan(file).spec
+    assert compact_cases.compacted(spec) is spec
