@@ -23,18 +23,25 @@ class Plan:
     cases: list[CaseSpec]
     repeats: int
     early_exit: bool  # pass_at_k: stop a cell's repeats at its first pass
-    # the cases by id: one dict for the plan's jobs and the schedule (3.7 MiB at 100,000 cases)
-    case_by_id: dict[str, CaseSpec]
     make_job: Callable[[VariantSpec, CaseSpec, int], TrialJob]
     load_regrade: Callable[[k.TrialCompleted], GradeJob]
     # the earlier output a job may take instead of being sent (engine.runtime.reuse), or None
     reuse: Callable[[TrialJob], tuple[k.TrialReused, str] | None] | None = None
     # cheap graders only: a reused output graded where it is found, in the reuse's own write
     grade_reused: Callable[[GradeJob], Awaitable[k.TrialGraded]] | None = None
+    # the cases by id, made when first asked for (a resumed or budgeted run's schedule asks; most
+    # runs never do: 4.7 MiB at 100,000 cases)
+    case_by_id: dict[str, CaseSpec] | None = None
+
+    def case(self, case_id: str) -> CaseSpec | None:
+        """The plan's case of that id (None: not one of its cases)."""
+        if self.case_by_id is None:
+            self.case_by_id = {c.id: c for c in self.cases}
+        return self.case_by_id.get(case_id)
 
     def narrow(self, cases: list[CaseSpec]) -> None:
         """Run only `cases` (a race's round: its first cases in the race's order)."""
-        self.cases, self.case_by_id = cases, {c.id: c for c in cases}
+        self.cases, self.case_by_id = cases, None
 
 
 @dataclass(slots=True)
@@ -70,12 +77,11 @@ class Book:
         self.connect_failures = 0
         self.reached = False  # some trial got past connecting: the target is there
         self._variants = {v.name: v for v in plan.variants}
-        self._cases = plan.case_by_id
         self.reservations = Reservations(state, limits.max_tokens, limits.max_cost_usd)
         if self.reservations.active:  # what earlier processes learned of each cell's input
             for (variant, case), cell in list(state.cells.items()):
-                if cell.tokens_in and variant in self._variants and case in self._cases:
-                    self.reservations.learn(plan.make_job(self._variants[variant], self._cases[case], 0))
+                if cell.tokens_in and variant in self._variants and (spec := plan.case(case)) is not None:
+                    self.reservations.learn(plan.make_job(self._variants[variant], spec, 0))
 
     def _pending(self) -> Iterator[Slot]:
         plan = self.plan
@@ -113,7 +119,8 @@ class Book:
 
     def chain_after_failure(self, key: TrialKey) -> None:
         """pass_at_k: a failed repeat earns the cell its next one."""
-        slot = self.next_repeat(self._variants[key[0]], self._cases[key[1]])
+        case = self.plan.case(key[1])
+        slot = None if case is None else self.next_repeat(self._variants[key[0]], case)
         if slot is not None:
             self.chained.append(slot)
 

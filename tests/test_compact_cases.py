@@ -11,6 +11,7 @@ import pytest
 
 from engine.input import compact_cases
 from engine.input.loader import load_plan
+from engine.input.shared_cases import share_empty_collections
 
 HEAD = '''name = "many"
 [target]
@@ -64,3 +65,20 @@ def test_a_small_plan_is_left_as_converted(tmp_path: Path) -> None:
     file.write_text(HEAD + _cases_toml(3, '"answer"'))
     spec = load_plan(file).spec
     assert compact_cases.compacted(spec) is spec
+
+
+def test_a_big_owned_plan_shares_its_empties_in_cases_decoded_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "owned.toml"
+    bare = '[[cases]]\nid = "bare"\nprompt = "q"\nexpected = "a"\n'
+    file.write_text(HEAD + _cases_toml(30, '"answer"') + bare)
+    monkeypatch.setattr(compact_cases, "COMPACT_FROM", 20)
+    monkeypatch.setattr(compact_cases, "CHUNK", 7)
+    spec = load_plan(file).spec
+    before, first = list(spec.cases), spec.cases[0]
+    empties = share_empty_collections(spec)
+    assert spec.cases == before and spec.cases[0] is not first  # equal, and decoded afresh
+    assert spec.cases[-1].tags is empties["tags"] and spec.cases[-1].metadata is empties["metadata"]
+    assert all(c.criteria is empties["criteria"] for c in spec.cases)
+    assert spec.cases[0].tags == ["t0"] and spec.cases[0].tags is not empties["tags"]

@@ -58,7 +58,7 @@ def build_plan(
     hashes = InputHashes(base_dir)
     grades_exit = grades_exit_codes(spec)
     keeps_workspace = any(isinstance(g, CommandGraderSpec) and g.workspace for g in spec.graders)
-    cases = {c.id: c for c in spec.cases}
+    cases: dict[str, CaseSpec] = {}  # by id, made at the first regrade (most runs have none)
     by_name = {v.name: v for v in variants}
 
     def make_job(variant: VariantSpec, case: CaseSpec, repeat: int) -> TrialJob:
@@ -85,6 +85,8 @@ def build_plan(
 
     def load_regrade(completed: k.TrialCompleted) -> GradeJob:
         output = load_output(completed.output_hash)
+        if not cases:
+            cases.update((c.id, c) for c in spec.cases)
         return GradeJob(
             by_name[completed.variant], cases[completed.case], completed.repeat, output, completed
         )
@@ -96,7 +98,6 @@ def build_plan(
         cases=list(spec.cases),
         repeats=repeats or strategy.count,
         early_exit=strategy.strategy == "pass_at_k" and strategy.early_exit,
-        case_by_id=cases,
         make_job=make_job,
         load_regrade=load_regrade,
     )
