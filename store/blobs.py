@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from collections.abc import Callable, Iterable
 
 from engine.store.contract import EventStore
 from engine.store.errors import StoreDamagedError
@@ -27,6 +28,23 @@ def pack_blob(data: bytes) -> tuple[str, bytes]:
         if len(packed) < len(data):
             return blob_key(data), _ZLIB + packed
     return blob_key(data), _RAW + data
+
+
+def pack_pieces(pieces: Callable[[], Iterable[bytes]]) -> tuple[str, bytes]:
+    """`pack_blob` of the pieces' bytes joined, without joining them: hashed and compressed as they
+    come (zlib's stream gives the bytes of compressing them whole; tests/test_report_blob.py). When
+    they would be stored uncompressed (few, or not smaller compressed) they are made again, joined."""
+    digest, squeeze, size = hashlib.sha256(), zlib.compressobj(3), 0
+    packed = [_ZLIB]
+    for piece in pieces():
+        digest.update(piece)
+        packed.append(squeeze.compress(piece))
+        size += len(piece)
+    packed.append(squeeze.flush())
+    stored = b"".join(packed)
+    if size <= COMPRESS_ABOVE or len(stored) - 1 >= size:
+        return pack_blob(b"".join(pieces()))
+    return digest.hexdigest(), stored
 
 
 def unpack_blob(stored: bytes) -> bytes:

@@ -20,9 +20,8 @@ from engine.actors.messages import Committed, Feedback, WriteBatch
 from engine.actors.state_saver import StateSaver
 from engine.actors.writer import log_writer
 from engine.events import kinds as k
-from engine.events.codec import to_json
 from engine.events.report import RunReport
-from engine.store.blobs import pack_blob
+from engine.runtime.report_blob import report_blob
 from engine.store.contract import EventStore
 from engine.store.projections.report_builder import build_report
 from engine.store.projections.run_state import RunState
@@ -45,7 +44,7 @@ class Pipeline:
         """Render the report from the live state and store it (replay must reproduce these bytes)."""
         await self.write_and_wait([])  # a barrier: everything queued before is durable and folded
         report = build_report(self.state)
-        key, stored = pack_blob(to_json(report))
+        key, stored = report_blob(report)  # its JSON in pieces: engine.runtime.report_blob
         run_id, grading = self.state.run_id, self.state.grading
         written = k.ReportWritten(run_id=run_id, ts=time.time(), report_hash=key, grading=grading)
         await self.write_and_wait([written], [(key, stored)])
