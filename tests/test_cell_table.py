@@ -46,11 +46,12 @@ def _apply(table: CellTable, plain: dict, op: str, key: tuple[str, str], arg: ob
 
 
 @settings(max_examples=300, deadline=None)
-@given(steps, st.lists(keys, max_size=10))
+@given(steps, st.lists(keys, max_size=10), st.integers(0, 8))
 def test_the_table_reads_and_writes_as_a_dict(
-    ops: list[tuple[str, tuple[str, str], object]], probes: list[tuple[str, str]]
+    ops: list[tuple[str, tuple[str, str], object]], probes: list[tuple[str, str]], expected: int
 ) -> None:
     table, plain = CellTable(), {}
+    table.expect(expected)  # columns made for that many cases at once: fewer, more or as many
     for op, key, arg in ops:
         _apply(table, plain, op, key, arg)
     assert len(table) == len(plain) and list(table) == list(plain)

@@ -73,9 +73,13 @@ class VariantColumns:
 
     __slots__ = ("present", "columns")
 
-    def __init__(self) -> None:
-        self.present = bytearray()
+    def __init__(self, cases: int = 0) -> None:
+        """`cases`: the number of cases expected, their columns made at that size at once (a column
+        grown a case at a time is copied as it grows, and the copies leave holes behind)."""
+        self.present = bytearray(cases)
         self.columns = [Column(default, name in TEXT) for name, default in zip(FIELDS, DEFAULTS, strict=True)]
+        for column in self.columns:
+            column.grow(cases)
 
     def column(self, name: str) -> Column:
         return self.columns[NUMBER[name]]

@@ -31,7 +31,7 @@ RUN = 4096  # cells made into structs at a time by `structs()`
 
 
 class CellTable:
-    __slots__ = ("_variant_no", "_case_no", "_variants", "_cases", "_columns", "_order")
+    __slots__ = ("_variant_no", "_case_no", "_variants", "_cases", "_columns", "_order", "_expected")
 
     def __init__(self, cells: Mapping[Key, Any] | None = None) -> None:
         self._variant_no: dict[str, int] = {}
@@ -40,8 +40,13 @@ class CellTable:
         self._cases: list[str] = []
         self._columns: list[VariantColumns] = []  # per variant: its cells by case number
         self._order = array("Q")  # variant number << 32 | case number, in the order cells came
+        self._expected = 0  # cases a variant's columns are made for at once (`expect`)
         for key, cell in (cells or {}).items():
             self[key] = cell
+
+    def expect(self, cases: int) -> None:
+        """Each variant's cells will be about `cases` cases (its columns are made that size)."""
+        self._expected = cases
 
     def get(self, key: Key, default: Any = None) -> Any:
         try:  # the hot path (the fold's lookups, a report's): three subscripts, no test on a miss
@@ -63,7 +68,7 @@ class CellTable:
         v = self._number(self._variant_no, self._variants, key[0])
         c = self._number(self._case_no, self._cases, key[1])
         if v == len(self._columns):
-            self._columns.append(VariantColumns())
+            self._columns.append(VariantColumns(self._expected))
         columns = self._columns[v]
         if not columns.has(c):
             self._order.append(v << CASE_BITS | c)

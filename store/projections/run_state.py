@@ -289,6 +289,8 @@ def load_run_state(log: EventStore, run_id: str, grading: int | None = None) -> 
 def _defined(s: RunState, e: k.ExperimentDefined) -> None:
     s.spec, s.spec_hash, s.source = e.spec, e.spec_hash, e.source
     s.load_warnings = list(e.warnings)
+    if isinstance(s.cells, CellTable):  # a cell per variant and case to come: columns of that size
+        s.cells.expect(len(e.spec.cases))
 
 
 def _machine(known: tuple[str, int], e: k.RunStarted) -> tuple[str, int]:

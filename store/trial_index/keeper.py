@@ -55,7 +55,12 @@ class IndexKeeper:
         self, io: object, run_id: str, prior: int, rows: list[tuple[int, str, bytes]], ending: bool,
         events: dict[int, Any] | None = None,
     ) -> None:  # fmt: skip
-        """`events`: the rows' events decoded already (by seq), shared with the other kept projections."""
+        """`events`: the rows' events decoded already (by seq), shared with the other kept projections.
+        A run's index is dropped from memory once saved at the batch that ends the run (its report
+        is built next, in the memory the index held); a later batch of the run with a trial event
+        catches up from the store, one without (the report's) changes nothing."""
+        if run_id not in self._cache and not any(tag in TAGS for _, tag, _ in rows):
+            return  # nothing of the index's: what is stored stays true, and nothing is loaded for it
         state = self._cache.pop(run_id, None)
         if len(self._cache) >= KEPT_RUNS:  # runs this process no longer writes to
             oldest = next(iter(self._cache))
@@ -82,6 +87,9 @@ class IndexKeeper:
                 io.put(key, value)  # type: ignore[attr-defined]
             state.evict()
             self._unsaved[run_id] = 0
+        if ending:
+            del self._cache[run_id]
+            self._unsaved.pop(run_id, None)
 
     def _caught_up(self, io: object, run_id: str, prior: int) -> IndexState:
         get: Callable[[bytes], bytes | None] = io.get  # type: ignore[attr-defined]
