@@ -82,3 +82,15 @@ def test_a_big_owned_plan_shares_its_empties_in_cases_decoded_afresh(
     assert spec.cases[-1].tags is empties["tags"] and spec.cases[-1].metadata is empties["metadata"]
     assert all(c.criteria is empties["criteria"] for c in spec.cases)
     assert spec.cases[0].tags == ["t0"] and spec.cases[0].tags is not empties["tags"]
+
+
+def test_a_big_suite_reads_as_its_converted_cases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [{"id": f"s{i}", "prompt": f"q {i}", "expected": "a", "tags": ["x"] * (i % 2)} for i in range(30)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    file = tmp_path / "suite.toml"
+    file.write_text(HEAD + '[suite]\npath = "cases.jsonl"\n')
+    monkeypatch.setattr(compact_cases, "COMPACT_FROM", 10**9)
+    converted = load_plan(file).spec
+    monkeypatch.setattr(compact_cases, "COMPACT_FROM", 20)
+    compacted = load_plan(file).spec
+    assert compacted == converted and [c.id for c in compacted.cases] == [f"s{i}" for i in range(30)]

@@ -25,8 +25,16 @@ _DECODER = msgspec.msgpack.Decoder(list[CaseSpec])
 
 def compacted(spec: ExperimentSpec) -> ExperimentSpec:
     """`spec` with its cases decoded afresh from their encoding (equal to them), when it has many."""
-    fresh = decoded_afresh(spec.cases) if len(spec.cases) >= COMPACT_FROM else None
-    return spec if fresh is None else msgspec.structs.replace(spec, cases=fresh)
+    fresh = compacted_cases(spec.cases)
+    return spec if fresh is spec.cases else msgspec.structs.replace(spec, cases=fresh)
+
+
+def compacted_cases(cases: list[CaseSpec]) -> list[CaseSpec]:
+    """`cases` decoded afresh (equal to them) when there are many, else `cases` themselves. Called
+    where the data they were parsed from is still held: a file's inline cases before its suites are
+    read, a suite's cases before its records go."""
+    fresh = decoded_afresh(cases) if len(cases) >= COMPACT_FROM else None
+    return cases if fresh is None else fresh
 
 
 def decoded_afresh(cases: list[CaseSpec], empties: dict[str, Any] | None = None) -> list[CaseSpec] | None:

@@ -55,10 +55,10 @@ def plan_from_raw(raw: dict[str, Any], name: str, base_dir: Path, source: str = 
         warnings.simplefilter("always", InputWarning)
         check_shape(raw, name)
         spec = convert_spec(default_target_kind(normalize(raw, name, base_dir)), name)
+        spec = compacted(spec)  # while `raw` is still held (engine.input.compact_cases); suites' in theirs
         spec = apply_overrides(resolve_suites(spec, base_dir, name), base_dir, name)
         spec = with_case_graders(spec)
         check_declared(spec, name)
-        spec = compacted(spec)  # while `raw` is still held (engine.input.compact_cases)
         plan = resolve(spec, name, Path(source).parent if source else base_dir, source)
         check_plan(plan)
     for warning in caught:  # still said where the caller hears warnings (the CLI's stderr)

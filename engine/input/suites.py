@@ -18,6 +18,7 @@ import msgspec
 
 from engine.errors import InputError
 from engine.events.spec import CaseSpec, SuiteSpec
+from engine.input import compact_cases
 from engine.input.compat.assertions import check_case_graders, warn_unrun
 from engine.input.compat.case_records import case_record, with_stable_ids
 from engine.input.parsing import read_text, split_validation_error
@@ -40,7 +41,8 @@ def load_suite(
     cases = [
         _to_case(record, str(path), where) for (path, where, _), record in zip(records, named, strict=True)
     ]
-    return [case for case in cases if _selected(case, suite)]
+    selected = [case for case in cases if _selected(case, suite)]
+    return compact_cases.compacted_cases(selected)  # while the records are held: see the module
 
 
 def _suite_files(base_dir: Path, pattern: str, experiment_file: str, field: str) -> list[Path]:
