@@ -38,11 +38,22 @@ def load_suite(
         warn_unrun([record for p, _, record in records if p == path], str(path))
     for (path, where, _), record in zip(records, named, strict=True):
         check_case_graders(record, str(path), where)
-    cases = [
-        _to_case(record, str(path), where) for (path, where, _), record in zip(records, named, strict=True)
-    ]
-    selected = [case for case in cases if _selected(case, suite)]
-    return compact_cases.compacted_cases(selected)  # while the records are held: see the module
+    return _converted(records, named, suite)
+
+
+def _converted(records: list[tuple[Path, str, Any]], named: list[Any], suite: SuiteSpec) -> list[CaseSpec]:
+    """The selected cases, converted and, for a big suite, decoded afresh a chunk at a time while the
+    records are held (engine.input.compact_cases): never all the converted cases beside their copies."""
+    compact, chunk = len(named) >= compact_cases.COMPACT_FROM, compact_cases.CHUNK
+    cases: list[CaseSpec] = []
+    for start in range(0, len(named), chunk):
+        places, part = records[start : start + chunk], named[start : start + chunk]
+        pairs = zip(places, part, strict=True)
+        converted = [_to_case(record, str(path), where) for (path, where, _), record in pairs]
+        selected = [case for case in converted if _selected(case, suite)]
+        fresh = compact_cases.decoded_afresh(selected) if compact else None
+        cases += selected if fresh is None else fresh
+    return cases
 
 
 def _suite_files(base_dir: Path, pattern: str, experiment_file: str, field: str) -> list[Path]:
