@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import fnmatch
 import io
-import json
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from engine.events.spec import CaseSpec, SuiteSpec
 from engine.input import compact_cases
 from engine.input.compat.assertions import check_case_graders, warn_unrun
 from engine.input.compat.case_records import case_record, with_stable_ids
+from engine.input.jsonl_cases import jsonl_records
 from engine.input.parsing import read_text, split_validation_error
 
 
@@ -29,11 +29,12 @@ def load_suite(
 ) -> list[CaseSpec]:
     """The selected cases of the suite file(s) `suite.path` names (a glob: every match, sorted)."""
     paths = _suite_files(base_dir, suite.path, experiment_file, field)
-    records = [(path, where, record) for path in paths for where, record in _read_records(path)]
+    plain = not field.startswith("suites[")  # AgentV's suite list rewrites its records (below)
+    records = [(path, where, record) for path in paths for where, record in _read_records(path, plain)]
     if field.startswith("suites["):  # AgentV's suite list: a .jsonl dataset is a suite as an eval file is
         records = [(p, w, _in_suite(r, p.name.split(".")[0]) if p.suffix.lower() == ".jsonl" else r)
                    for p, w, r in records]  # fmt: skip
-    named = with_stable_ids([case_record(record) for _, _, record in records])
+    named = with_stable_ids([r if isinstance(r, CaseSpec) else case_record(r) for _, _, r in records])
     for path in paths:
         warn_unrun([record for p, _, record in records if p == path], str(path))
     for (path, where, _), record in zip(records, named, strict=True):
@@ -51,7 +52,8 @@ def _converted(records: list[tuple[Path, str, Any]], named: list[Any], suite: Su
         pairs = zip(places, part, strict=True)
         converted = [_to_case(record, str(path), where) for (path, where, _), record in pairs]
         selected = [case for case in converted if _selected(case, suite)]
-        fresh = compact_cases.decoded_afresh(selected) if compact else None
+        parsed = compact and not all(isinstance(record, CaseSpec) for record in part)  # else read as cases
+        fresh = compact_cases.decoded_afresh(selected) if parsed else None
         cases += selected if fresh is None else fresh
     return cases
 
@@ -74,12 +76,13 @@ def _selected(case: CaseSpec, suite: SuiteSpec) -> bool:
     return not suite.tags or any(tag in case.tags for tag in suite.tags)
 
 
-def _read_records(path: Path) -> list[tuple[str, Any]]:
+def _read_records(path: Path, typed: bool = False) -> list[tuple[str, Any]]:
+    """`typed`: a JSONL line that is a plain case is read as one (engine.input.jsonl_cases)."""
     name = str(path)
     text = read_text(path)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        return _jsonl(text, name)
+        return jsonl_records(text, name, typed)
     if suffix == ".csv":
         return _csv(text)
     if suffix == ".toml":
@@ -118,18 +121,6 @@ def _in_suite(item: Any, suite: str) -> Any:
     return {**item, "metadata": {"suite": suite, **metadata}} if isinstance(metadata, dict) else item
 
 
-def _jsonl(text: str, name: str) -> list[tuple[str, Any]]:
-    out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append((f"line {number}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise InputError(name, f"line {number}", f"invalid JSON: {exc.msg}") from None
-    return out
-
-
 def _csv(text: str) -> list[tuple[str, Any]]:
     out = []
     for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
@@ -141,6 +132,8 @@ def _csv(text: str) -> list[tuple[str, Any]]:
 
 
 def _to_case(record: Any, file: str, where: str) -> CaseSpec:
+    if isinstance(record, CaseSpec):  # read as a case already (engine.input.jsonl_cases)
+        return record
     try:
         return msgspec.convert(record, CaseSpec, strict=True)
     except msgspec.ValidationError as exc:

@@ -7,6 +7,7 @@ import hashlib
 import json
 from typing import Any
 
+from engine.events.spec import CaseSpec
 from engine.input.compat.assertions import KEYS as ASSERTION_KEYS
 from engine.input.compat.assertions import to_graders
 
@@ -66,6 +67,7 @@ def with_stable_ids(records: list[Any]) -> list[Any]:
     same case keeps its id when others are added or reordered, so runs still pair it. A repeated
     prompt gets -2, -3... in file order."""
     taken = {r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    taken.update(r.id for r in records if isinstance(r, CaseSpec))  # a line read as a case (jsonl_cases)
     out = []
     for record in records:
         if isinstance(record, dict) and "id" not in record and isinstance(record.get("prompt"), str):
