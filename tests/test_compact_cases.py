@@ -95,3 +95,11 @@ def test_a_big_suite_reads_as_its_converted_cases(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(compact_cases, "CHUNK", 7)  # converted and decoded afresh 7 at a time
     compacted = load_plan(file).spec
     assert compacted == converted and [c.id for c in compacted.cases] == [f"s{i}" for i in range(30)]
+
+
+def test_a_date_time_with_an_offset_keeps_the_plan_as_converted() -> None:
+    from engine.events.spec import CaseSpec
+
+    when = datetime.datetime(2024, 1, 1, 12, tzinfo=datetime.timezone(datetime.timedelta(hours=2)))
+    cases = [CaseSpec(id=f"c{i}", prompt="q", metadata={"when": when}) for i in range(3)]
+    assert compact_cases.decoded_afresh(cases) is None  # equal as instants, not written the same

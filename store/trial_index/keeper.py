@@ -23,6 +23,7 @@ class IndexKeeper:
         self._saved: set[str] = set()  # runs whose index was saved in the current transaction
         self._abandoned: dict[str, IndexState] = {}
         self._retried: set[str] = set()  # runs whose cached state may hold the retried batch already
+        self._resave: set[str] = set()  # runs whose save was in a transaction that did not commit
 
     def forget(self) -> None:
         """The transaction was abandoned. The runs' states not saved in it are kept aside for the same
@@ -31,6 +32,7 @@ class IndexKeeper:
         a second copy of each beside the live run's (benchmarks/README.md, "Live memory, round three").
         A state saved in it is dropped: its chunks counted as saved, and may have been evicted."""
         self._abandoned = {run: state for run, state in self._cache.items() if run not in self._saved}
+        self._resave |= self._saved
         self._unsaved = {run: n for run, n in self._unsaved.items() if run in self._abandoned}
         self._cache.clear()
         self._saved.clear()
@@ -41,6 +43,7 @@ class IndexKeeper:
         are the only ones trusted to hold it: never a state left by a batch of several pieces."""
         self._retried = set()
         if again:
+            self._resave |= self._saved
             for run in self._saved:  # the failure came after the keepers: no `forget`
                 self._cache.pop(run, None)
                 self._unsaved.pop(run, None)
@@ -59,7 +62,8 @@ class IndexKeeper:
         A run's index is dropped from memory once saved at the batch that ends the run (its report
         is built next, in the memory the index held); a later batch of the run with a trial event
         catches up from the store, one without (the report's) changes nothing."""
-        if run_id not in self._cache and not any(tag in TAGS for _, tag, _ in rows):
+        untouched = run_id not in self._cache and run_id not in self._resave
+        if untouched and not any(tag in TAGS for _, tag, _ in rows):
             return  # nothing of the index's: what is stored stays true, and nothing is loaded for it
         state = self._cache.pop(run_id, None)
         if len(self._cache) >= KEPT_RUNS:  # runs this process no longer writes to
@@ -87,6 +91,7 @@ class IndexKeeper:
                 io.put(key, value)  # type: ignore[attr-defined]
             state.evict()
             self._unsaved[run_id] = 0
+            self._resave.discard(run_id)
         if ending:
             del self._cache[run_id]
             self._unsaved.pop(run_id, None)
