@@ -44,6 +44,7 @@ def _load(tmp: Path, text: str) -> object:
         return str(exc)
 
 
+@pytest.mark.filterwarnings("ignore::engine.errors.InputWarning")  # the assertion lines' warning, each time
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines)
 def test_lines_read_as_cases_are_the_records_cases(tmp_path: Path, suite: list[str]) -> None:
