@@ -319,3 +319,46 @@ def test_an_index_saved_in_an_abandoned_transaction_is_caught_up_again(tmp_path:
                                         reason="x" * 200) for i in range(40)], [])  # fmt: skip
         assert log.map_size() >= 4 * start
         assert_index_is_the_fold(log)
+
+
+class _Kept:
+    """The keeper's view of a store in a transaction: records, the run's logged events, no blobs."""
+
+    def __init__(self) -> None:
+        self.records: dict[bytes, bytes] = {}
+        self.log: list[tuple[int, str, bytes]] = []
+
+    def get(self, key: bytes) -> bytes | None:
+        return self.records.get(key)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.records[key] = value
+
+    def blob(self, key: str) -> bytes | None:
+        return None
+
+    def events(self, run_id: str, from_seq: int, tags: object) -> list[tuple[int, bytes]]:
+        return [(seq, data) for seq, tag, data in self.log if seq >= from_seq and tag in tags]  # type: ignore[operator]
+
+
+def test_an_index_saved_in_an_ending_batch_that_did_not_commit_is_saved_at_the_retry() -> None:
+    """The batch that ends a run saves the run's index and drops it from memory; when its transaction
+    does not commit, the retried batch (no trial event in it) saves the index again, not nothing."""
+    from engine.store.trial_index.keeper import IndexKeeper
+
+    keeper, io = IndexKeeper(), _Kept()
+    events = [*header(1, 2), k.TrialStarted(run_id=RUN, variant="a", case="c0", repeat=0)]
+    rows = [(seq, TAG_BY_TYPE[type(e)], encode(e)) for seq, e in enumerate(events, start=1)]
+    keeper.begin(False)
+    keeper.advance(io, RUN, 0, rows, False)
+    io.log += rows
+    committed = dict(io.records)  # what the store holds before the ending batch
+    ending = [(3, TAG_BY_TYPE[k.RunCompleted], encode(k.RunCompleted(run_id=RUN, status="completed")))]
+    keeper.begin(False)
+    keeper.advance(io, RUN, 2, ending, True)
+    assert trial_index.IndexState.stored(RUN, io.get, str)[0].seq == 3  # type: ignore[index]
+    io.records = committed  # the transaction did not commit: its puts are gone
+    keeper.forget()
+    keeper.begin(True)
+    keeper.advance(io, RUN, 2, ending, True)  # the same batch, retried
+    assert trial_index.IndexState.stored(RUN, io.get, str)[0].seq == 3  # type: ignore[index]
