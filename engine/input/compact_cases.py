@@ -46,10 +46,8 @@ def decoded_afresh(cases: list[CaseSpec], empties: dict[str, Any] | None = None)
     try:
         for start in range(0, len(cases), CHUNK):
             part = _DECODER.decode(msgspec.msgpack.encode(cases[start : start + CHUNK]))
-            for case in part if empties else ():
-                for name, empty in empties.items():  # type: ignore[union-attr]
-                    if not getattr(case, name):
-                        msgspec.structs.force_setattr(case, name, empty)
+            if empties:
+                share_empties(part, empties)
             fresh += part
         # equal, and the same JSON: a date-time with an offset comes back as the same instant in UTC,
         # equal to it but not written the same
@@ -57,3 +55,11 @@ def decoded_afresh(cases: list[CaseSpec], empties: dict[str, Any] | None = None)
     except (msgspec.EncodeError, msgspec.ValidationError, TypeError, ValueError, OverflowError):
         return None
     return fresh if same else None
+
+
+def share_empties(cases: list[CaseSpec], empties: dict[str, Any]) -> None:
+    """Each case's empty tags, criteria or metadata replaced by the shared object `empties` names."""
+    for case in cases:
+        for name, empty in empties.items():
+            if not getattr(case, name):
+                msgspec.structs.force_setattr(case, name, empty)

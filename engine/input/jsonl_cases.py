@@ -32,9 +32,8 @@ def jsonl_records(text: str, name: str, typed: bool) -> list[tuple[str, Any]]:
         if not line.strip():
             continue
         numbers.append(number)
-        found.append(_case(line) if typed else None)
-        if found[-1] is None:
-            found[-1] = _record(line, name, number)
+        case = _case(line) if typed else None
+        found.append(_record(line, name, number) if case is None else case)
     return [(f"line {number}", record) for number, record in zip(numbers, found, strict=True)]
 
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from engine.events.spec import ExperimentSpec
 from engine.input import compact_cases
 
@@ -31,8 +29,5 @@ def share_empty_collections(spec: ExperimentSpec) -> dict[str, Any]:
     if fresh is not None:
         spec.cases[:] = fresh
         return empties
-    for case in spec.cases:
-        for name, empty in empties.items():
-            if not getattr(case, name):
-                msgspec.structs.force_setattr(case, name, empty)
+    compact_cases.share_empties(spec.cases, empties)
     return empties
